@@ -1,0 +1,187 @@
+"""The one tidy measurement record that every source writes and the analysis reads.
+
+A record is one measured number: which study and source it came from, on which device, from which
+benchmark (fio, ycsb, ...) with which engine and workload, at which block size, client threads and data
+size, for which operation, as which metric in which unit, in which repeat (run).
+
+Columns:
+
+========== ======= ===========================================================================
+study      str     the study (experiment) the record belongs to
+source     str     where it came from: ``import:soga2018``, ``fio``, ``ycsb`` ...
+device     str     the device measured (a device id of the study)
+benchmark  str     ``fio``, ``ycsb``, ...
+engine     str     fio ioengine, database engine (``rocksdb``, ``mariadb``, ``mysql``); may be ""
+workload   str     fio rw (``randread``), YCSB workload (``write-only``, ``a``)
+block_size int     bytes per I/O for fio; 0 where it does not apply
+threads    int     client threads / fio numjobs x iodepth; 0 where unknown
+data_size  int     bytes of data the benchmark works on (fio file size, YCSB data size); 0 if n/a
+op         str     ``read``, ``write``, ``update``, ``insert``, ``overall`` ...
+metric     str     ``lat_mean``, ``clat_p99``, ``bw``, ``iops``, ``throughput`` ...
+unit       str     ``us``, ``MB/s``, ``B/s``, ``ops/s`` ...
+value      float   the number
+run        int     repeat index, 0-based; -1 for data that was aggregated before import
+========== ======= ===========================================================================
+
+Any further column is provenance (fio version, kernel, mount options, grid cell ...): kept in the
+record files, never used as a grouping key by the analysis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import BenchcastError
+
+KEY_COLUMNS = [
+    "study",
+    "source",
+    "device",
+    "benchmark",
+    "engine",
+    "workload",
+    "block_size",
+    "threads",
+    "data_size",
+    "op",
+    "metric",
+    "unit",
+]
+COLUMNS = KEY_COLUMNS + ["value", "run"]
+INT_COLUMNS = ["block_size", "threads", "data_size", "run"]
+STR_COLUMNS = [c for c in KEY_COLUMNS if c not in INT_COLUMNS]
+
+#: The columns that name one application result series (a screening target) apart from device.
+SERIES_COLUMNS = ["benchmark", "engine", "workload", "threads", "data_size", "op", "metric", "unit"]
+#: The columns that name one device figure (a candidate feature) apart from device.
+FEATURE_COLUMNS = ["benchmark", "engine", "workload", "block_size", "threads", "op", "metric", "unit"]
+
+
+def make(rows, **common) -> pd.DataFrame:
+    """Build a checked record table from dicts (or a DataFrame) plus columns common to all rows."""
+    df = pd.DataFrame(rows)
+    for key, val in common.items():
+        df[key] = val
+    for col in ("engine",):
+        if col not in df:
+            df[col] = ""
+    for col in ("block_size", "threads", "data_size"):
+        if col not in df:
+            df[col] = 0
+    if "run" not in df:
+        df["run"] = -1
+    return check(df, where="records")
+
+
+def check(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    """Check that ``df`` has the record shape; return it with canonical dtypes and column order.
+
+    ``where`` names the table or file in error messages.
+    """
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise BenchcastError(f"{where}: missing record column(s) {', '.join(missing)}")
+    out = df.copy()
+    for col in STR_COLUMNS:
+        out[col] = out[col].fillna("").astype(str)
+    for col in INT_COLUMNS + ["value"]:
+        num = pd.to_numeric(out[col], errors="coerce")
+        bad = num.isna()
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise BenchcastError(
+                f"{where}: row {i + 1}: column {col} is not a number: {out[col].iloc[i]!r}"
+            )
+        out[col] = num.astype("int64") if col in INT_COLUMNS else num.astype("float64")
+    if not np.isfinite(out["value"].to_numpy()).all():
+        i = int(np.flatnonzero(~np.isfinite(out["value"].to_numpy()))[0])
+        raise BenchcastError(f"{where}: row {i + 1}: value is not finite: {out['value'].iloc[i]}")
+    extra = [c for c in out.columns if c not in COLUMNS]
+    return out[COLUMNS + extra].reset_index(drop=True)
+
+
+def read(path) -> pd.DataFrame:
+    """Read a record CSV written by :func:`write`; errors name the file."""
+    path = Path(path)
+    try:
+        df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={c: str for c in STR_COLUMNS})
+    except FileNotFoundError:
+        raise BenchcastError(f"{path}: no such record file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise BenchcastError(f"{path}: not a record CSV ({str(exc).splitlines()[0]})") from None
+    return check(df, where=str(path))
+
+
+def read_many(paths) -> pd.DataFrame:
+    frames = [read(p) for p in paths]
+    if not frames:
+        return check(pd.DataFrame(columns=COLUMNS), where="records")
+    return check(pd.concat(frames, ignore_index=True), where="records")
+
+
+def write(df: pd.DataFrame, path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    check(df, where=str(path)).to_csv(path, index=False)
+
+
+def size_label(nbytes: int) -> str:
+    """Binary size label as fio writes it: 1024 -> '1K', 65536 -> '64K', 1048576 -> '1M'."""
+    n = int(nbytes)
+    for suffix, mult in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult}{suffix}"
+    return str(n)
+
+
+_SUFFIX = {
+    "": 1,
+    "B": 1,
+    "K": 1 << 10,
+    "KIB": 1 << 10,
+    "M": 1 << 20,
+    "MIB": 1 << 20,
+    "G": 1 << 30,
+    "GIB": 1 << 30,
+    "T": 1 << 40,
+    "TIB": 1 << 40,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
+
+
+def parse_size(text, what: str = "size") -> int:
+    """Parse '64K', '4KiB', '2GB', '1.5G', 4096 into bytes.
+
+    K/M/G/T and KiB/MiB/GiB/TiB are binary (as fio reads them); KB/MB/GB/TB are decimal.
+    """
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+        return int(text)
+    if isinstance(text, float) and text.is_integer():
+        return int(text)
+    s = str(text).strip().upper().replace(" ", "")
+    num = s.rstrip("KMGTIB")
+    suffix = s[len(num):]
+    try:
+        value = float(num)
+        mult = _SUFFIX[suffix]
+    except (ValueError, KeyError):
+        raise BenchcastError(f"{what}: not a size: {text!r} (use e.g. 4K, 64KiB, 2GB, 4096)") from None
+    if value < 0:
+        raise BenchcastError(f"{what}: negative size {text!r}")
+    return int(round(value * mult))
+
+
+def gb(nbytes) -> float:
+    """Bytes to decimal gigabytes (the unit of the paper's data sizes)."""
+    return float(nbytes) / 1e9
+
+
+def feature_id(workload: str, block_size: int, metric: str) -> str:
+    """Short name of a device figure: 'randwrite_64K_lat_mean'."""
+    return f"{workload}_{size_label(block_size)}_{metric}"
