@@ -1,0 +1,23 @@
+# benchcast: predict how an application would perform on a storage device you do not have.
+# Thin: the stages live in rules/, the logic in scripts/benchcast/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "report/workflow.rst"
+
+
+include: "rules/common.smk"
+include: "rules/imports.smk"
+include: "rules/analysis.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_outputs(),

@@ -1,0 +1,135 @@
+# Report: the paper-shaped tables (CSV) and the Altair charts, declared with report() and captions.
+
+
+rule tables_screening:
+    input:
+        screen="results/{study}/screen.csv",
+        best="results/{study}/best.csv",
+    output:
+        table08=report(
+            "results/{study}/tables/table08_r2_by_feature.csv",
+            caption="../report/table08.rst",
+            category="{study}",
+            subcategory="Screening",
+        ),
+        table09_10=report(
+            "results/{study}/tables/table09_10_best_feature.csv",
+            caption="../report/table09_10.rst",
+            category="{study}",
+            subcategory="Screening",
+        ),
+        table11=report(
+            "results/{study}/tables/table11_mean_best_r2.csv",
+            caption="../report/table11.rst",
+            category="{study}",
+            subcategory="Screening",
+        ),
+    log:
+        "logs/{study}/tables_screening.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        report=get_focus,
+    script:
+        "../scripts/tables_screening.py"
+
+
+rule tables_prediction:
+    input:
+        best="results/{study}/best.csv",
+        predictions="results/{study}/predictions.csv",
+        fits="results/{study}/extrapolation_fits.csv",
+        points="results/{study}/extrapolation.csv",
+    output:
+        table12=report(
+            "results/{study}/tables/table12_predictions.csv",
+            caption="../report/table12.rst",
+            category="{study}",
+            subcategory="Prediction",
+        ),
+        table13=report(
+            "results/{study}/tables/table13_extrapolated.csv",
+            caption="../report/table13.rst",
+            category="{study}",
+            subcategory="Prediction",
+        ),
+        table14=report(
+            "results/{study}/tables/table14_size_fit_r2.csv",
+            caption="../report/table14.rst",
+            category="{study}",
+            subcategory="Prediction",
+        ),
+    log:
+        "logs/{study}/tables_prediction.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        report=get_focus,
+    script:
+        "../scripts/tables_prediction.py"
+
+
+rule chart_fig3_scatter:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        screen="results/{study}/screen.csv",
+        predictions="results/{study}/predictions.csv",
+    output:
+        report(
+            "results/{study}/charts/fig3_scatter.svg",
+            caption="../report/fig3_scatter.rst",
+            category="{study}",
+            subcategory="Charts",
+        ),
+    log:
+        "logs/{study}/chart_fig3_scatter.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        report=get_focus,
+        features=lambda wc: study_cfg(wc)["features"],
+        labels=get_device_labels,
+    script:
+        "../scripts/chart_fig3_scatter.py"
+
+
+rule chart_fig4_data_size:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        predictions="results/{study}/predictions.csv",
+        points="results/{study}/extrapolation.csv",
+        best="results/{study}/best.csv",
+    output:
+        report(
+            "results/{study}/charts/fig4_data_size.svg",
+            caption="../report/fig4_data_size.rst",
+            category="{study}",
+            subcategory="Charts",
+        ),
+    log:
+        "logs/{study}/chart_fig4_data_size.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        report=get_focus,
+        labels=get_device_labels,
+    script:
+        "../scripts/chart_fig4_data_size.py"
+
+
+rule chart_heatmap_best_r2:
+    input:
+        best="results/{study}/best.csv",
+    output:
+        report(
+            "results/{study}/charts/heatmap_best_r2.svg",
+            caption="../report/heatmap_best_r2.rst",
+            category="{study}",
+            subcategory="Charts",
+        ),
+    log:
+        "logs/{study}/chart_heatmap_best_r2.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/chart_heatmap_best_r2.py"

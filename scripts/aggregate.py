@@ -1,0 +1,11 @@
+"""Rule script: all record tables of a study -> trimmed means."""
+from benchcast import aggregate, records, smk
+
+
+def main(sm):
+    recs = records.read_many(sm.input)
+    agg = aggregate.aggregate(recs, trim=sm.params.trim)
+    agg.to_csv(sm.output[0], index=False)
+
+
+smk.run(main, snakemake)  # noqa: F821

@@ -1,0 +1,109 @@
+"""Config validation: the YAML JSON-schema plus the checks a schema cannot express.
+
+Every error is one line naming the key, e.g.
+``config: studies.paper.targets.S-SCM: unknown key 'figurs'``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from . import BenchcastError
+
+SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+
+
+def _path(err) -> str:
+    parts = [str(p) if not isinstance(p, int) else f"[{p}]" for p in err.absolute_path]
+    return ".".join(parts).replace(".[", "[") or "(top level)"
+
+
+def _message(err) -> str:
+    """One line for a jsonschema error, naming the key."""
+    where = _path(err)
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        allowed = ", ".join(sorted(err.schema.get("properties", {}))) or "none"
+        return f"{where}: unknown key {', '.join(repr(e) for e in extra)} (allowed: {allowed})"
+    if err.validator == "required":
+        return f"{where}: {err.message}"
+    if err.validator in ("type", "enum", "pattern", "minimum", "minItems", "minProperties", "const"):
+        return f"{where}: {err.message}"
+    return f"{where}: {err.message}"
+
+
+def _with_defaults(validator_class):
+    """A validator that also fills in ``default`` values (as snakemake.utils.validate does)."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for prop, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub and prop not in instance:
+                    instance[prop] = copy.deepcopy(sub["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _deepest(err):
+    """For oneOf/anyOf/allOf errors, the most specific sub-error (names the real key)."""
+    while err.context:
+        err = max(err.context, key=lambda e: (len(e.absolute_path), e.validator != "type"))
+    return err
+
+
+def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
+    """Validate ``config`` in place (defaults filled in) and return it; raise BenchcastError."""
+    try:
+        schema = yaml.safe_load(Path(schema_path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise BenchcastError(f"{schema_path}: cannot read schema ({exc})") from None
+    if not isinstance(config, dict):
+        raise BenchcastError("config: not a mapping")
+    cls = _with_defaults(jsonschema.validators.validator_for(schema))
+    errors = sorted(cls(schema).iter_errors(config), key=lambda e: (len(list(e.absolute_path)), e.path))
+    if errors:
+        err = errors[-1]
+        if err.validator in ("oneOf", "anyOf", "allOf") and err.context:
+            err = _deepest(err)
+        raise BenchcastError(f"config: {_message(err)}")
+    for name, study in config["studies"].items():
+        check_study(name, study)
+    return config
+
+
+def check_study(name: str, study: dict) -> None:
+    """Cross-key checks of one study."""
+    from . import predict  # local: keeps the schema check importable without pandas work
+
+    devices = study.get("devices", {})
+    for src_name, src in study["sources"].items():
+        for dev in src.get("devices", []) or []:
+            if dev not in devices:
+                raise BenchcastError(
+                    f"config: studies.{name}.sources.{src_name}.devices: unknown device {dev!r}"
+                )
+    try:
+        predict.check_targets(study["targets"], study["features"])
+    except BenchcastError as exc:
+        raise BenchcastError(f"config: studies.{name}.{exc}") from None
+    report = study.get("report", {})
+    for key in report.get("focus", {}):
+        if key not in ("benchmark", "engine", "workload", "op", "metric"):
+            raise BenchcastError(f"config: studies.{name}.report.focus: unknown key {key!r}")
+
+
+def load(path) -> dict:
+    path = Path(path)
+    try:
+        config = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise BenchcastError(f"{path}: no such config file") from None
+    except yaml.YAMLError as exc:
+        raise BenchcastError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    return validate(config)

@@ -1,0 +1,129 @@
+"""Reading the intermediate tables back, and the report's tables in the shape of the paper's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import BenchcastError, records
+
+STRINGS = {c: str for c in records.STR_COLUMNS + ["feature", "target", "choice", "kind", "feature_workload",
+                                                   "feature_op", "feature_metric", "feature_unit"]}
+
+
+def read_table(path, required=()) -> pd.DataFrame:
+    path = Path(path)
+    try:
+        df = pd.read_csv(path, dtype=STRINGS, keep_default_na=False, na_values={"a": [""], "value": [""]})
+    except FileNotFoundError:
+        raise BenchcastError(f"{path}: no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise BenchcastError(f"{path}: not a CSV table ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise BenchcastError(f"{path}: missing column(s) {', '.join(missing)}")
+    for col in df.columns:
+        if col not in STRINGS and df[col].dtype == object:
+            num = pd.to_numeric(df[col].replace("", np.nan), errors="coerce")
+            if num.notna().sum() == (df[col] != "").sum():
+                df[col] = num
+    return df
+
+
+def read_aggregated(path) -> pd.DataFrame:
+    return read_table(path, records.KEY_COLUMNS + ["value", "n"])
+
+
+def read_screen(path) -> pd.DataFrame:
+    return read_table(path, records.SERIES_COLUMNS + ["feature", "a", "b", "r2", "rank"])
+
+
+def read_predictions(path) -> pd.DataFrame:
+    return read_table(path, ["target"] + records.SERIES_COLUMNS + ["feature", "value"])
+
+
+def select(df: pd.DataFrame, focus: dict) -> pd.DataFrame:
+    """Rows matching every key of ``focus`` (record fields)."""
+    mask = np.ones(len(df), dtype=bool)
+    for key, val in (focus or {}).items():
+        mask &= df[key].astype(str).to_numpy() == str(val)
+    return df[mask]
+
+
+def default_focus(best: pd.DataFrame, focus: dict | None) -> dict:
+    """The configured focus, completed from the first series that matches it."""
+    sel = select(best, focus or {})
+    if sel.empty:
+        raise BenchcastError(f"report.focus: no result series matches {focus}")
+    first = sel.iloc[0]
+    return {k: first[k] for k in ("benchmark", "engine", "workload", "op", "metric")}
+
+
+def _gb(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df.insert(list(df.columns).index("data_size"), "data_size_gb", df["data_size"] / 1e9)
+    return df.drop(columns="data_size")
+
+
+def focus_size(screened: pd.DataFrame, focus: dict, size) -> int:
+    sizes = sorted(select(screened, focus)["data_size"].unique())
+    if size is None:
+        return int(sizes[len(sizes) // 2])
+    want = records.parse_size(size, what="report.focus_data_size")
+    if want not in sizes:
+        raise BenchcastError(
+            f"report.focus_data_size: {size} was not measured for {focus} "
+            f"(sizes: {', '.join(f'{s / 1e9:g}GB' for s in sizes)})"
+        )
+    return want
+
+
+def table08(screened: pd.DataFrame, focus: dict, size) -> pd.DataFrame:
+    """R^2 of every candidate feature for one series (paper Table 8)."""
+    sel = select(screened, focus)
+    sel = sel[sel["data_size"] == focus_size(screened, focus, size)]
+    cols = ["benchmark", "engine", "workload", "data_size", "op", "metric", "feature", "r2", "a", "b", "n", "rank"]
+    return _gb(sel[cols]).reset_index(drop=True)
+
+
+def table09_10(best: pd.DataFrame) -> pd.DataFrame:
+    """Best feature and its R^2 for every series (paper Tables 9 and 10)."""
+    cols = ["benchmark", "engine", "workload", "threads", "data_size", "op", "metric", "feature", "r2", "a", "b", "n"]
+    out = best[cols].sort_values(["benchmark", "engine", "op", "workload", "data_size"], kind="mergesort")
+    return _gb(out).reset_index(drop=True)
+
+
+def table11(best: pd.DataFrame) -> pd.DataFrame:
+    """Mean of the best R^2 per engine and op (paper Table 11)."""
+    g = best.groupby(["benchmark", "engine", "op", "metric"], sort=True)["r2"]
+    return g.agg(mean_best_r2="mean", series="size", fitted="count").reset_index()
+
+
+def table12(pred: pd.DataFrame, focus: dict) -> pd.DataFrame:
+    """a, b and predictions per data size for the hypothetical devices (paper Table 12)."""
+    sel = select(pred, focus)
+    cols = ["data_size", "target", "feature", "choice", "a", "b", "r2", "x", "value", "outside_range"]
+    out = sel[cols].rename(columns={"value": "prediction", "x": "spec_value"})
+    return _gb(out.sort_values(["data_size"], kind="mergesort")).reset_index(drop=True)
+
+
+def table13(points: pd.DataFrame, focus: dict) -> pd.DataFrame:
+    """Extrapolated results at data sizes never run, one column per device (paper Table 13)."""
+    sel = select(points, focus)
+    if sel.empty:
+        return pd.DataFrame(columns=["data_size_gb", "beyond_2x"])
+    order = list(dict.fromkeys(list(sel.loc[sel["kind"] == "target", "device"]) + list(sel["device"])))
+    wide = sel.pivot_table(index="data_size", columns="device", values="value", aggfunc="first")[order]
+    wide.columns.name = None
+    flag = sel.groupby("data_size")["beyond_2x"].any().rename("beyond_2x")
+    wide = wide.join(flag).reset_index()
+    return _gb(wide)
+
+
+def table14(fits: pd.DataFrame, focus: dict) -> pd.DataFrame:
+    """R^2 of the data-size regression per device, measured and hypothetical (paper Table 14)."""
+    sel = select(fits, focus)
+    cols = ["device", "kind", "r2", "a", "b", "n", "size_min", "size_max"]
+    return sel[cols].reset_index(drop=True)

@@ -1,0 +1,16 @@
+"""Rule script: devices vs the best feature with the fitted line (paper Figure 3)."""
+from benchcast import charts, smk, tables
+
+
+def main(sm):
+    agg = tables.read_aggregated(sm.input.aggregated)
+    screened = tables.read_screen(sm.input.screen)
+    pred = tables.read_predictions(sm.input.predictions)
+    focus = tables.default_focus(screened[screened["rank"] == 1], sm.params.report["focus"])
+    chart = charts.fig3_scatter(
+        agg, screened, pred, sm.params.features, focus, sm.params.report["focus_data_size"], sm.params.labels
+    )
+    charts.save(chart, sm.output[0])
+
+
+smk.run(main, snakemake)  # noqa: F821
