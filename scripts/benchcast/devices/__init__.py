@@ -1,0 +1,317 @@
+"""Devices the workflow measures: provision, use, tear down, describe.
+
+One module per kind (tmpfs, dir, zram, loop, blockdev, fsdax, throttled), each with ``check``
+(spec keys), ``available`` (can this machine have it), ``provision(recorder, spec)``,
+``teardown(recorder)``, ``alive(state)`` and ``model(state)``. This module is the interface the
+workflow's rules call:
+
+    state = provision("zr", {"kind": "zram", "disksize": "256M"}, "results/devices/zr.json")
+    target(state)            # directory fio writes into
+    command_prefix(state)    # e.g. puts fio into a throttled device's cgroup
+    teardown("results/devices/zr.json")
+    teardown_all("results/devices")   # whatever an earlier, killed run left
+
+Every step is written to the device's state record (see :mod:`.base`) before the next one, and only
+what a state record names is ever torn down. Errors are :class:`benchcast.BenchcastError` with a
+one-line message naming the device id and the spec key; a failed or interrupted provisioning
+undoes what it did before raising.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+from .. import BenchcastError
+from . import base, blockdev, fsdax, loop, throttled, tmpfs, zram
+from . import dir as dir_kind
+from .base import UnavailableError, read_state
+
+KINDS = {
+    "tmpfs": tmpfs,
+    "dir": dir_kind,
+    "zram": zram,
+    "loop": loop,
+    "blockdev": blockdev,
+    "fsdax": fsdax,
+    "throttled": throttled,
+}
+#: Kinds whose data comes from import sources; never provisioned.
+PASSIVE_KINDS = {"imported"}
+
+__all__ = [
+    "KINDS", "UnavailableError", "check_spec", "check_available", "usable_devices", "provision",
+    "ensure", "teardown", "teardown_all", "target", "describe", "provenance", "command_prefix",
+    "run_in_cgroup", "session", "signals_raise", "read_state",
+]
+
+
+def check_spec(device_id: str, spec: dict):
+    """Check a device spec's keys and values; return the kind's module."""
+    if not isinstance(spec, dict):
+        raise BenchcastError(f"device {device_id}: spec must be a mapping")
+    kind = spec.get("kind")
+    if kind in PASSIVE_KINDS:
+        raise BenchcastError(f"device {device_id}: kind: {kind} devices are not provisioned")
+    if kind not in KINDS:
+        raise BenchcastError(f"device {device_id}: kind: {kind!r} is not one of {', '.join(KINDS)}")
+    mod = KINDS[kind]
+    mod.check(device_id, spec)
+    return mod
+
+
+def check_available(device_id: str, spec: dict) -> None:
+    """Raise :class:`UnavailableError` when this machine cannot have the device (no side effects)."""
+    check_spec(device_id, spec).available(device_id, spec)
+
+
+def usable_devices(devices: dict) -> dict[str, str | None]:
+    """For a study's devices: {id: None} for those to measure, {id: reason} for optional ones that
+    are skipped here. A non-optional device that cannot be had raises, so a study fails at start.
+    Imported devices are left out."""
+    out = {}
+    for dev_id, spec in devices.items():
+        if (spec or {}).get("kind") in PASSIVE_KINDS:
+            continue
+        try:
+            check_available(dev_id, spec)
+            out[dev_id] = None
+        except UnavailableError as exc:
+            if spec.get("optional"):
+                out[dev_id] = str(exc)
+            else:
+                raise
+    return out
+
+
+@contextlib.contextmanager
+def signals_raise():
+    """Turn SIGTERM/SIGHUP into SystemExit (SIGINT is KeyboardInterrupt already) so that ``finally``
+    and ``except BaseException`` blocks (teardown) run when the process is told to stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _live_created(state: dict) -> bool:
+    return bool(state.get("created")) or bool((state.get("backing") or {}).get("created"))
+
+
+def provision(device_id: str, spec: dict, state_path) -> dict:
+    """Provision the device; write and return its state record.
+
+    A device marked ``optional: true`` that this machine cannot have gets ``status: skipped`` (and
+    a ``reason``); otherwise that is an error. On any failure or interruption, whatever was created
+    is torn down before the error is raised.
+    """
+    mod = check_spec(device_id, spec)
+    state_path = Path(state_path)
+    if state_path.exists():
+        old = read_state(state_path)
+        if _live_created(old):
+            raise BenchcastError(
+                f"device {device_id}: state: {state_path} still records created resources "
+                f"({', '.join(old['created']) or 'backing'}); tear it down first (or use ensure)"
+            )
+    state = {"device": device_id, "kind": spec["kind"], "spec": spec, "status": "provisioning",
+             "created": {}, "notes": [], "pid": os.getpid()}
+    rec = base.Recorder(state, state_path)
+    try:
+        mod.available(device_id, spec)
+    except UnavailableError as exc:
+        if spec.get("optional"):
+            rec.update(status="skipped", reason=str(exc))
+            return state
+        raise
+    rec.save()
+    with signals_raise():
+        try:
+            mod.provision(rec, spec)
+        except BaseException as exc:
+            rec.update(status="failed", error=str(exc) or type(exc).__name__)
+            errors = mod.teardown(rec)
+            if not errors and not _live_created(state):
+                rec.update(status="torn_down")
+            if isinstance(exc, BenchcastError):
+                raise
+            if isinstance(exc, OSError):
+                raise BenchcastError(f"device {device_id}: {spec['kind']}: {exc}") from exc
+            raise
+        rec.update(status="ready")
+    return state
+
+
+def ensure(device_id: str, spec: dict, state_path) -> dict:
+    """Idempotent provisioning: return the state when it says ready and the device is really there;
+    otherwise tear down any remains the record names and provision afresh."""
+    state_path = Path(state_path)
+    if state_path.exists():
+        state = read_state(state_path)
+        if state.get("spec") == spec:
+            if state.get("status") == "ready" and KINDS[state["kind"]].alive(state):
+                return state
+            if state.get("status") == "skipped":
+                return state
+        if _live_created(state):
+            teardown(state_path)
+    return provision(device_id, spec, state_path)
+
+
+def teardown(state_path) -> dict:
+    """Undo everything the state record says this workflow created. Idempotent.
+
+    Raises BenchcastError (naming the device) when something could not be undone; the record then
+    keeps listing it, so teardown (or teardown_all) can be retried.
+    """
+    state = read_state(state_path)
+    if state["kind"] in PASSIVE_KINDS or state["kind"] not in KINDS:
+        raise BenchcastError(f"{state_path}: kind {state['kind']!r} has no teardown")
+    if state.get("status") in ("skipped",) and not _live_created(state):
+        return state
+    rec = base.Recorder(state, state_path)
+    rec.update(status="tearing_down")
+    with signals_raise():
+        errors = KINDS[state["kind"]].teardown(rec)
+    if errors or _live_created(state):
+        rec.update(status="teardown_failed", error="; ".join(errors))
+        raise BenchcastError(
+            f"device {state['device']}: teardown: {errors[0] if errors else 'resources remain'}"
+            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+        )
+    rec.update(status="torn_down")
+    return state
+
+
+def teardown_all(state_dir) -> dict[str, str]:
+    """Tear down every device whose state record in ``state_dir`` (``*.json``) still lists created
+    resources: the cleanup after a killed run. Returns {state file: "ok" | error}; raises
+    BenchcastError after trying them all if any failed."""
+    results = {}
+    for path in sorted(Path(state_dir).glob("*.json")):
+        try:
+            state = read_state(path)
+        except BenchcastError as exc:
+            results[str(path)] = f"skipped: {exc}"
+            continue
+        if not _live_created(state) and state.get("status") in ("torn_down", "skipped"):
+            continue
+        try:
+            teardown(path)
+            results[str(path)] = "ok"
+        except BenchcastError as exc:
+            results[str(path)] = str(exc)
+    failed = [v for v in results.values() if v not in ("ok",) and not v.startswith("skipped")]
+    if failed:
+        raise BenchcastError(f"teardown-all {state_dir}: {len(failed)} device(s) not cleaned: {failed[0]}")
+    return results
+
+
+def _state(state_or_path) -> dict:
+    if isinstance(state_or_path, dict):
+        return state_or_path
+    return read_state(state_or_path)
+
+
+def target(state_or_path) -> str:
+    """The directory the benchmark writes into (the mount point, or the dir kind's subdirectory)."""
+    state = _state(state_or_path)
+    if state.get("status") != "ready" or not state.get("target"):
+        raise BenchcastError(
+            f"device {state.get('device')}: state: not provisioned (status {state.get('status')})"
+        )
+    return state["target"]
+
+
+def command_prefix(state_or_path) -> list[str]:
+    """What to put before the benchmark's command: [] for most kinds, a cgroup entry for throttled."""
+    state = _state(state_or_path)
+    if state.get("kind") == "throttled":
+        return throttled.command_prefix(state)
+    return []
+
+
+def run_in_cgroup(state_or_path, cmd, **kwargs):
+    """subprocess.run ``cmd`` inside the device's cgroup when it has one, plainly otherwise."""
+    import subprocess
+
+    state = _state(state_or_path)
+    if state.get("kind") == "throttled":
+        return throttled.run_in_cgroup(state, cmd, **kwargs)
+    return subprocess.run(list(map(str, cmd)), **kwargs)
+
+
+def _json_or_text(cmd) -> object:
+    proc = base.run(cmd, cmd[0], check=False)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return None
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return proc.stdout.strip()
+
+
+def describe(state_or_path) -> dict:
+    """Provenance of a provisioned device: lsblk -J, findmnt -J, ndctl JSON, zram and cgroup
+    settings, the state's notes."""
+    state = _state(state_or_path)
+    out = {"device": state["device"], "kind": state["kind"], "status": state.get("status"),
+           "model": KINDS[state["kind"]].model(state) if state["kind"] in KINDS else state["kind"],
+           "notes": list(state.get("notes", []))}
+    dev = state.get("block_device")
+    if dev and os.path.exists(dev):
+        out["lsblk"] = _json_or_text(["lsblk", "-J", "-o", "NAME,MAJ:MIN,SIZE,TYPE,MODEL,ROTA,FSTYPE,MOUNTPOINTS", dev])
+    if state.get("target"):
+        out["findmnt"] = _json_or_text(["findmnt", "-J", "-T", state["target"]])
+    ns = state.get("created", {}).get("namespace")
+    if ns:
+        out["ndctl"] = _json_or_text(["ndctl", "list", "-N", "-n", ns])
+    sub = state.get("backing") or state
+    zr = sub.get("created", {}).get("zram")
+    if zr:
+        sysd = Path("/sys/block") / os.path.basename(zr)
+        out["zram"] = {f: (sysd / f).read_text().strip() for f in ("comp_algorithm", "disksize", "mm_stat")
+                       if (sysd / f).exists()}
+    cg = state.get("created", {}).get("cgroup")
+    if cg and os.path.isdir(cg):
+        out["cgroup"] = {"path": cg, **{f.name: f.read_text().strip() for f in Path(cg).iterdir()
+                                        if "throttle" in f.name and f.name.endswith("_device") or f.name == "io.max"}}
+    for key in ("direct_ok", "mount_options", "limits", "reason", "comp_algorithm", "loop_direct_io"):
+        if key in state:
+            out[key] = state[key]
+    return out
+
+
+def provenance(state_or_path) -> dict:
+    """Provenance columns for records measured on the device."""
+    state = _state(state_or_path)
+    return {
+        "device_model": KINDS[state["kind"]].model(state) if state["kind"] in KINDS else "",
+        "mount_options": state.get("mount_options", ""),
+    }
+
+
+@contextlib.contextmanager
+def session(device_id: str, spec: dict, state_path):
+    """Provision, yield the state, and tear down on the way out - also when the body raises or the
+    process gets SIGTERM/SIGINT/SIGHUP."""
+    with signals_raise():
+        state = provision(device_id, spec, state_path)
+        try:
+            yield state
+        finally:
+            if state.get("status") != "skipped":
+                teardown(state_path)

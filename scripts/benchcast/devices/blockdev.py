@@ -1,0 +1,80 @@
+"""blockdev: an explicitly named block device or partition. Formatted and mounted only when the
+config marks it ``disposable: true``; even then refused while it is mounted or held anywhere, and
+refused while it holds any filesystem / partition-table signature unless ``overwrite: true``.
+Teardown unmounts it; the filesystem made on it stays."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from . import base
+
+KEYS = {"path", "disposable", "overwrite"} | base.FS_KEYS
+REQUIRED = ("path",)
+
+
+def check(device_id: str, spec: dict) -> None:
+    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.fstype_of(device_id, spec)
+    base.list_of_str(device_id, spec, "mkfs_options")
+    base.mount_opts_of(device_id, spec)
+
+
+def available(device_id: str, spec: dict) -> None:
+    base.ensure_root(device_id, "blockdev")
+    path = spec["path"]
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise base.UnavailableError(f"device {device_id}: path: {path} does not exist") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise base.BenchcastError(f"device {device_id}: path: {path} is not a block device")
+
+
+def safety_refusal(device_id: str, spec: dict) -> str | None:
+    """Why the workflow may not format ``spec['path']``, or None when it may."""
+    path = spec["path"]
+    if spec.get("disposable") is not True:
+        return (f"{path} is not marked disposable: true; refusing to format or write-test it "
+                f"(use kind dir for a directory on an existing filesystem)")
+    busy = base.in_use(path)
+    if busy:
+        return f"{path} is in use ({busy}); refusing to format it"
+    sigs = base.signatures(path)
+    if sigs and spec.get("overwrite") is not True:
+        return (f"{path} holds a signature ({', '.join(sigs)}); refusing to format it "
+                f"without overwrite: true")
+    return None
+
+
+def provision(rec: base.Recorder, spec: dict) -> None:
+    available(rec.device, spec)
+    why = safety_refusal(rec.device, spec)
+    if why:
+        raise rec.error("disposable" if "disposable" in why else "path", why)
+    dev = os.path.realpath(spec["path"])
+    rec.set("formattable", dev)
+    fs = base.fstype_of(rec.device, spec)
+    base.mkfs(rec, dev, fs, base.list_of_str(rec.device, spec, "mkfs_options"))
+    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
+    base.do_mount(rec, dev, mp, fs, base.mount_opts_of(rec.device, spec))
+    rec.update(block_device=dev)
+
+
+def teardown(rec: base.Recorder) -> list[str]:
+    return base.teardown_created(rec)
+
+
+def alive(state: dict) -> bool:
+    c = state.get("created", {})
+    e = base.mount_entry(c["mount"]) if "mount" in c else None
+    return e is not None and os.path.realpath(e["source"]) == c.get("formattable")
+
+
+def model(state: dict) -> str:
+    dev = state.get("block_device")
+    if not dev:
+        return "blockdev"
+    proc = base.run(["lsblk", "-dn", "-o", "MODEL", dev], "lsblk", check=False)
+    return (proc.stdout.strip() or os.path.basename(dev))

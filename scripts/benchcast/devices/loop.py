@@ -1,0 +1,83 @@
+"""loop: a file-backed loop device. A fresh backing file of ``size`` in ``backing_dir`` (made with
+O_EXCL, never an existing file), attached with ``losetup --direct-io=on``, formatted and mounted;
+teardown unmounts, detaches every loop device on that backing file and deletes the file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import base
+
+KEYS = {"size", "backing_dir", "direct_io"} | base.FS_KEYS
+REQUIRED = ("size",)
+
+
+def check(device_id: str, spec: dict) -> None:
+    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.size_of(device_id, spec, "size", minimum=1 << 20)
+    base.fstype_of(device_id, spec)
+    base.list_of_str(device_id, spec, "mkfs_options")
+    base.mount_opts_of(device_id, spec)
+
+
+def available(device_id: str, spec: dict) -> None:
+    base.ensure_root(device_id, "loop")
+    if not os.path.exists("/dev/loop-control"):
+        raise base.UnavailableError(f"device {device_id}: kind loop: no /dev/loop-control (loop module missing)")
+    if spec.get("backing_dir") and not os.path.isdir(spec["backing_dir"]):
+        raise base.UnavailableError(f"device {device_id}: backing_dir: {spec['backing_dir']} is not a directory")
+
+
+def make_block(rec: base.Recorder, spec: dict) -> str:
+    """Create the backing file and attach it; return the loop device (recorded as created.loop)."""
+    available(rec.device, spec)
+    size = base.size_of(rec.device, spec, "size")
+    bdir = Path(os.path.abspath(spec.get("backing_dir") or rec.path.parent))
+    bf = bdir / f"benchcast-{rec.device}.img"
+    if bf.exists():
+        raise rec.error("backing_dir", f"{bf} already exists (left by an earlier run? run teardown-all); refusing to reuse it")
+    rec.set("backing_file", str(bf))
+    fd = os.open(bf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError:
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+    dio = "on" if spec.get("direct_io", True) else "off"
+    out = base.run(["losetup", "--find", "--show", f"--direct-io={dio}", str(bf)],
+                   f"device {rec.device}: losetup").stdout.strip()
+    rec.set("loop", out)
+    name = os.path.basename(out)
+    try:
+        dio_now = Path(f"/sys/block/{name}/loop/dio").read_text().strip() == "1"
+    except OSError:
+        dio_now = None
+    if dio == "on" and not dio_now:
+        rec.note(f"losetup --direct-io=on was not honoured for {bf} (its filesystem lacks O_DIRECT?)")
+    rec.update(block_device=out, loop_direct_io=dio_now)
+    return out
+
+
+def provision(rec: base.Recorder, spec: dict) -> None:
+    dev = make_block(rec, spec)
+    fs = base.fstype_of(rec.device, spec)
+    base.mkfs(rec, dev, fs, base.list_of_str(rec.device, spec, "mkfs_options"))
+    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
+    base.do_mount(rec, dev, mp, fs, base.mount_opts_of(rec.device, spec))
+
+
+def teardown(rec: base.Recorder) -> list[str]:
+    return base.teardown_created(rec)
+
+
+def alive(state: dict) -> bool:
+    c = state.get("created", {})
+    e = base.mount_entry(c["mount"]) if "mount" in c else None
+    return e is not None and e["source"] == c.get("loop")
+
+
+def model(state: dict) -> str:
+    bf = state.get("created", {}).get("backing_file", "?")
+    return f"loop (direct-io={'on' if state.get('loop_direct_io') else 'off'}) on {os.path.dirname(bf)}"

@@ -1,0 +1,56 @@
+"""tmpfs: DRAM as a device. A fresh tmpfs of ``size`` mounted at ``mountpoint``; without root, a
+fresh directory under /dev/shm (the machine's existing tmpfs, whose size is not ours to set) and a
+note saying so."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from . import base
+
+KEYS = {"size", "mountpoint", "mount_options", "shm_fallback"}
+REQUIRED = ("size",)
+
+
+def check(device_id: str, spec: dict) -> None:
+    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.size_of(device_id, spec, "size")
+    base.mount_opts_of(device_id, spec)
+
+
+def available(device_id: str, spec: dict) -> None:
+    if not base.is_root() and not spec.get("shm_fallback", True):
+        base.ensure_root(device_id, "tmpfs")
+
+
+def provision(rec: base.Recorder, spec: dict) -> None:
+    size = base.size_of(rec.device, spec, "size")
+    if not base.is_root():
+        if not spec.get("shm_fallback", True):
+            base.ensure_root(rec.device, "tmpfs")
+        d = tempfile.mkdtemp(prefix=f"benchcast-{rec.device}-", dir="/dev/shm")
+        rec.set("shm_dir", d)
+        rec.note(f"not root: using directory {d} on the existing /dev/shm tmpfs instead of a fresh "
+                 f"tmpfs of {size} bytes; its size and mount options are not ours")
+        entry = base.findmnt("-T", d)
+        rec.update(target=d, mount_options=entry[0]["options"] if entry else "")
+        return
+    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
+    opts = [f"size={size}", "mode=0755", *base.mount_opts_of(rec.device, spec)]
+    base.do_mount(rec, f"benchcast-{rec.device}", mp, "tmpfs", opts)
+
+
+def teardown(rec: base.Recorder) -> list[str]:
+    return base.teardown_created(rec)
+
+
+def alive(state: dict) -> bool:
+    c = state.get("created", {})
+    if "shm_dir" in c:
+        return os.path.isdir(c["shm_dir"])
+    return "mount" in c and base.mount_entry(c["mount"]) is not None
+
+
+def model(state: dict) -> str:
+    return "DRAM (tmpfs)" if "mount" in state.get("created", {}) else "DRAM (/dev/shm directory)"

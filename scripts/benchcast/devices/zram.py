@@ -1,0 +1,82 @@
+"""zram: a compressed RAM block device. A fresh /dev/zramN from ``hot_add`` (never an existing
+one), ``comp_algorithm`` and ``disksize`` set through sysfs, a filesystem made and mounted; teardown
+unmounts, resets and ``hot_remove``s it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import base
+
+KEYS = {"disksize", "comp_algorithm"} | base.FS_KEYS
+REQUIRED = ("disksize",)
+CONTROL = Path("/sys/class/zram-control")
+
+
+def check(device_id: str, spec: dict) -> None:
+    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.size_of(device_id, spec, "disksize", minimum=1 << 20)
+    base.fstype_of(device_id, spec)
+    base.list_of_str(device_id, spec, "mkfs_options")
+    base.mount_opts_of(device_id, spec)
+
+
+def available(device_id: str, spec: dict) -> None:
+    base.ensure_root(device_id, "zram")
+    if not (CONTROL / "hot_add").exists():
+        raise base.UnavailableError(
+            f"device {device_id}: kind zram: the kernel has no zram (no {CONTROL}/hot_add; modprobe zram)"
+        )
+
+
+def algorithms(name: str) -> list[str]:
+    text = Path(f"/sys/block/{name}/comp_algorithm").read_text()
+    return [a.strip("[]") for a in text.split()]
+
+
+def make_block(rec: base.Recorder, spec: dict) -> str:
+    """Create and size a fresh zram device; return its /dev path (recorded as created.zram)."""
+    available(rec.device, spec)
+    n = (CONTROL / "hot_add").read_text().strip()
+    dev = f"/dev/zram{n}"
+    rec.set("zram", dev)
+    name = f"zram{n}"
+    algo = spec.get("comp_algorithm")
+    if algo:
+        have = algorithms(name)
+        if algo not in have:
+            raise rec.error("comp_algorithm", f"{algo!r} not offered by the kernel (have: {', '.join(have)})")
+        Path(f"/sys/block/{name}/comp_algorithm").write_text(algo)
+    size = base.size_of(rec.device, spec, "disksize")
+    Path(f"/sys/block/{name}/disksize").write_text(str(size))
+    for _ in range(50):  # udev may take a moment to create the node
+        if os.path.exists(dev):
+            break
+        import time
+
+        time.sleep(0.05)
+    rec.update(block_device=dev, comp_algorithm=next(a for a in Path(f"/sys/block/{name}/comp_algorithm").read_text().split() if a.startswith("[")).strip("[]"))
+    return dev
+
+
+def provision(rec: base.Recorder, spec: dict) -> None:
+    dev = make_block(rec, spec)
+    fs = base.fstype_of(rec.device, spec)
+    base.mkfs(rec, dev, fs, base.list_of_str(rec.device, spec, "mkfs_options"))
+    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
+    base.do_mount(rec, dev, mp, fs, base.mount_opts_of(rec.device, spec))
+
+
+def teardown(rec: base.Recorder) -> list[str]:
+    return base.teardown_created(rec)
+
+
+def alive(state: dict) -> bool:
+    c = state.get("created", {})
+    return "mount" in c and base.mount_entry(c["mount"]) is not None and (
+        base.mount_entry(c["mount"])["source"] == c.get("zram"))
+
+
+def model(state: dict) -> str:
+    return f"zram ({state.get('comp_algorithm', '?')})"
