@@ -1,0 +1,367 @@
+"""fio: the grid of cells out of a study's ``fio`` source, one job file per (device, cell, repeat)
+out, fio's JSON output in as records.
+
+Options of a cell, from lowest to highest precedence: :data:`DEFAULTS`, the source's own keys, the
+device kind's defaults (:data:`KIND_DEFAULTS`, e.g. ioengine libpmem on fsdax; a source's
+``per_kind`` replaces them key by key), the source's ``per_device`` entry for that device.
+
+A cell id is ``<rw>-<bs label>[-r<rwmixread>]-<hash>``, e.g. ``randread-4K-3f9a1c``, where the hash
+covers every option that shapes the measurement (engine, depth, jobs, direct, size, runtime,
+ramp time, extra fio options) but not the repeat count; so changing one device's options changes
+only that device's cell ids.
+
+fio's text output is never parsed: runs write ``--output-format=json``; records take latencies
+(``lat_ns``, ``clat_ns`` and its percentiles) in us, ``bw_bytes`` in B/s and ``iops`` in ops/s, for
+each operation (read, write, trim) that did I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from . import BenchcastError, records
+from .records import parse_size, size_label
+
+#: fio rw values a grid may use; the mixed ones take rwmixread.
+RW = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
+MIXED = ("rw", "readwrite", "randrw")
+
+#: Options of a cell when nothing else says (sizes in bytes, times in seconds).
+DEFAULTS = {
+    "ioengine": "libaio",
+    "iodepth": 1,
+    "numjobs": 1,
+    "direct": True,
+    "size": "1G",
+    "runtime": 30,
+    "ramp_time": 5,
+    "rwmixread": 50,
+    "extra": {},
+}
+#: Defaults by device kind. tmpfs: page cache is the device (and older kernels refuse O_DIRECT
+#: there); fsdax: load/store access through libpmem.
+KIND_DEFAULTS = {
+    "tmpfs": {"direct": False},
+    "fsdax": {"ioengine": "libpmem"},
+}
+OPTION_KEYS = ("ioengine", "iodepth", "numjobs", "direct", "size", "runtime", "ramp_time", "extra")
+SOURCE_KEYS = {"type", "rw", "block_sizes", "rwmixread", "repeats", "devices", "per_device", "per_kind",
+               *OPTION_KEYS}
+OVERRIDE_KEYS = set(OPTION_KEYS) | {"rwmixread"}
+DEFAULT_REPEATS = 5
+METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
+PERCENTILES = {"clat_p50": "50.000000", "clat_p99": "99.000000", "clat_p99.9": "99.900000"}
+
+
+# --------------------------------------------------------------------------- grid
+
+
+def _err(source_name: str, key: str, msg: str) -> BenchcastError:
+    return BenchcastError(f"source {source_name}: {key}: {msg}")
+
+
+def _int(source_name, key, val, minimum=0) -> int:
+    if isinstance(val, bool) or not isinstance(val, int) or val < minimum:
+        raise _err(source_name, key, f"must be an integer >= {minimum}, not {val!r}")
+    return val
+
+
+def _seconds(source_name, key, val) -> int:
+    if isinstance(val, str) and val.endswith("s") and val[:-1].isdigit():
+        val = int(val[:-1])
+    return _int(source_name, key, val)
+
+
+def _normalise(opts: dict, source_name: str, where: str) -> dict:
+    out = dict(opts)
+    k = lambda key: f"{where}{key}"  # noqa: E731
+    out["ioengine"] = str(out["ioengine"])
+    out["iodepth"] = _int(source_name, k("iodepth"), out["iodepth"], 1)
+    out["numjobs"] = _int(source_name, k("numjobs"), out["numjobs"], 1)
+    if not isinstance(out["direct"], bool):
+        if out["direct"] in (0, 1):
+            out["direct"] = bool(out["direct"])
+        else:
+            raise _err(source_name, k("direct"), f"must be true or false, not {out['direct']!r}")
+    out["size"] = parse_size(out["size"], what=f"source {source_name}: {k('size')}")
+    if out["size"] < 4096:
+        raise _err(source_name, k("size"), f"{out['size']} bytes is too small")
+    out["runtime"] = _seconds(source_name, k("runtime"), out["runtime"])
+    out["ramp_time"] = _seconds(source_name, k("ramp_time"), out["ramp_time"])
+    if not isinstance(out.get("extra", {}), dict):
+        raise _err(source_name, k("extra"), "must be a mapping of fio option -> value")
+    out["extra"] = {str(a): (str(b).lower() if isinstance(b, bool) else str(b))
+                    for a, b in sorted(out.get("extra", {}).items())}
+    mixes = out["rwmixread"] if isinstance(out["rwmixread"], list) else [out["rwmixread"]]
+    for m in mixes:
+        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= 100:
+            raise _err(source_name, k("rwmixread"), f"must be 0..100, not {m!r}")
+    out["rwmixread"] = mixes
+    return out
+
+
+def fio_devices(source: dict, devices: dict, source_name: str = "fio") -> list[str]:
+    """The study devices a fio source measures: its ``devices`` list, or all non-imported ones."""
+    devices = devices or {}
+    if "devices" in source:
+        wanted = source["devices"]
+        if not isinstance(wanted, list) or not all(isinstance(d, str) for d in wanted):
+            raise _err(source_name, "devices", "must be a list of device ids")
+        for d in wanted:
+            if d not in devices:
+                raise _err(source_name, "devices", f"{d!r} is not a device of the study")
+            if devices[d].get("kind") == "imported":
+                raise _err(source_name, "devices", f"{d!r} is an imported device; fio cannot measure it")
+        return list(wanted)
+    return [d for d, spec in devices.items() if (spec or {}).get("kind") != "imported"]
+
+
+def device_options(source: dict, devices: dict, source_name: str = "fio") -> dict[str, dict]:
+    """Resolved options per measured device (see the module doc for the precedence)."""
+    for key in source:
+        if key not in SOURCE_KEYS:
+            raise _err(source_name, key, f"unknown key (allowed: {', '.join(sorted(SOURCE_KEYS))})")
+    per_kind = {k: dict(v) for k, v in KIND_DEFAULTS.items()}
+    for kind, over in (source.get("per_kind") or {}).items():
+        if not isinstance(over, dict):
+            raise _err(source_name, f"per_kind.{kind}", "must be a mapping")
+        for key in over:
+            if key not in OVERRIDE_KEYS:
+                raise _err(source_name, f"per_kind.{kind}.{key}", "not an option that can be set per kind")
+        per_kind.setdefault(kind, {}).update(over)
+    per_device = source.get("per_device") or {}
+    ids = fio_devices(source, devices, source_name)
+    for dev in per_device:
+        if dev not in ids:
+            raise _err(source_name, f"per_device.{dev}", "not a device this source measures")
+    out = {}
+    for dev in ids:
+        opts = dict(DEFAULTS)
+        opts.update({k: source[k] for k in OVERRIDE_KEYS if k in source})
+        opts.update(per_kind.get(devices[dev].get("kind"), {}))
+        over = per_device.get(dev) or {}
+        if not isinstance(over, dict):
+            raise _err(source_name, f"per_device.{dev}", "must be a mapping")
+        for key in over:
+            if key not in OVERRIDE_KEYS:
+                raise _err(source_name, f"per_device.{dev}.{key}", "not an option that can be set per device")
+        opts.update(over)
+        where = f"per_device.{dev}." if over else ""
+        out[dev] = _normalise(opts, source_name, where)
+    return out
+
+
+def option_hash(opts: dict) -> str:
+    keyed = {k: opts[k] for k in OPTION_KEYS}
+    return hashlib.sha1(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:6]
+
+
+def cell_id(rw: str, bs: int, opts: dict, rwmixread: int | None = None) -> str:
+    mix = f"-r{rwmixread}" if rw in MIXED else ""
+    return f"{rw}-{size_label(bs)}{mix}-{option_hash(opts)}"
+
+
+def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[dict]:
+    """All cells of a fio source: one dict per (device, rw, block size[, rwmixread]).
+
+    Each cell: device, cell (id), rw, bs (bytes), rwmixread (None unless mixed), ioengine, iodepth,
+    numjobs, direct, size (bytes), runtime, ramp_time (s), extra (fio options), repeats.
+    """
+    rws = source.get("rw")
+    if not isinstance(rws, list) or not rws:
+        raise _err(source_name, "rw", "must be a non-empty list of fio rw values")
+    for rw in rws:
+        if rw not in RW:
+            raise _err(source_name, "rw", f"{rw!r} is not one of {', '.join(RW)}")
+    sizes = source.get("block_sizes")
+    if not isinstance(sizes, list) or not sizes:
+        raise _err(source_name, "block_sizes", "must be a non-empty list of sizes")
+    bss = [parse_size(b, what=f"source {source_name}: block_sizes") for b in sizes]
+    if any(b <= 0 for b in bss):
+        raise _err(source_name, "block_sizes", "sizes must be positive")
+    repeats = _int(source_name, "repeats", source.get("repeats", DEFAULT_REPEATS), 1)
+    cells = []
+    for dev, opts in device_options(source, devices, source_name).items():
+        for rw in dict.fromkeys(rws):
+            for bs in dict.fromkeys(bss):
+                for mix in (opts["rwmixread"] if rw in MIXED else [None]):
+                    base = {k: opts[k] for k in OPTION_KEYS}
+                    cells.append({"device": dev, "cell": cell_id(rw, bs, opts, mix), "rw": rw, "bs": bs,
+                                  "rwmixread": mix, **base, "repeats": repeats})
+    seen = set()
+    for c in cells:
+        key = (c["device"], c["cell"])
+        if key in seen:
+            raise _err(source_name, "block_sizes", f"duplicate cell {c['cell']} on device {c['device']}")
+        seen.add(key)
+    return cells
+
+
+# --------------------------------------------------------------------------- job files and runs
+
+
+def job_text(cell: dict, directory, repeat: int = 0) -> str:
+    """The fio job file of one cell and repeat, writing its files into ``directory``."""
+    lines = [
+        f"; benchcast: device {cell['device']}, cell {cell['cell']}, repeat {repeat}",
+        f"[{cell['cell']}]",
+        f"directory={directory}",
+        f"rw={cell['rw']}",
+    ]
+    if cell["rw"] in MIXED:
+        lines.append(f"rwmixread={cell['rwmixread']}")
+    lines += [
+        f"bs={size_label(cell['bs'])}",
+        f"ioengine={cell['ioengine']}",
+        f"iodepth={cell['iodepth']}",
+        f"numjobs={cell['numjobs']}",
+        f"direct={int(cell['direct'])}",
+        f"size={size_label(cell['size'])}",
+        "time_based=1",
+        f"runtime={cell['runtime']}",
+        f"ramp_time={cell['ramp_time']}",
+        "group_reporting=1",
+        "unlink=1",
+    ]
+    for key, val in (cell.get("extra") or {}).items():
+        lines.append(f"{key}={val}" if val != "" else key)
+    return "\n".join(lines) + "\n"
+
+
+def command(jobfile, output) -> list[str]:
+    return ["fio", "--output-format=json", f"--output={output}", str(jobfile)]
+
+
+def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | None = None) -> Path:
+    """Write the job file, run fio on the provisioned device (inside its cgroup when throttled),
+    check the JSON it wrote; return the output path. Failures raise BenchcastError naming the
+    device, cell and repeat."""
+    from . import devices
+
+    where = f"fio: device {cell['device']}, cell {cell['cell']}, repeat {repeat}"
+    directory = devices.target(state)
+    if cell["direct"] and state.get("direct_ok") is False:
+        raise BenchcastError(f"{where}: direct: O_DIRECT does not work on {directory} (probed at provisioning); "
+                             f"set direct: false for this device in per_device")
+    jobfile, output = Path(jobfile), Path(output)
+    jobfile.parent.mkdir(parents=True, exist_ok=True)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    jobfile.write_text(job_text(cell, directory, repeat))
+    cmd = devices.command_prefix(state) + command(jobfile, output)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BenchcastError(f"{where}: fio timed out after {timeout}s") from None
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip() or proc.stdout.strip() or "no message").splitlines()
+        raise BenchcastError(f"{where}: fio exit {proc.returncode}: {msg[-1]}")
+    load(output)
+    return output
+
+
+# --------------------------------------------------------------------------- JSON in
+
+
+def load(path) -> dict:
+    """Read a fio JSON output file. Any text fio printed before the JSON object is skipped."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise BenchcastError(f"{path}: no fio output file") from None
+    except UnicodeDecodeError:
+        raise BenchcastError(f"{path}: fio output is not text") from None
+    start = text.find("\n{") + 1 if not text.startswith("{") else 0
+    if not text.strip() or (start == 0 and not text.startswith("{")):
+        raise BenchcastError(f"{path}: not fio JSON output (no JSON object found)")
+    try:
+        data = json.loads(text[start:])
+    except json.JSONDecodeError as exc:
+        raise BenchcastError(f"{path}: fio JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:
+        raise BenchcastError(f"{path}: fio JSON has no jobs")
+    return data
+
+
+def _host() -> dict:
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"kernel": platform.release(), "cpu_model": cpu or platform.processor()}
+
+
+def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
+          source: str = "fio", provenance: dict | None = None) -> pd.DataFrame:
+    """Records from one fio JSON output (one job with group_reporting).
+
+    Grid parameters are taken from the options fio reports back (global and job options), so the
+    file describes itself. Provenance columns: fio_version, kernel, cpu_model, device_model,
+    mount_options, cell (``provenance`` supplies or overrides them).
+    """
+    path = Path(path)
+    data = load(path)
+    if len(data["jobs"]) != 1:
+        raise BenchcastError(f"{path}: expected one job (group_reporting), found {len(data['jobs'])}")
+    job = data["jobs"][0]
+    if job.get("error"):
+        raise BenchcastError(f"{path}: fio job {job.get('jobname')} ended with error {job['error']}")
+    opts = {**(data.get("global options") or {}), **(job.get("job options") or {})}
+    try:
+        rw = opts["rw"]
+        bs = parse_size(opts.get("bs", "4K"), what=f"{path}: bs")
+    except KeyError:
+        raise BenchcastError(f"{path}: fio JSON lacks the job option rw") from None
+    numjobs = int(opts.get("numjobs", 1))
+    iodepth = int(opts.get("iodepth", 1))
+    size = opts.get("size", "0")
+    data_size = 0 if str(size).endswith("%") else parse_size(size, what=f"{path}: size")
+    rows = []
+    for op in ("read", "write", "trim"):
+        st = job.get(op)
+        if not isinstance(st, dict) or not (st.get("total_ios", 0) > 0 or st.get("io_bytes", 0) > 0):
+            continue
+        try:
+            vals = {"lat_mean": st["lat_ns"]["mean"] / 1000.0, "clat_mean": st["clat_ns"]["mean"] / 1000.0}
+            pct = st["clat_ns"].get("percentile") or {}
+            for metric, key in PERCENTILES.items():
+                if key in pct:
+                    vals[metric] = pct[key] / 1000.0
+            vals["bw"] = float(st["bw_bytes"]) if "bw_bytes" in st else float(st["bw"]) * 1024.0
+            vals["iops"] = float(st["iops"])
+        except (KeyError, TypeError) as exc:
+            raise BenchcastError(f"{path}: fio JSON {op} statistics lack {exc}") from None
+        for metric, value in vals.items():
+            unit = "B/s" if metric == "bw" else "ops/s" if metric == "iops" else "us"
+            rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
+    if not rows:
+        raise BenchcastError(f"{path}: fio job did no I/O")
+    prov = {"fio_version": data.get("fio version", ""), **_host(), "device_model": "", "mount_options": "",
+            "cell": cell if cell is not None else job.get("jobname", "")}
+    prov.update(provenance or {})
+    return records.make(
+        rows, study=study, source=source, device=device, benchmark="fio", engine=opts.get("ioengine", "psync"),
+        workload=rw, block_size=bs, threads=numjobs * iodepth, data_size=data_size, run=int(run), **prov,
+    )
+
+
+def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: str,
+                  source: str = "fio", timeout: float | None = None) -> pd.DataFrame:
+    """:func:`run` then :func:`parse` with the device's provenance."""
+    from . import devices
+
+    run(cell, state, repeat, jobfile, output, timeout=timeout)
+    return parse(output, study=study, device=cell["device"], run=repeat, cell=cell["cell"], source=source,
+                 provenance=devices.provenance(state))
+
