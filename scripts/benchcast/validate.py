@@ -1,0 +1,346 @@
+"""Held-out-device validation of simple and multiple models, and model selection by held-out error.
+
+Every fold holds out one device (scikit-learn ``LeaveOneGroupOut`` with the devices as groups),
+fits on the other devices and predicts the held-out one. For a multiple model pooled over data
+sizes (and workloads) all rows of the held-out device are held out together.
+
+Fold tables have one row per held-out row: truth, prediction, abs_error, pct_error (signed, 100 *
+(prediction - truth) / truth), the prediction interval (lower, upper), covered (truth inside the
+interval; <NA> where the interval is undefined) and interval_flag. Summary tables have per (series
+or pool, model): mape (mean |pct_error| over the folds), coverage (share of defined intervals that
+hold the truth) and the in-sample fit on all devices.
+
+With 3 devices each simple fold fits a line through 2 points: it predicts, but its residual df is
+0, so its interval is NaN with interval_flag :data:`benchcast.models.FLAG_ZERO_DF`, and coverage is
+NaN for that model. The paper chooses the feature with the largest in-sample R^2; :func:`select_simple`
+sets that choice next to the lowest held-out MAPE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.model_selection import LeaveOneGroupOut
+
+from .models import (
+    FEATURE_BENCHMARK,
+    FLAG_NO_DEVICE_DF,
+    FLAG_ZERO_DF,
+    POOL_PER_WORKLOAD,
+    WORKLOAD_VARIABLES,
+    candidate_features,
+    check_device_figures,
+    design_matrix,
+    feature_matrix,
+    feature_sets,
+    fit_ols,
+    pool_table,
+    predict_ols,
+    series_matrix,
+    varying_workload_variables,
+)
+from .records import SERIES_COLUMNS
+
+FLAG_TOO_FEW = "too few training devices"
+FLAG_CONSTANT = "feature constant over training devices"
+FLAG_RANK = "design rank-deficient in this fold"
+
+SIMPLE_FOLD_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "held_out", "x", "truth", "prediction",
+                       "lower", "upper", "abs_error", "pct_error", "covered", "n_train", "resid_df", "interval_flag"]
+SIMPLE_SUMMARY_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "n_devices", "n_folds", "n_predicted",
+                          "mape", "coverage", "n_intervals", "r2", "slope", "intercept"]
+
+
+def _simple_fit(X: np.ndarray, y: np.ndarray, W: np.ndarray):
+    """Closed-form simple OLS of y on each column of X over the rows where W is True.
+
+    X, W: (n, p); y: (n,). Returns per column m, xbar, Sxx, a (intercept), b (slope), sse, r2.
+    """
+    Wf = W.astype(float)
+    Xz = np.where(W, X, 0.0)
+    Yz = np.where(W, y[:, None], 0.0)
+    m = Wf.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xbar = Xz.sum(axis=0) / m
+        ybar = Yz.sum(axis=0) / m
+        dx = np.where(W, X - xbar, 0.0)
+        dy = np.where(W, y[:, None] - ybar, 0.0)
+        sxx = (dx * dx).sum(axis=0)
+        syy = (dy * dy).sum(axis=0)
+        sxy = (dx * dy).sum(axis=0)
+        scale = np.maximum((Xz * Xz).sum(axis=0), 1e-300)
+        const = sxx <= 1e-12 * scale
+        b = np.where(const, np.nan, sxy / sxx)
+        a = ybar - b * xbar
+        res = np.where(W, y[:, None] - a - b * np.where(W, X, 0.0), 0.0)
+        sse = (res * res).sum(axis=0)
+        r2 = np.where(syy > 0, sxy * sxy / (sxx * syy), np.nan)
+    return m, xbar, sxx, a, b, sse, np.where(const, np.nan, r2), const
+
+
+def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_benchmark: str = FEATURE_BENCHMARK):
+    """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
+
+    ``candidates``: see :func:`benchcast.models.candidate_features` (None: all features). The
+    computation is vectorised over the candidate features of a series; intervals are the textbook
+    simple-regression prediction intervals (identical to statsmodels' obs_ci).
+
+    Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
+    :data:`SIMPLE_SUMMARY_COLUMNS`.
+    """
+    F = feature_matrix(agg, feature_benchmark)
+    Y, keys = series_matrix(agg, feature_benchmark)
+    devices = F.index.union(Y.index)
+    F, Y = F.reindex(devices), Y.reindex(devices)
+    logo = LeaveOneGroupOut()
+    acc: dict[str, list] = {c: [] for c in ("series", "features", "held_out", "x", "truth", "prediction", "lower",
+                                            "upper", "covered", "n_train", "resid_df", "interval_flag")}
+    summary_frames = []
+    for series in Y.columns:
+        key = keys.loc[series].to_dict()
+        cands = candidate_features(series, key, candidates, F.columns)
+        y = Y[series]
+        present = y.notna().to_numpy()
+        if not cands or present.sum() < 2:
+            continue
+        yv = y.to_numpy()[present]
+        Xv = F[cands].to_numpy()[present]
+        devs = devices[present]
+        A = np.isfinite(Xv)
+        _, _, _, a_all, b_all, _, r2_all, _ = _simple_fit(Xv, yv, A)
+        for _, test in logo.split(Xv, yv, groups=devs):
+            i = int(test[0])
+            W = A.copy()
+            W[i] = False
+            m, xbar, sxx, a, b, sse, _, const = _simple_fit(Xv, yv, W)
+            x0 = Xv[i]
+            df = m - 2
+            with np.errstate(invalid="ignore", divide="ignore"):
+                pred = a + b * x0
+                s2 = np.where(df > 0, sse / np.where(df > 0, df, 1), np.nan)
+                se = np.sqrt(s2 * (1 + 1 / m + (x0 - xbar) ** 2 / sxx))
+                t = stats.t.ppf(1 - alpha / 2, np.where(df > 0, df, 1))
+            ok = (m >= 2) & ~const & np.isfinite(x0)
+            pred = np.where(ok, pred, np.nan)
+            lo = np.where(ok & (df > 0), pred - t * se, np.nan)
+            hi = np.where(ok & (df > 0), pred + t * se, np.nan)
+            flag = np.select([m < 2, const, df <= 0], [FLAG_TOO_FEW, FLAG_CONSTANT, FLAG_ZERO_DF], "")
+            keep = np.isfinite(x0)  # no row where the held-out device lacks the figure
+            k = int(keep.sum())
+            truth = yv[i]
+            with np.errstate(invalid="ignore"):
+                cov = np.where(np.isfinite(lo), ((lo <= truth) & (truth <= hi)).astype(float), np.nan)
+            acc["series"].append(np.repeat(series, k))
+            acc["features"].append(np.asarray(cands, dtype=object)[keep])
+            acc["held_out"].append(np.repeat(devs[i], k))
+            acc["x"].append(x0[keep])
+            acc["truth"].append(np.repeat(truth, k))
+            acc["prediction"].append(pred[keep])
+            acc["lower"].append(lo[keep])
+            acc["upper"].append(hi[keep])
+            acc["covered"].append(cov[keep])
+            acc["n_train"].append(m[keep].astype(int))
+            acc["resid_df"].append(np.maximum(df, 0)[keep].astype(float))
+            acc["interval_flag"].append(flag[keep])
+        summary_frames.append(pd.DataFrame({
+            "series": series, **key, "model": "simple", "features": cands, "n_devices": A.sum(axis=0),
+            "r2": r2_all, "slope": b_all, "intercept": a_all,
+        }))
+    if not summary_frames:
+        return pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS), pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS)
+    folds = pd.DataFrame({c: np.concatenate(v) for c, v in acc.items()})
+    folds["covered"] = pd.array(folds["covered"].to_numpy(), dtype="Float64").astype("boolean")
+    folds["abs_error"] = (folds["prediction"] - folds["truth"]).abs()
+    folds["pct_error"] = 100 * (folds["prediction"] - folds["truth"]) / folds["truth"]
+    folds["model"] = "simple"
+    folds = folds.join(keys, on="series")[SIMPLE_FOLD_COLUMNS]
+    summ = _summarise(folds, ["series", "features"])
+    base = pd.concat(summary_frames, ignore_index=True)
+    summary = base.merge(summ, on=["series", "features"], how="left")
+    summary["n_folds"] = summary["n_devices"]  # one fold per device that has the figure and the result
+    summary["n_predicted"] = summary["n_predicted"].fillna(0).astype(int)
+    return folds, summary[SIMPLE_SUMMARY_COLUMNS]
+
+
+def _summarise(folds: pd.DataFrame, by) -> pd.DataFrame:
+    f = folds.assign(
+        _ape=folds["pct_error"].abs(),
+        _pred=folds["prediction"].notna(),
+        _int=folds["covered"].notna(),
+        _cov=folds["covered"].astype("Float64"),
+    )
+    g = f.groupby(by, sort=False)
+    out = pd.DataFrame({
+        "n_predicted": g["_pred"].sum().astype(int),
+        "mape": g["_ape"].mean(),
+        "coverage": g["_cov"].mean().astype(float),
+        "n_intervals": g["_int"].sum().astype(int),
+    })
+    return out.reset_index()
+
+
+MULTI_FOLD_COLUMNS = ["pool", "series", *SERIES_COLUMNS, "model", "features", "variables", "held_out", "truth",
+                      "prediction", "lower", "upper", "abs_error", "pct_error", "covered", "n_train",
+                      "n_train_devices", "resid_df", "device_df", "interval_flag"]
+MULTI_SUMMARY_COLUMNS = ["pool", "pool_by", "model", "features", "variables", "n_figures", "n_devices", "n_rows",
+                         "n_folds", "n_predicted", "mape", "coverage", "n_intervals", "rsquared", "rsquared_adj"]
+REFUSAL_COLUMNS = ["pool", "pool_by", "model", "features", "n_figures", "n_devices", "reason"]
+
+
+def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_by=POOL_PER_WORKLOAD,
+                 read_fraction: Mapping | None = None, max_figures: int = 2,
+                 feature_benchmark: str = FEATURE_BENCHMARK):
+    """Leave-one-device-out validation of multiple models pooled over devices and data sizes.
+
+    A pool is the result rows sharing ``pool_by`` (default per workload: benchmark, engine,
+    workload, op, metric, unit; :data:`benchcast.models.POOL_ACROSS_WORKLOADS` pools the
+    workloads too). Each model is ``value ~ const + device figures + workload variables``:
+    the device figures are each single candidate and each pair (up to ``max_figures``) of the
+    candidates common to the pool's series; the workload variables are those of data_gb,
+    log2_data_gb, read_fraction (``read_fraction[workload]``), threads that vary in the pool.
+
+    A feature set with more device figures than the pool's devices support
+    (:func:`benchcast.models.max_device_figures`: figures <= devices - 2, checked on the devices
+    of the whole pool) is not fitted: it gets a refusal record. Each fold then fits on one device
+    fewer; where that leaves no residual df across devices (devices - 1 - figures - 1 < 1) the
+    statsmodels interval only reflects within-device (data-size) scatter, and the fold row says
+    so (interval_flag :data:`benchcast.models.FLAG_NO_DEVICE_DF`, column device_df).
+
+    Returns (folds, summary, refusals) with columns :data:`MULTI_FOLD_COLUMNS`,
+    :data:`MULTI_SUMMARY_COLUMNS` and :data:`REFUSAL_COLUMNS`.
+    """
+    pool_by = list(pool_by)
+    pool_by_s = ",".join(pool_by)
+    P = pool_table(agg, pool_by, read_fraction, feature_benchmark)
+    feats_all = list(feature_matrix(agg, feature_benchmark).columns)
+    logo = LeaveOneGroupOut()
+    folds, summaries, refusals = [], [], []
+    for pool, G in P.groupby("pool", sort=False):
+        # candidate features common to every series of the pool
+        cands = None
+        for series, row in G.drop_duplicates("series").set_index("series").iterrows():
+            c = candidate_features(series, row[SERIES_COLUMNS].to_dict(), candidates, feats_all)
+            cands = c if cands is None else [f for f in cands if f in c]
+        cands = cands or []
+        variables = varying_workload_variables(G[WORKLOAD_VARIABLES])
+        unknown_rf = sorted(G.loc[G["read_fraction"].isna(), "workload"].unique())
+        if G["workload"].nunique() > 1 and unknown_rf:
+            reason = f"read fraction unknown for workload(s) {', '.join(unknown_rf)}"
+            for fs in feature_sets(cands, max_figures):
+                refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "+".join(fs),
+                                 "n_figures": len(fs), "n_devices": G["device"].nunique(), "reason": reason})
+            continue
+        for fs in feature_sets(cands, max_figures):
+            fs = list(fs)
+            H = G.dropna(subset=fs + ["value"])
+            n_dev = H["device"].nunique()
+            label = "+".join(fs)
+            reason = check_device_figures(len(fs), n_dev)
+            X = design_matrix(H, fs + variables) if not reason else None
+            if not reason and (len(H) < X.shape[1] or np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]):
+                reason = f"design rank-deficient ({len(H)} rows, columns {', '.join(X.columns)})"
+            if reason:
+                refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
+                                 "n_figures": len(fs), "n_devices": n_dev, "reason": reason})
+                continue
+            y = H["value"].to_numpy(dtype=float)
+            full = fit_ols(X, y)
+            groups = H["device"].to_numpy()
+            for train, test in logo.split(X, y, groups=groups):
+                Xt = X.iloc[train]
+                n_train_dev = len(np.unique(groups[train]))
+                T = H.iloc[test]
+                base = {"features": label, "variables": "+".join(variables), "held_out": groups[test[0]],
+                        "n_train": len(train), "n_train_devices": n_train_dev,
+                        "device_df": n_train_dev - len(fs) - 1}
+                if len(train) < X.shape[1] or np.linalg.matrix_rank(Xt.to_numpy()) < X.shape[1]:
+                    p = pd.DataFrame({"prediction": np.nan, "lower": np.nan, "upper": np.nan, "resid_df": np.nan,
+                                      "interval_flag": FLAG_RANK}, index=T.index)
+                else:
+                    p = predict_ols(fit_ols(Xt, y[train]), X.iloc[test], alpha)
+                    if base["device_df"] < 1:
+                        p["interval_flag"] = np.where(p["interval_flag"] == "", FLAG_NO_DEVICE_DF, p["interval_flag"])
+                truth = T["value"].to_numpy(dtype=float)
+                lo, hi = p["lower"].to_numpy(), p["upper"].to_numpy()
+                covered = pd.array((lo <= truth) & (truth <= hi), dtype="boolean")
+                covered[~np.isfinite(lo)] = pd.NA
+                fr = pd.DataFrame({
+                    "pool": pool, "series": T["series"].to_numpy(), **{c: T[c].to_numpy() for c in SERIES_COLUMNS},
+                    "model": "multiple", **base, "truth": truth, "prediction": p["prediction"].to_numpy(),
+                    "lower": lo, "upper": hi, "resid_df": p["resid_df"].to_numpy(),
+                    "interval_flag": p["interval_flag"].to_numpy(),
+                })
+                fr["abs_error"] = (fr["prediction"] - fr["truth"]).abs()
+                fr["pct_error"] = 100 * (fr["prediction"] - fr["truth"]) / fr["truth"]
+                fr["covered"] = covered
+                folds.append(fr)
+            summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
+                              "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
+                              "n_rows": len(H), "n_folds": n_dev, "rsquared": full.rsquared,
+                              "rsquared_adj": full.rsquared_adj})
+    ref = pd.DataFrame(refusals, columns=REFUSAL_COLUMNS)
+    if not folds:
+        return pd.DataFrame(columns=MULTI_FOLD_COLUMNS), pd.DataFrame(columns=MULTI_SUMMARY_COLUMNS), ref
+    folds_df = pd.concat(folds, ignore_index=True)[MULTI_FOLD_COLUMNS]
+    summ = pd.DataFrame(summaries).merge(_summarise(folds_df, ["pool", "features"]), on=["pool", "features"],
+                                         how="left")
+    return folds_df, summ[MULTI_SUMMARY_COLUMNS], ref
+
+
+def _choose(summary: pd.DataFrame, by, r2_col: str, complete: pd.Series) -> pd.DataFrame:
+    """Per group of ``by``: row of max ``r2_col`` (in-sample) and row of min mape among complete models."""
+    s = summary.reset_index(drop=True).assign(_order=lambda d: np.arange(len(d)), _complete=complete.to_numpy())
+    r2 = s.dropna(subset=[r2_col]).sort_values([r2_col, "_order"], ascending=[False, True]).groupby(by, sort=False).head(1)
+    ho = s[s["_complete"]].dropna(subset=["mape"]).sort_values(["mape", "_order"]).groupby(by, sort=False).head(1)
+    return r2.set_index(by), ho.set_index(by)
+
+
+def select_simple(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per series: the paper's choice (max in-sample R^2) next to the lowest held-out MAPE.
+
+    Only models predicted in every fold compete on MAPE. Columns: series, SERIES_COLUMNS,
+    n_candidates, paper_feature, paper_r2, paper_mape, paper_coverage, selected_feature,
+    selected_r2, selected_mape, selected_coverage, differ (the two choices differ).
+    """
+    complete = summary["n_predicted"] == summary["n_folds"]
+    r2, ho = _choose(summary, ["series"], "r2", complete)
+    base = summary.drop_duplicates("series").set_index("series")[SERIES_COLUMNS]
+    base["n_candidates"] = summary.groupby("series", sort=False).size()
+    cols = {"features": "feature", "r2": "r2", "mape": "mape", "coverage": "coverage"}
+    for prefix, t in (("paper", r2), ("selected", ho)):
+        for c, n in cols.items():
+            base[f"{prefix}_{n}"] = t[c].reindex(base.index)
+    base["differ"] = base["paper_feature"].ne(base["selected_feature"]) & base["selected_feature"].notna()
+    return base.reset_index()
+
+
+def select_multiple(summary: pd.DataFrame, refusals: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per pool: the model with max in-sample adjusted R^2 next to the lowest held-out MAPE.
+
+    Only models predicted for every held-out row compete on MAPE; pools whose every model was
+    refused are listed with empty choices (see the refusals). Columns: pool, pool_by, variables,
+    n_candidates (models fitted), n_refused, r2_features, r2_rsquared_adj,
+    r2_mape, r2_coverage, selected_features, selected_rsquared_adj, selected_mape,
+    selected_coverage, differ.
+    """
+    complete = summary["n_predicted"] == summary["n_rows"]  # every held-out row predicted
+    r2, ho = _choose(summary, ["pool"], "rsquared_adj", complete)
+    base = summary.drop_duplicates("pool").set_index("pool")[["pool_by", "variables"]]
+    if refusals is not None and len(refusals):
+        only = refusals.drop_duplicates("pool").set_index("pool")[["pool_by"]]
+        base = pd.concat([base, only[~only.index.isin(base.index)].assign(variables="")])
+        nref = refusals.groupby("pool").size()
+    else:
+        nref = pd.Series(dtype=int)
+    base["n_candidates"] = summary.groupby("pool", sort=False).size().reindex(base.index).fillna(0).astype(int)
+    base["n_refused"] = nref.reindex(base.index).fillna(0).astype(int)
+    for prefix, t in (("r2", r2), ("selected", ho)):
+        base[f"{prefix}_features"] = t["features"].reindex(base.index)
+        base[f"{prefix}_rsquared_adj"] = t["rsquared_adj"].reindex(base.index)
+        base[f"{prefix}_mape"] = t["mape"].reindex(base.index)
+        base[f"{prefix}_coverage"] = t["coverage"].reindex(base.index)
+    base["differ"] = base["r2_features"].ne(base["selected_features"]) & base["selected_features"].notna()
+    return base.reset_index()

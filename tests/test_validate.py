@@ -1,0 +1,197 @@
+"""Tests of benchcast.validate: held-out-device validation against hand computation, refusals, selection."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from benchcast import models, validate
+from test_models import make_agg
+
+F64 = ("randwrite", 65536, "lat_mean")
+F4 = ("randwrite", 4096, "lat_mean")
+FBW = ("randwrite", 65536, "bw")
+
+
+def hand_loo(x, y, alpha=0.05):
+    """Leave-one-out predictions and intervals of y = a + b x, by the closed-form formulas."""
+    out = []
+    for i in range(len(x)):
+        xs, ys = np.delete(x, i), np.delete(y, i)
+        n = len(xs)
+        xbar, ybar = xs.mean(), ys.mean()
+        sxx = ((xs - xbar) ** 2).sum()
+        b = ((xs - xbar) * (ys - ybar)).sum() / sxx
+        a = ybar - b * xbar
+        pred = a + b * x[i]
+        if n > 2:
+            s = np.sqrt(((ys - a - b * xs) ** 2).sum() / (n - 2))
+            half = stats.t.ppf(1 - alpha / 2, n - 2) * s * np.sqrt(1 + 1 / n + (x[i] - xbar) ** 2 / sxx)
+        else:
+            half = np.nan
+        out.append((pred, pred - half, pred + half))
+    return np.array(out)
+
+
+def four_devices():
+    x64 = {"a": 10.0, "b": 20.0, "c": 40.0, "d": 25.0}
+    x4 = {"a": 3.0, "b": 1.0, "c": 7.0, "d": 2.0}
+    bw = {"a": 900.0, "b": 500.0, "c": 300.0, "d": 350.0}
+    y = {"a": 130.0, "b": 190.0, "c": 430.0, "d": 270.0}
+    feats = {d: {F64: x64[d], F4: x4[d], FBW: bw[d]} for d in x64}
+    return make_agg(feats, y), x64, x4, y
+
+
+def test_loo_simple_matches_hand_computation():
+    agg, x64, x4, y = four_devices()
+    folds, summary = validate.loo_simple(agg, alpha=0.1)
+    devs = ["a", "b", "c", "d"]
+    yv = np.array([y[d] for d in devs])
+    for fid, xd in (("randwrite_64K_lat_mean", x64), ("randwrite_4K_lat_mean", x4)):
+        xv = np.array([xd[d] for d in devs])
+        hand = hand_loo(xv, yv, alpha=0.1)
+        f = folds[folds["features"] == fid].set_index("held_out").loc[devs]
+        assert f["prediction"].to_numpy() == pytest.approx(hand[:, 0])
+        assert f["lower"].to_numpy() == pytest.approx(hand[:, 1])
+        assert f["upper"].to_numpy() == pytest.approx(hand[:, 2])
+        pct = 100 * (hand[:, 0] - yv) / yv
+        assert f["pct_error"].to_numpy() == pytest.approx(pct)
+        assert f["abs_error"].to_numpy() == pytest.approx(np.abs(hand[:, 0] - yv))
+        inside = (hand[:, 1] <= yv) & (yv <= hand[:, 2])
+        assert f["covered"].astype(bool).tolist() == inside.tolist()
+        s = summary[summary["features"] == fid].iloc[0]
+        assert s["mape"] == pytest.approx(np.abs(pct).mean())
+        assert s["coverage"] == pytest.approx(inside.mean())
+        assert s["r2"] == pytest.approx(np.corrcoef(xv, yv)[0, 1] ** 2)
+        assert (s["n_folds"], s["n_predicted"], s["n_intervals"]) == (4, 4, 4)
+    assert (folds["resid_df"] == 1).all() and (folds["interval_flag"] == "").all()
+
+
+def test_loo_simple_agrees_with_statsmodels():
+    rng = np.random.default_rng(7)
+    devs = [f"d{i}" for i in range(7)]
+    x = rng.uniform(5, 50, 7)
+    y = 100 + 8 * x + rng.normal(0, 20, 7)
+    agg = make_agg({d: {F64: v} for d, v in zip(devs, x)}, dict(zip(devs, y)))
+    folds, _ = validate.loo_simple(agg)
+    for i, d in enumerate(devs):
+        fit = models.fit_simple(np.delete(x, i), np.delete(y, i))
+        p = models.predict_simple(fit, [x[i]]).iloc[0]
+        row = folds[folds["held_out"] == d].iloc[0]
+        assert row[["prediction", "lower", "upper"]].to_numpy(float) == pytest.approx(
+            p[["prediction", "lower", "upper"]].to_numpy(float))
+
+
+def test_loo_simple_three_devices_zero_df_flagged_not_crashing():
+    agg = make_agg({"a": {F64: 10.0}, "b": {F64: 20.0}, "c": {F64: 40.0}}, {"a": 110.0, "b": 190.0, "c": 420.0})
+    folds, summary = validate.loo_simple(agg)
+    hand = hand_loo(np.array([10.0, 20.0, 40.0]), np.array([110.0, 190.0, 420.0]))
+    assert folds.set_index("held_out").loc[["a", "b", "c"], "prediction"].to_numpy() == pytest.approx(hand[:, 0])
+    assert folds["lower"].isna().all() and folds["upper"].isna().all() and folds["covered"].isna().all()
+    assert (folds["interval_flag"] == models.FLAG_ZERO_DF).all()
+    s = summary.iloc[0]
+    assert np.isfinite(s["mape"]) and np.isnan(s["coverage"]) and s["n_intervals"] == 0
+
+
+def test_loo_simple_missing_figure_and_candidates():
+    agg, *_ = four_devices()
+    agg = agg[~((agg["device"] == "d") & (agg["block_size"] == 4096))]
+    folds, summary = validate.loo_simple(agg, candidates=lambda k: ["randwrite_4K_lat_mean", "randwrite_64K_lat_mean"])
+    assert set(summary["features"]) == {"randwrite_4K_lat_mean", "randwrite_64K_lat_mean"}
+    s4 = summary.set_index("features").loc["randwrite_4K_lat_mean"]
+    assert (s4["n_devices"], s4["n_folds"], s4["n_predicted"]) == (3, 3, 3)
+    assert "d" not in set(folds.loc[folds["features"] == "randwrite_4K_lat_mean", "held_out"])
+
+
+def test_loo_simple_coverage_on_known_linear_model():
+    # 200 series on 8 devices, each y = 50 + 4 x + N(0, 5): nominal 95% intervals should hold ~95%.
+    rng = np.random.default_rng(11)
+    devs = [f"d{i}" for i in range(8)]
+    x = dict(zip(devs, rng.uniform(10, 100, 8)))
+    res = {d: {(k + 1) * 10**9: 50 + 4 * x[d] + rng.normal(0, 5) for k in range(200)} for d in devs}
+    agg = make_agg({d: {F64: x[d]} for d in devs}, res)
+    folds, summary = validate.loo_simple(agg)
+    assert len(summary) == 200 and len(folds) == 1600
+    cov = folds["covered"].astype(float).mean()
+    assert 0.90 <= cov <= 0.99
+
+
+def test_select_simple_both_choices_and_differ_flag():
+    agg, *_ = four_devices()
+    _, summary = validate.loo_simple(agg)
+    sel = validate.select_simple(summary)
+    row = sel.iloc[0]
+    best_r2 = summary.loc[summary["r2"].idxmax()]
+    best_mape = summary.loc[summary["mape"].idxmin()]
+    assert row["paper_feature"] == best_r2["features"] and row["paper_r2"] == best_r2["r2"]
+    assert row["selected_feature"] == best_mape["features"] and row["selected_mape"] == best_mape["mape"]
+    assert row["differ"] == (best_r2["features"] != best_mape["features"])
+    # hand-made summary where they differ
+    s = pd.DataFrame({"series": "s", **{c: "" for c in ["benchmark", "engine", "workload", "op", "metric", "unit"]},
+                      "threads": 0, "data_size": 0, "features": ["f1", "f2", "f3"], "r2": [0.99, 0.95, 0.5],
+                      "mape": [12.0, 3.0, 1.0], "coverage": np.nan, "n_folds": 3, "n_predicted": [3, 3, 2]})
+    out = validate.select_simple(s).iloc[0]
+    assert (out["paper_feature"], out["selected_feature"], out["differ"]) == ("f1", "f2", True)  # f3 incomplete
+
+
+def pooled(n_dev, sizes=(2, 8, 32), noise=1.0, seed=5):
+    rng = np.random.default_rng(seed)
+    devs = [f"d{i}" for i in range(n_dev)]
+    x1 = dict(zip(devs, rng.uniform(10, 100, n_dev)))
+    x2 = dict(zip(devs, rng.uniform(1, 10, n_dev)))
+    feats = {d: {F64: x1[d], F4: x2[d]} for d in devs}
+    res = {d: {s * 10**9: 100 + 5 * x1[d] + 2 * s + rng.normal(0, noise) for s in sizes} for d in devs}
+    return make_agg(feats, res), devs
+
+
+def test_loo_multiple_matches_hand_least_squares_and_holds_out_device_rows_together():
+    agg, devs = pooled(4)
+    folds, summary, refusals = validate.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"])
+    assert refusals.empty and len(summary) == 1
+    s = summary.iloc[0]
+    assert s["variables"] == "data_gb+log2_data_gb" and (s["n_rows"], s["n_devices"]) == (12, 4)
+    P = models.pool_table(agg)
+    X = np.column_stack([np.ones(len(P)), P["randwrite_64K_lat_mean"], P["data_size"] / 1e9,
+                         np.log2(P["data_size"] / 1e9)])
+    yv = P["value"].to_numpy()
+    for d in devs:
+        tr, te = (P["device"] != d).to_numpy(), (P["device"] == d).to_numpy()
+        beta = np.linalg.solve(X[tr].T @ X[tr], X[tr].T @ yv[tr])  # normal equations by hand
+        f = folds[folds["held_out"] == d]
+        assert len(f) == 3 and (f["n_train"] == 9).all() and (f["n_train_devices"] == 3).all()
+        assert f["prediction"].to_numpy() == pytest.approx(X[te] @ beta)
+        assert f["truth"].to_numpy() == pytest.approx(yv[te])
+    assert (folds["device_df"] == 1).all() and (folds["interval_flag"] == "").all()
+    assert s["mape"] == pytest.approx((100 * (folds["prediction"] - folds["truth"]) / folds["truth"]).abs().mean())
+
+
+def test_loo_multiple_refuses_over_parameterised_models():
+    agg, _ = pooled(3)
+    folds, summary, refusals = validate.loo_multiple(agg)
+    assert set(summary["features"]) == {"randwrite_4K_lat_mean", "randwrite_64K_lat_mean"}
+    assert refusals["features"].tolist() == ["randwrite_4K_lat_mean+randwrite_64K_lat_mean"]
+    r = refusals.iloc[0]
+    assert (r["model"], r["n_figures"], r["n_devices"]) == ("multiple", 2, 3)
+    assert "need at least 4 devices" in r["reason"]
+    # 3 devices, 1 figure: each fold fits on 2 devices -> flagged
+    assert (folds["device_df"] == 0).all() and (folds["interval_flag"] == models.FLAG_NO_DEVICE_DF).all()
+    # with 4 devices the pair is allowed
+    agg4, _ = pooled(4)
+    _, summary4, refusals4 = validate.loo_multiple(agg4)
+    assert refusals4.empty and len(summary4) == 3
+    sel = validate.select_multiple(summary, refusals)
+    assert sel.iloc[0]["n_refused"] == 1 and sel.iloc[0]["selected_features"] in set(summary["features"])
+
+
+def test_loo_multiple_across_workloads_needs_read_fraction():
+    agg_w, _ = pooled(4, seed=1)
+    agg_r, _ = pooled(4, seed=2)
+    app = agg_r[agg_r["benchmark"] != "fio"].assign(workload="write-heavy")
+    agg = pd.concat([agg_w, app], ignore_index=True)
+    _, summary, refusals = validate.loo_multiple(agg, pool_by=models.POOL_ACROSS_WORKLOADS, max_figures=1)
+    assert summary.empty and len(refusals) == 2
+    assert refusals["reason"].str.contains("read fraction unknown for workload").all()
+    _, summary, refusals = validate.loo_multiple(agg, pool_by=models.POOL_ACROSS_WORKLOADS, max_figures=1,
+                                                 read_fraction=models.PAPER_READ_FRACTION)
+    assert refusals.empty and (summary["variables"] == "data_gb+log2_data_gb+read_fraction").all()
+    assert (summary["n_rows"] == 24).all()
