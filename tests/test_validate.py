@@ -195,3 +195,13 @@ def test_loo_multiple_across_workloads_needs_read_fraction():
                                                  read_fraction=models.PAPER_READ_FRACTION)
     assert refusals.empty and (summary["variables"] == "data_gb+log2_data_gb+read_fraction").all()
     assert (summary["n_rows"] == 24).all()
+
+
+def test_baseline_mape_is_leave_one_out_mean():
+    agg, _, _, y = four_devices()
+    _, summary = validate.loo_simple(agg)
+    yv = np.array(list(y.values()))
+    pred = (yv.sum() - yv) / 3
+    expect = np.abs(100 * (pred - yv) / yv).mean()
+    assert summary["baseline_mape"].tolist() == pytest.approx([expect] * len(summary))
+    assert validate.select_simple(summary)["baseline_mape"].iloc[0] == summary["baseline_mape"].iloc[0]

@@ -51,7 +51,7 @@ FLAG_RANK = "design rank-deficient in this fold"
 SIMPLE_FOLD_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "held_out", "x", "truth", "prediction",
                        "lower", "upper", "abs_error", "pct_error", "covered", "n_train", "resid_df", "interval_flag"]
 SIMPLE_SUMMARY_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "n_devices", "n_folds", "n_predicted",
-                          "mape", "coverage", "n_intervals", "r2", "slope", "intercept"]
+                          "mape", "coverage", "n_intervals", "r2", "slope", "intercept", "baseline_mape"]
 
 
 def _simple_fit(X: np.ndarray, y: np.ndarray, W: np.ndarray):
@@ -89,7 +89,10 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_
     simple-regression prediction intervals (identical to statsmodels' obs_ci).
 
     Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
-    :data:`SIMPLE_SUMMARY_COLUMNS`.
+    :data:`SIMPLE_SUMMARY_COLUMNS`. ``baseline_mape`` (one per series) is the held-out MAPE of
+    predicting each device by the mean of the other devices' results (no feature at all): a model
+    is only informative where it beats it. Where Y hardly varies over devices a near-flat line
+    (R^2 ~ 0) has a small MAPE too, so compare with the baseline before trusting a low MAPE.
     """
     F = feature_matrix(agg, feature_benchmark)
     Y, keys = series_matrix(agg, feature_benchmark)
@@ -111,6 +114,10 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_
         devs = devices[present]
         A = np.isfinite(Xv)
         _, _, _, a_all, b_all, _, r2_all, _ = _simple_fit(Xv, yv, A)
+        n = len(yv)
+        base_pred = (yv.sum() - yv) / (n - 1)  # leave-one-out mean of the other devices
+        with np.errstate(divide="ignore", invalid="ignore"):
+            baseline_mape = float(np.mean(np.abs(100 * (base_pred - yv) / yv)))
         for _, test in logo.split(Xv, yv, groups=devs):
             i = int(test[0])
             W = A.copy()
@@ -147,7 +154,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_
             acc["interval_flag"].append(flag[keep])
         summary_frames.append(pd.DataFrame({
             "series": series, **key, "model": "simple", "features": cands, "n_devices": A.sum(axis=0),
-            "r2": r2_all, "slope": b_all, "intercept": a_all,
+            "r2": r2_all, "slope": b_all, "intercept": a_all, "baseline_mape": baseline_mape,
         }))
     if not summary_frames:
         return pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS), pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS)
@@ -302,13 +309,15 @@ def select_simple(summary: pd.DataFrame) -> pd.DataFrame:
     """Per series: the paper's choice (max in-sample R^2) next to the lowest held-out MAPE.
 
     Only models predicted in every fold compete on MAPE. Columns: series, SERIES_COLUMNS,
-    n_candidates, paper_feature, paper_r2, paper_mape, paper_coverage, selected_feature,
+    n_candidates, baseline_mape (if in ``summary``), paper_feature, paper_r2, paper_mape, paper_coverage, selected_feature,
     selected_r2, selected_mape, selected_coverage, differ (the two choices differ).
     """
     complete = summary["n_predicted"] == summary["n_folds"]
     r2, ho = _choose(summary, ["series"], "r2", complete)
     base = summary.drop_duplicates("series").set_index("series")[SERIES_COLUMNS]
     base["n_candidates"] = summary.groupby("series", sort=False).size()
+    if "baseline_mape" in summary:
+        base["baseline_mape"] = summary.groupby("series", sort=False)["baseline_mape"].first()
     cols = {"features": "feature", "r2": "r2", "mape": "mape", "coverage": "coverage"}
     for prefix, t in (("paper", r2), ("selected", ho)):
         for c, n in cols.items():
