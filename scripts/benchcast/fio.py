@@ -259,8 +259,9 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     except subprocess.TimeoutExpired:
         raise BenchcastError(f"{where}: fio timed out after {timeout}s") from None
     if proc.returncode != 0:
-        msg = (proc.stderr.strip() or proc.stdout.strip() or "no message").splitlines()
-        raise BenchcastError(f"{where}: fio exit {proc.returncode}: {msg[-1]}")
+        from .devices.base import one_line
+
+        raise BenchcastError(f"{where}: fio exit {proc.returncode}: {one_line(proc)}")
     load(output)
     return output
 

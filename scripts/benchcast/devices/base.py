@@ -58,9 +58,15 @@ def run(cmd, what: str, check: bool = True, input: str | None = None, timeout: f
     except subprocess.TimeoutExpired:
         raise BenchcastError(f"{what}: {' '.join(map(str, cmd))} timed out after {timeout}s") from None
     if check and proc.returncode != 0:
-        msg = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}").splitlines()
-        raise BenchcastError(f"{what}: {' '.join(map(str, cmd))} failed: {msg[-1]}")
+        raise BenchcastError(f"{what}: {' '.join(map(str, cmd))} failed: {one_line(proc)}")
     return proc
+
+
+def one_line(proc) -> str:
+    """A command's error output as one line (all its non-blank lines, shortened)."""
+    text = proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}"
+    line = " | ".join(ln.strip() for ln in text.splitlines() if ln.strip())
+    return line if len(line) <= 400 else line[:397] + "..."
 
 
 def run_json(cmd, what: str):
