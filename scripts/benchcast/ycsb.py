@@ -1,0 +1,449 @@
+"""YCSB: workload properties out, YCSB measurement files in.
+
+Workloads are the paper's four read/update mixes (``write-only`` 0/100, ``write-heavy`` 50/50,
+``read-heavy`` 95/5, ``read-only`` 100/0, zipfian) and YCSB's core workloads ``a`` .. ``f``. A data
+size in bytes becomes a record count: ``data_size // (fieldcount * fieldlength)`` (keys not counted).
+
+The bindings are benchcast's own (``ycsb/``, built into one jar by :func:`build_jar` or
+``scripts/build_ycsb.sh``): ``rocksdb`` (embedded RocksDB in a directory on the device under test)
+and ``mariadb`` (a throwaway server, :mod:`benchcast.mariadb`, with its datadir on the device).
+
+YCSB writes its measurements (hdrhistogram, so percentiles are real) with the text exporter to a
+file; :func:`parse` turns that file into records (benchmark ``ycsb``; op ``read``, ``update``,
+``insert``, ``scan``, ``read-modify-write``, ``delete``, ``overall``; metric ``lat_mean``,
+``lat_p95``, ``lat_p99`` in us, ``ops`` count, and for ``overall`` ``throughput`` in ops/s and
+``runtime`` in ms). Any Return code other than OK (or BATCHED_OK), or any failed op, is an error.
+
+:func:`run_ycsb` loads once per repeat and runs the workloads in the given order on that data
+(or reloads per workload); the choice is kept in the ``reload`` provenance column.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from . import BenchcastError
+from . import records as rec
+from .mariadb import die_with_parent
+
+YCSB_VERSION = "0.17.0"
+ROOT = Path(__file__).resolve().parents[2]
+#: The Maven module of the bindings, and where a plain ``mvn package`` in it puts the jar.
+MODULE = ROOT / "ycsb"
+DEFAULT_JAR = MODULE / "target" / "benchcast-ycsb.jar"
+
+ENGINES = {
+    "rocksdb": "benchcast.ycsb.RocksDBClient",
+    "mariadb": "benchcast.ycsb.JdbcClient",
+}
+
+_MIXES = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
+          "readmodifywriteproportion")
+
+
+def _mix(read=0.0, update=0.0, insert=0.0, scan=0.0, rmw=0.0, dist="zipfian", **extra) -> dict:
+    props = dict(zip(_MIXES, (read, update, insert, scan, rmw)))
+    props["requestdistribution"] = dist
+    props.update(extra)
+    return {k: str(v) for k, v in props.items()}
+
+
+#: Workload name -> CoreWorkload properties. Every proportion is explicit (CoreWorkload's own
+#: defaults are read 0.95 / update 0.05).
+WORKLOADS: dict[str, dict[str, str]] = {
+    # Soga et al. 2018: read/update mixes, zipfian
+    "write-only": _mix(read=0, update=1),
+    "write-heavy": _mix(read=0.5, update=0.5),
+    "read-heavy": _mix(read=0.95, update=0.05),
+    "read-only": _mix(read=1, update=0),
+    # YCSB core workloads (workloads/workloada .. workloadf of YCSB 0.17.0)
+    "a": _mix(read=0.5, update=0.5),
+    "b": _mix(read=0.95, update=0.05),
+    "c": _mix(read=1),
+    "d": _mix(read=0.95, insert=0.05, dist="latest"),
+    "e": _mix(scan=0.95, insert=0.05, maxscanlength=100, scanlengthdistribution="uniform"),
+    "f": _mix(read=0.5, rmw=0.5),
+}
+PAPER_WORKLOADS = ("write-only", "write-heavy", "read-heavy", "read-only")
+CORE_WORKLOADS = ("a", "b", "c", "d", "e", "f")
+
+#: Properties common to every load and run.
+BASE_PROPERTIES = {
+    "workload": "site.ycsb.workloads.CoreWorkload",
+    "readallfields": "true",
+    "measurementtype": "hdrhistogram",
+    "hdrhistogram.percentiles": "95,99",
+    "exporter": "site.ycsb.measurements.exporter.TextMeasurementsExporter",
+}
+
+_OPS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL", "CLEANUP"}
+_OK = {"OK", "BATCHED_OK"}
+_METRICS = {
+    "AverageLatency(us)": ("lat_mean", "us"),
+    "95thPercentileLatency(us)": ("lat_p95", "us"),
+    "99thPercentileLatency(us)": ("lat_p99", "us"),
+    "Operations": ("ops", "ops"),
+}
+_OVERALL = {"Throughput(ops/sec)": ("throughput", "ops/s"), "RunTime(ms)": ("runtime", "ms")}
+_LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
+
+
+# ----------------------------------------------------------------------------------------- properties
+
+def workload_names() -> list[str]:
+    return list(WORKLOADS)
+
+
+def record_count(data_size, fieldcount: int = 10, fieldlength: int = 100) -> int:
+    """Records needed for ``data_size`` bytes of field data (at least 1)."""
+    nbytes = rec.parse_size(data_size, "ycsb data_size")
+    if fieldcount < 1 or fieldlength < 1:
+        raise BenchcastError(f"ycsb: fieldcount and fieldlength must be >= 1, not {fieldcount}, {fieldlength}")
+    return max(1, nbytes // (fieldcount * fieldlength))
+
+
+def workload_properties(workload: str, data_size, *, fieldcount: int = 10, fieldlength: int = 100,
+                        operationcount: int | None = None, maxexecutiontime: float | None = None,
+                        extra: dict | None = None) -> dict[str, str]:
+    """YCSB properties of one workload at one data size.
+
+    Give ``operationcount`` or ``maxexecutiontime`` (seconds) or both (YCSB stops at whichever comes
+    first); with only a time, operationcount is 0 (unbounded). ``extra`` overrides anything.
+    """
+    if workload not in WORKLOADS:
+        raise BenchcastError(f"ycsb: unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
+    if operationcount is None and maxexecutiontime is None:
+        raise BenchcastError(f"ycsb workload {workload}: give operationcount or maxexecutiontime")
+    props = dict(BASE_PROPERTIES)
+    props.update(WORKLOADS[workload])
+    props["recordcount"] = str(record_count(data_size, fieldcount, fieldlength))
+    props["fieldcount"] = str(int(fieldcount))
+    props["fieldlength"] = str(int(fieldlength))
+    props["operationcount"] = str(int(operationcount or 0))
+    if maxexecutiontime is not None:
+        props["maxexecutiontime"] = str(int(maxexecutiontime))
+    for key, val in (extra or {}).items():
+        props[str(key)] = str(val)
+    return props
+
+
+def properties_text(props: dict, comment: str = "") -> str:
+    """A Java properties file (one ``key=value`` a line, sorted)."""
+    lines = [f"# {line}" for line in comment.splitlines()]
+    for key, val in sorted(props.items()):
+        if "\n" in str(val) or "\n" in str(key):
+            raise BenchcastError(f"ycsb property {key!r}: value contains a newline")
+        lines.append(f"{key}={val}")
+    return "\n".join(lines) + "\n"
+
+
+def command(phase: str, *, jar, engine: str, props_file, overrides: dict | None = None, threads: int = 1,
+            java: str = "java", jvm_args=(), status: bool = True) -> list[str]:
+    """``java -cp JAR site.ycsb.Client -load|-t -db CLASS -P PROPS -p k=v ... -threads N -s``."""
+    if phase not in ("load", "run"):
+        raise BenchcastError(f"ycsb: phase must be load or run, not {phase!r}")
+    if engine not in ENGINES:
+        raise BenchcastError(f"ycsb: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+    cmd = [java, *jvm_args, "-cp", str(jar), "site.ycsb.Client", "-load" if phase == "load" else "-t",
+           "-db", ENGINES[engine], "-P", str(props_file)]
+    for key, val in (overrides or {}).items():
+        cmd += ["-p", f"{key}={val}"]
+    cmd += ["-threads", str(int(threads))]
+    if status:
+        cmd.append("-s")
+    return cmd
+
+
+# -------------------------------------------------------------------------------------------- parsing
+
+def parse_text(text: str, where: str) -> dict:
+    """Parse YCSB text-exporter output into ``{"ops": {(op, metric): value}, "returns": {op: {code: n}},
+    "failed": {name: n}}``. Raises on output without any measurement."""
+    values: dict[tuple[str, str], float] = {}
+    returns: dict[str, dict[str, int]] = {}
+    failed: dict[str, int] = {}
+    for line in text.splitlines():
+        m = _LINE.match(line.strip())
+        if not m:
+            continue
+        name, key, raw = m.group(1).strip(), m.group(2).strip(), m.group(3)
+        if name.startswith("TOTAL_GC") or name == "CLEANUP":
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        if name not in _OPS:
+            # READ-FAILED, or READ-NOT_FOUND when latency is tracked per error code
+            failed[name] = failed.get(name, 0) + (int(value) if key == "Operations" else 0)
+            continue
+        if key.startswith("Return="):
+            returns.setdefault(name.lower(), {})[key[len("Return="):]] = int(value)
+            continue
+        table = _OVERALL if name == "OVERALL" else _METRICS
+        if key in table:
+            values[(name.lower(), table[key][0])] = value
+    if not values:
+        raise BenchcastError(f"{where}: no YCSB measurements found")
+    if ("overall", "throughput") not in values:
+        raise BenchcastError(f"{where}: no [OVERALL] throughput line (YCSB did not finish?)")
+    return {"ops": values, "returns": returns, "failed": failed}
+
+
+def check_ok(parsed: dict, where: str) -> None:
+    """Raise when YCSB reported any return code other than OK or any failed operation."""
+    bad = [f"{op} Return={code} x{n}" for op, codes in sorted(parsed["returns"].items())
+           for code, n in sorted(codes.items()) if code not in _OK and n]
+    bad += [f"{name} x{n}" for name, n in sorted(parsed["failed"].items())]
+    if bad:
+        raise BenchcastError(f"{where}: YCSB reported failed operations: {', '.join(bad)}")
+
+
+def parse(path, **columns) -> pd.DataFrame:
+    """Records of one YCSB measurement file; ``columns`` are added to every row (study, device,
+    engine, workload, threads, data_size, run, provenance ...). Raises on failed operations."""
+    path = Path(path)
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        raise BenchcastError(f"{path}: no such YCSB output file") from None
+    parsed = parse_text(text, str(path))
+    check_ok(parsed, str(path))
+    rows = []
+    for (op, metric), value in parsed["ops"].items():
+        unit = (_OVERALL if op == "overall" else _METRICS)
+        unit = next(u for m, u in unit.values() if m == metric)
+        rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
+    base = {"study": "", "device": "", "source": "ycsb", "benchmark": "ycsb", "engine": "", "workload": "",
+            "block_size": 0, "threads": 0, "data_size": 0, "run": 0}
+    base.update(columns)
+    return rec.make(rows, **base)
+
+
+# ------------------------------------------------------------------------------------------ execution
+
+def _mask(cmd: list[str]) -> str:
+    return " ".join(re.sub(r"^(db\.passwd=).*", r"\1***", a) for a in cmd)
+
+
+def run_phase(phase: str, *, engine: str, jar, props: dict, overrides: dict, threads: int, prefix,
+              java: str = "java", jvm_args=(), timeout: float | None = None, columns: dict | None = None
+              ) -> pd.DataFrame:
+    """Run one YCSB load or run phase and return its records.
+
+    Writes ``PREFIX.properties``, ``PREFIX.cmd``, ``PREFIX.out`` (stdout), ``PREFIX.err`` (stderr,
+    status lines) and ``PREFIX.txt`` (the measurements). Raises on a non-zero exit, a timeout (the JVM
+    is killed) or failed operations; errors name the files.
+    """
+    prefix = Path(prefix)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    props_file = prefix.with_name(prefix.name + ".properties")
+    export = prefix.with_name(prefix.name + ".txt")
+    export.unlink(missing_ok=True)
+    props_file.write_text(properties_text(props, comment=f"benchcast ycsb {phase} ({engine})"))
+    cmd = command(phase, jar=jar, engine=engine, props_file=props_file,
+                  overrides={**overrides, "exportfile": export}, threads=threads, java=java, jvm_args=jvm_args)
+    prefix.with_name(prefix.name + ".cmd").write_text(_mask(cmd) + "\n")
+    out_path = prefix.with_name(prefix.name + ".out")
+    err_path = prefix.with_name(prefix.name + ".err")
+    started = time.monotonic()
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                preexec_fn=die_with_parent(os.getpid(), signal.SIGKILL))
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise BenchcastError(f"{export}: YCSB {phase} ({engine}) killed after {timeout}s (see {err_path})") from None
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    elapsed = time.monotonic() - started
+    if rc != 0:
+        tail = " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-5:])
+        raise BenchcastError(f"{export}: YCSB {phase} ({engine}) exited with {rc}: {tail} (see {err_path})")
+    df = parse(export, **(columns or {}))
+    df["phase"] = phase
+    df["wall_s"] = round(elapsed, 3)
+    df["raw"] = str(export)
+    return df
+
+
+def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar, out_dir, study: str,
+             device: str, operationcount: int | None = None, maxexecutiontime: float | None = None,
+             repeats=1, reload_per_workload: bool = False, fieldcount: int = 10, fieldlength: int = 100,
+             properties: dict | None = None, load_threads: int | None = None,
+             mariadb_options: dict | None = None, java: str = "java", jvm_args=(),
+             timeout: float | None = None, keep_data: bool = False) -> pd.DataFrame:
+    """Load and run YCSB workloads on one device with one engine at one data size; return records.
+
+    For each repeat (``repeats``: a count, or the run indices to use) the data is loaded into a fresh
+    database under ``device_dir`` (RocksDB directory, or MariaDB datadir of a fresh server), then the
+    ``workloads`` run in the given order on that data; with ``reload_per_workload`` every workload
+    gets a freshly loaded database instead. Records of the first load of a repeat are returned with
+    workload ``load`` (op ``insert``). Raw YCSB files go to ``out_dir/r{run}/``; the database is
+    removed afterwards unless ``keep_data``. A workload that inserts (d, e) grows the record count
+    seen by the next workload on the same data.
+
+    ``properties`` are extra YCSB/binding properties for every phase (``rocksdb.sync``,
+    ``db.batchsize`` ...); ``mariadb_options`` are :func:`benchcast.mariadb.start` keyword arguments
+    (``buffer_pool_size``, ``log_file_size``, ``options``). Every setting is kept as provenance.
+    """
+    if engine not in ENGINES:
+        raise BenchcastError(f"ycsb: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+    workloads = list(workloads)
+    for w in workloads:
+        if w not in WORKLOADS:
+            raise BenchcastError(f"ycsb: unknown workload {w!r} (known: {', '.join(WORKLOADS)})")
+    if not workloads:
+        raise BenchcastError("ycsb: no workloads to run")
+    jar = Path(jar)
+    if not jar.is_file():
+        raise BenchcastError(f"ycsb: jar {jar} not found (build it with scripts/build_ycsb.sh)")
+    device_dir, out_dir = Path(device_dir), Path(out_dir)
+    if not device_dir.is_dir():
+        raise BenchcastError(f"ycsb: device directory {device_dir} does not exist")
+    nbytes = rec.parse_size(data_size, "ycsb data_size")
+    runs = list(range(repeats)) if isinstance(repeats, int) else [int(r) for r in repeats]
+    if timeout is None and maxexecutiontime is not None:
+        timeout = float(maxexecutiontime) + 600
+    common = {"study": study, "device": device, "engine": engine, "threads": int(threads), "data_size": nbytes}
+    versions = binding_versions()
+    provenance = {
+        "ycsb_version": YCSB_VERSION, "binding": ENGINES[engine],
+        "binding_lib": (f"rocksdbjni {versions.get('rocksdbjni.version', '?')}" if engine == "rocksdb"
+                        else f"mariadb-java-client {versions.get('mariadb.jdbc.version', '?')}"),
+        "reload": "per-workload" if reload_per_workload else "once",
+        "fieldcount": int(fieldcount), "fieldlength": int(fieldlength),
+        "operationcount": int(operationcount or 0), "maxexecutiontime": float(maxexecutiontime or 0),
+    }
+    for key, val in sorted((properties or {}).items()):
+        if key != "db.passwd":
+            provenance[f"prop_{key}"] = str(val)
+    frames = []
+    for run in runs:
+        run_dir = out_dir / f"r{run}"
+        if reload_per_workload:
+            units = [(f"{i:02d}-{w}-", [(i, w)]) for i, w in enumerate(workloads, start=1)]
+        else:
+            units = [("", list(enumerate(workloads, start=1)))]
+        for u, (label, unit) in enumerate(units):
+            frames += _run_unit(
+                engine, device_dir / f"benchcast-ycsb-{engine}-r{run}{'-' + label[:-1] if label else ''}",
+                run_dir, label, unit, run, keep_load=(u == 0), nbytes=nbytes, threads=threads,
+                load_threads=load_threads or threads, jar=jar, common=common, provenance=provenance,
+                fieldcount=fieldcount, fieldlength=fieldlength, operationcount=operationcount,
+                maxexecutiontime=maxexecutiontime, properties=properties or {},
+                mariadb_options=mariadb_options or {}, java=java, jvm_args=jvm_args, timeout=timeout,
+                keep_data=keep_data)
+    out = pd.concat(frames, ignore_index=True)
+    return rec.check(out, where=f"ycsb {engine} {device}")
+
+
+def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes, threads, load_threads, jar,
+              common, provenance, fieldcount, fieldlength, operationcount, maxexecutiontime, properties,
+              mariadb_options, java, jvm_args, timeout, keep_data) -> list[pd.DataFrame]:
+    """Load a fresh database in ``data_dir`` and run the ``unit`` workloads ((order, name) pairs) on it;
+    raw files are ``run_dir/{label}load.*`` and ``run_dir/{order:02d}-{name}.*``."""
+    from . import mariadb
+
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True)
+    frames = []
+    sizes = {"fieldcount": fieldcount, "fieldlength": fieldlength, "operationcount": operationcount,
+             "maxexecutiontime": maxexecutiontime}
+    try:
+        if engine == "mariadb":
+            server_ctx = mariadb.server(data_dir / "data", run_dir / f"{label}mariadb", **mariadb_options)
+        else:
+            server_ctx = _null_server()
+        with server_ctx as srv:
+            conn = {"rocksdb.dir": str(data_dir / "db")} if srv is None else srv.ycsb_properties()
+            prov = dict(provenance)
+            if srv is not None:
+                prov.update(srv.provenance())
+            records_now = record_count(nbytes, fieldcount, fieldlength)
+            props = workload_properties(unit[0][1], nbytes, **sizes, extra=properties)
+            load_over = {**conn, "db.droptable": "true"} if engine == "mariadb" else dict(conn)
+            df = run_phase("load", engine=engine, jar=jar, props=props, overrides=load_over,
+                           threads=load_threads, prefix=run_dir / f"{label}load", java=java,
+                           jvm_args=jvm_args, columns={**common, **prov, "workload": "load", "run": run,
+                                                       "recordcount": records_now, "order": 0})
+            if keep_load:
+                frames.append(df)
+            for order, w in unit:
+                props = workload_properties(w, nbytes, **sizes, extra={**properties, "recordcount": records_now})
+                df = run_phase("run", engine=engine, jar=jar, props=props, overrides=conn, threads=threads,
+                               prefix=run_dir / f"{order:02d}-{w}", java=java, jvm_args=jvm_args,
+                               timeout=timeout,
+                               columns={**common, **prov, "workload": w, "run": run,
+                                        "recordcount": records_now, "order": order})
+                frames.append(df)
+                inserted = df.loc[(df["op"] == "insert") & (df["metric"] == "ops"), "value"]
+                records_now += int(inserted.sum())
+    finally:
+        if not keep_data:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    return frames
+
+
+class _null_server:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+# ---------------------------------------------------------------------------------------------- build
+
+def binding_versions(module=MODULE) -> dict[str, str]:
+    """The pinned versions in ``ycsb/pom.xml`` ({'ycsb.version': '0.17.0', 'rocksdbjni.version': ...})."""
+    try:
+        text = (Path(module) / "pom.xml").read_text()
+    except FileNotFoundError:
+        return {}
+    return dict(re.findall(r"<([a-z.]+\.version)>([^<]+)</", text))
+
+
+def _newest_source(module: Path) -> float:
+    files = [module / "pom.xml", *(module / "src").rglob("*")]
+    return max(f.stat().st_mtime for f in files if f.is_file())
+
+
+def build_jar(out=DEFAULT_JAR, *, module=MODULE, force: bool = False, timeout: float = 1800) -> Path:
+    """Build the bindings jar into ``out`` with ``scripts/build_ycsb.sh`` (needs java and mvn), unless
+    ``out`` is newer than every source of the module. Returns ``out``."""
+    out, module = Path(out), Path(module)
+    if not force and out.is_file() and out.stat().st_mtime >= _newest_source(module):
+        return out
+    for prog in ("java", "mvn"):
+        if not shutil.which(prog):
+            raise BenchcastError(f"ycsb: cannot build {out}: {prog} not found on PATH (use envs/ycsb.yaml)")
+    script = ROOT / "scripts" / "build_ycsb.sh"
+    try:
+        res = subprocess.run(["bash", str(script), str(out)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BenchcastError(f"ycsb: building {out} timed out after {timeout}s") from None
+    if res.returncode != 0:
+        tail = " | ".join(res.stderr.strip().splitlines()[-8:])
+        raise BenchcastError(f"ycsb: building {out} failed: {tail}")
+    return out
+
+
+__all__ = [
+    "WORKLOADS", "PAPER_WORKLOADS", "CORE_WORKLOADS", "ENGINES", "YCSB_VERSION", "DEFAULT_JAR",
+    "record_count", "workload_properties", "properties_text", "command", "parse_text", "check_ok", "parse",
+    "run_phase", "run_ycsb", "build_jar", "workload_names", "binding_versions",
+]
