@@ -1,0 +1,245 @@
+"""fio grid, job files, JSON -> records (synthetic and real runs), throttle caps measured for real."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from benchcast import BenchcastError, devices, fio, records
+from devices_util import HAS_ZRAM, clean, needs_blkio, needs_loop, needs_root  # noqa: F401
+
+DEVICES = {
+    "paper": {"kind": "imported"},
+    "ram": {"kind": "tmpfs", "size": "1G"},
+    "zr": {"kind": "zram", "disksize": "2G"},
+    "pm": {"kind": "fsdax", "region": 0, "size": "4G", "optional": True},
+}
+SOURCE = {"type": "fio", "rw": ["randread", "randwrite", "randrw"], "block_sizes": ["4K", "64K"],
+          "rwmixread": [70, 30], "iodepth": 4, "size": "64M", "runtime": 10, "ramp_time": 2}
+
+
+# --------------------------------------------------------------------------- grid
+
+
+def test_grid_expands_devices_rw_block_sizes_and_mixes():
+    cells = fio.expand_grid(SOURCE, DEVICES)
+    assert {c["device"] for c in cells} == {"ram", "zr", "pm"}  # imported devices are not measured
+    zr = [c for c in cells if c["device"] == "zr"]
+    assert len(zr) == 2 * (1 + 1 + 2)
+    ids = [c["cell"] for c in zr]
+    assert len(set(ids)) == len(ids)
+    assert any(i.startswith("randread-4K-") for i in ids) and any(i.startswith("randrw-64K-r30-") for i in ids)
+    c = next(c for c in zr if c["cell"].startswith("randwrite-64K"))
+    assert (c["bs"], c["iodepth"], c["numjobs"], c["size"], c["runtime"], c["ramp_time"], c["repeats"]) == (
+        65536, 4, 1, 64 << 20, 10, 2, 5)
+    assert c["rwmixread"] is None and c["ioengine"] == "libaio" and c["direct"] is True
+
+
+def test_kind_defaults_and_overrides():
+    cells = {(c["device"], c["rw"], c["bs"], c["rwmixread"]): c for c in fio.expand_grid(SOURCE, DEVICES)}
+    assert cells[("pm", "randread", 4096, None)]["ioengine"] == "libpmem"
+    assert cells[("ram", "randread", 4096, None)]["direct"] is False
+    src = {**SOURCE, "ioengine": "psync", "per_kind": {"tmpfs": {"direct": True}},
+           "per_device": {"zr": {"numjobs": 2}}, "devices": ["ram", "zr"]}
+    cells = {(c["device"], c["rw"], c["bs"], c["rwmixread"]): c for c in fio.expand_grid(src, DEVICES)}
+    assert cells[("ram", "randread", 4096, None)]["direct"] is True
+    assert cells[("ram", "randread", 4096, None)]["ioengine"] == "psync"
+    assert cells[("zr", "randread", 4096, None)]["numjobs"] == 2
+    assert {d for d, *_ in cells} == {"ram", "zr"}
+
+
+def test_cell_ids_are_stable_and_change_only_for_the_changed_device():
+    a = {(c["device"], c["rw"], c["bs"], c["rwmixread"]): c["cell"] for c in fio.expand_grid(SOURCE, DEVICES)}
+    assert a == {(c["device"], c["rw"], c["bs"], c["rwmixread"]): c["cell"]
+                 for c in fio.expand_grid(copy.deepcopy(SOURCE), DEVICES)}
+    b = {(c["device"], c["rw"], c["bs"], c["rwmixread"]): c["cell"]
+         for c in fio.expand_grid({**SOURCE, "per_device": {"zr": {"iodepth": 8}}}, DEVICES)}
+    changed = {k[0] for k in a if a[k] != b[k]}
+    assert changed == {"zr"}
+    # the repeat count is not part of a cell's identity
+    c = {(x["device"], x["rw"], x["bs"], x["rwmixread"]): x["cell"]
+         for x in fio.expand_grid({**SOURCE, "repeats": 3}, DEVICES)}
+    assert c == a
+
+
+@pytest.mark.parametrize("change, pattern", [
+    ({"rw": ["randreed"]}, r"^source fio: rw: 'randreed' is not one of"),
+    ({"rw": []}, r"^source fio: rw: must be a non-empty list"),
+    ({"block_sizes": ["4Q"]}, r"^source fio: block_sizes: not a size"),
+    ({"iodepth": 0}, r"^source fio: iodepth: must be an integer >= 1"),
+    ({"per_device": {"zr": {"iodeph": 2}}}, r"^source fio: per_device.zr.iodeph: not an option"),
+    ({"per_device": {"nope": {"iodepth": 2}}}, r"^source fio: per_device.nope: not a device this source measures"),
+    ({"devices": ["paper"]}, r"^source fio: devices: 'paper' is an imported device"),
+    ({"devices": ["ghost"]}, r"^source fio: devices: 'ghost' is not a device of the study"),
+    ({"rwmixread": 120}, r"^source fio: rwmixread: must be 0..100"),
+    ({"bogus": 1}, r"^source fio: bogus: unknown key"),
+    ({"per_device": {"zr": {"size": "1"}}}, r"^source fio: per_device.zr.size: 1 bytes is too small"),
+])
+def test_bad_grid_is_one_line_naming_the_key(change, pattern):
+    with pytest.raises(BenchcastError, match=pattern) as info:
+        fio.expand_grid({**SOURCE, **change}, DEVICES)
+    assert "\n" not in str(info.value)
+
+
+def test_job_file_text():
+    cell = next(c for c in fio.expand_grid(SOURCE, DEVICES) if c["device"] == "zr" and c["rw"] == "randrw"
+                and c["bs"] == 4096 and c["rwmixread"] == 70)
+    text = fio.job_text(cell, "/mnt/zr", repeat=3)
+    lines = text.splitlines()
+    assert lines[0].startswith("; benchcast: device zr, cell randrw-4K-r70-") and lines[0].endswith("repeat 3")
+    assert lines[1] == f"[{cell['cell']}]"
+    for opt in ("directory=/mnt/zr", "rw=randrw", "rwmixread=70", "bs=4K", "ioengine=libaio", "iodepth=4",
+                "numjobs=1", "direct=1", "size=64M", "time_based=1", "runtime=10", "ramp_time=2",
+                "group_reporting=1"):
+        assert opt in lines
+    assert fio.command("j.fio", "o.json") == ["fio", "--output-format=json", "--output=o.json", "j.fio"]
+
+
+# --------------------------------------------------------------------------- JSON in
+
+
+def op_stats(ios, lat, clat, bw_bytes, iops):
+    return {"io_bytes": ios * 4096, "io_kbytes": ios * 4, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
+            "iops": iops, "runtime": 1000, "total_ios": ios, "short_ios": 0, "drop_ios": 0,
+            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+            "clat_ns": {"min": 1, "max": 9, "mean": clat, "stddev": 1.0, "N": ios,
+                        "percentile": {"1.000000": 1000, "50.000000": 2000, "99.000000": 8000,
+                                       "99.900000": 9000, "99.990000": 9500}},
+            "lat_ns": {"min": 1, "max": 9, "mean": lat, "stddev": 1.0, "N": ios}}
+
+
+def fio_json(rw="randread", read=True, write=False):
+    zero = op_stats(0, 0.0, 0.0, 0, 0.0)
+    zero["clat_ns"].pop("percentile")
+    return {
+        "fio version": "fio-3.33", "timestamp": 1, "time": "now",
+        "global options": {"ioengine": "libaio"},
+        "jobs": [{"jobname": "randread-4K-abc123", "groupid": 0, "error": 0,
+                  "job options": {"directory": "/mnt/x", "rw": rw, "bs": "4K", "size": "4M", "numjobs": "2",
+                                  "iodepth": "8", "direct": "1"},
+                  "read": op_stats(1000, 2500.0, 2000.0, 4096000, 1000.0) if read else zero,
+                  "write": op_stats(500, 5000.0, 4500.0, 2048000, 500.0) if write else zero,
+                  "trim": zero, "sync": {"total_ios": 0}}],
+    }
+
+
+def test_parse_converts_units_and_keeps_only_ops_that_did_io(tmp_path):
+    p = tmp_path / "o.json"
+    p.write_text(json.dumps(fio_json()))
+    df = fio.parse(p, study="s", device="d", run=2, provenance={"device_model": "zram (lz4)"})
+    assert set(df["op"]) == {"read"}
+    v = dict(zip(df["metric"], df["value"]))
+    u = dict(zip(df["metric"], df["unit"]))
+    assert v == {"lat_mean": 2.5, "clat_mean": 2.0, "clat_p50": 2.0, "clat_p99": 8.0, "clat_p99.9": 9.0,
+                 "bw": 4096000.0, "iops": 1000.0}
+    assert u["lat_mean"] == "us" and u["bw"] == "B/s" and u["iops"] == "ops/s"
+    row = df.iloc[0]
+    assert (row.study, row.source, row.device, row.benchmark, row.engine, row.workload) == (
+        "s", "fio", "d", "fio", "libaio", "randread")
+    assert (row.block_size, row.threads, row.data_size, row.run) == (4096, 16, 4 << 20, 2)
+    assert row.fio_version == "fio-3.33" and row.cell == "randread-4K-abc123" and row.device_model == "zram (lz4)"
+    assert {"kernel", "cpu_model", "mount_options"} <= set(df.columns)
+    records.check(df, "t")
+    records.write(df, tmp_path / "r.csv")
+    assert len(records.read(tmp_path / "r.csv")) == 7
+
+
+def test_parse_mixed_and_bw_in_kib_when_no_bw_bytes(tmp_path):
+    data = fio_json("randrw", read=True, write=True)
+    del data["jobs"][0]["write"]["bw_bytes"]
+    p = tmp_path / "o.json"
+    p.write_text("fio: note: a warning fio printed before its JSON\n" + json.dumps(data))
+    df = fio.parse(p, study="s", device="d", cell="c1")
+    assert set(df["op"]) == {"read", "write"}
+    w = df[(df.op == "write") & (df.metric == "bw")]["value"].item()
+    assert w == (2048000 // 1024) * 1024.0
+    assert set(df["cell"]) == {"c1"}
+
+
+@pytest.mark.parametrize("content, pattern", [
+    (None, r"o.json: no fio output file"),
+    ("", r"o.json: not fio JSON output"),
+    ("fio: engine libfoo not loadable\n", r"o.json: not fio JSON output"),
+    (json.dumps(fio_json())[:300], r"o.json: fio JSON is truncated or malformed"),
+    ('{"fio version": "fio-3.33", "jobs": []}', r"o.json: fio JSON has no jobs"),
+])
+def test_bad_fio_output_names_the_file(tmp_path, content, pattern):
+    p = tmp_path / "o.json"
+    if content is not None:
+        p.write_text(content)
+    with pytest.raises(BenchcastError, match=pattern):
+        fio.parse(p, study="s", device="d")
+
+
+def test_job_error_and_no_io_are_errors(tmp_path):
+    data = fio_json()
+    data["jobs"][0]["error"] = 5
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    with pytest.raises(BenchcastError, match=r"a.json: fio job .* ended with error 5"):
+        fio.parse(tmp_path / "a.json", study="s", device="d")
+    (tmp_path / "b.json").write_text(json.dumps(fio_json(read=False)))
+    with pytest.raises(BenchcastError, match=r"b.json: fio job did no I/O"):
+        fio.parse(tmp_path / "b.json", study="s", device="d")
+
+
+# --------------------------------------------------------------------------- real runs
+
+
+SMALL = {"type": "fio", "size": "4M", "runtime": 1, "ramp_time": 0, "repeats": 1}
+
+
+@needs_root
+def test_real_fio_on_tmpfs_parsed(clean):
+    src = {**SMALL, "rw": ["randrw"], "block_sizes": ["4K"], "rwmixread": 70, "numjobs": 2, "iodepth": 2}
+    spec = {"kind": "tmpfs", "size": "32M"}
+    cell = fio.expand_grid(src, {"ram": spec})[0]
+    with devices.session("ram", spec, clean / "ram.json") as st:
+        df = fio.run_and_parse(cell, st, 0, clean / "job.fio", clean / "out.json", study="s")
+        assert list((clean / "mnt" / "ram").iterdir()) == []  # unlink=1: no files left on the device
+    assert set(df["op"]) == {"read", "write"} and set(df["metric"]) == set(fio.METRICS)
+    assert (df["value"] > 0).all() and set(df["threads"]) == {4} and set(df["data_size"]) == {4 << 20}
+    assert set(df["device_model"]) == {"DRAM (tmpfs)"} and "size=32768k" in df["mount_options"].iloc[0]
+    assert df["fio_version"].iloc[0].startswith("fio-") and set(df["cell"]) == {cell["cell"]}
+    r = df.set_index(["op", "metric"])["value"]
+    assert r["read", "iops"] > r["write", "iops"]  # 70% reads
+
+
+def test_direct_io_refused_where_the_probe_said_no(tmp_path):
+    cell = fio.expand_grid({**SMALL, "rw": ["read"], "block_sizes": ["4K"]}, {"d": {"kind": "dir", "path": "/tmp"}})[0]
+    state = {"device": "d", "kind": "dir", "status": "ready", "target": str(tmp_path), "direct_ok": False}
+    with pytest.raises(BenchcastError, match=r"fio: device d, cell read-4K-\w+, repeat 0: direct: O_DIRECT does not work"):
+        fio.run(cell, state, 0, tmp_path / "j.fio", tmp_path / "o.json")
+
+
+@needs_loop
+@needs_blkio
+@pytest.mark.parametrize("backing, limit, rw, metric, expect", [
+    ("zram", {"write_bps": "4M"}, "write", "bw", 4 << 20),
+    ("loop", {"write_bps": "4M"}, "write", "bw", 4 << 20),
+    ("loop", {"read_iops": 200}, "randread", "iops", 200),
+])
+def test_throttle_really_caps(clean, backing, limit, rw, metric, expect):
+    if backing == "zram" and not HAS_ZRAM:
+        pytest.skip("kernel has no zram")
+    b = {"kind": "zram", "disksize": "32M"} if backing == "zram" else {
+        "kind": "loop", "size": "32M", "backing_dir": str(clean)}
+    spec = {"kind": "throttled", "backing": b, **limit}
+    src = {**SMALL, "rw": [rw], "block_sizes": ["64K" if rw == "write" else "4K"], "runtime": 2}
+    cell = fio.expand_grid(src, {"slow": spec})[0]
+    with devices.session("slow", spec, clean / "slow.json") as st:
+        df = fio.run_and_parse(cell, st, 0, clean / "job.fio", clean / "out.json", study="s")
+    op = "write" if rw == "write" else "read"
+    got = df[(df.op == op) & (df.metric == metric)]["value"].item()
+    assert 0.7 * expect <= got <= 1.3 * expect, f"{metric} {got} not within 30% of the cap {expect}"
+    assert "throttled" in df["device_model"].iloc[0]
+
+
+@needs_loop
+def test_the_same_device_unthrottled_is_far_faster_than_the_cap(clean):
+    spec = {"kind": "loop", "size": "32M", "backing_dir": str(clean)}
+    cell = fio.expand_grid({**SMALL, "rw": ["write"], "block_sizes": ["64K"]}, {"lp": spec})[0]
+    with devices.session("lp", spec, clean / "lp.json") as st:
+        df = fio.run_and_parse(cell, st, 0, clean / "job.fio", clean / "out.json", study="s")
+    assert df[(df.op == "write") & (df.metric == "bw")]["value"].item() > 3 * (4 << 20)
