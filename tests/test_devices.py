@@ -293,3 +293,32 @@ def test_fsdax_teardown_leaves_a_namespace_whose_uuid_changed(tmp_path, monkeypa
         devices.teardown(sp)
     assert not [c for c in fake.calls if c[:2] == ["ndctl", "destroy-namespace"]]
     assert state_of(sp)["created"]["namespace"] == "namespace0.1"
+
+
+def test_cgroup_limit_lines_v1_and_v2():
+    from benchcast.devices import throttled
+
+    lim = {"read_bps": 1048576, "write_iops": 50}
+    assert throttled.limit_lines(1, "253:1", lim) == {
+        "blkio.throttle.read_bps_device": "253:1 1048576", "blkio.throttle.write_iops_device": "253:1 50"}
+    assert throttled.limit_lines(2, "7:3", lim) == {"io.max": "7:3 rbps=1048576 wiops=50"}
+
+
+@needs_zram
+def test_cli_provision_describe_teardown_all(clean):
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "scripts")}
+    cli = [sys.executable, "-m", "benchcast.devices"]
+    sp = clean / "zr.json"
+    out = subprocess.run(cli + ["provision", "--id", "zr", "--spec", "{kind: zram, disksize: 16M}", "--state", str(sp)],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    assert json.loads(out)["status"] == "ready"
+    desc = json.loads(subprocess.run(cli + ["describe", str(sp)], capture_output=True, text=True, env=env,
+                                     check=True).stdout)
+    assert desc["kind"] == "zram" and desc["lsblk"]["blockdevices"][0]["size"] == "16M"
+    bad = subprocess.run(cli + ["provision", "--id", "zz", "--spec", "{kind: zram}", "--state", str(clean / "zz.json")],
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode == 1 and bad.stderr.strip() == "error: device zz: kind zram needs key 'disksize'"
+    done = subprocess.run(cli + ["teardown-all", str(clean)], capture_output=True, text=True, env=env, check=True)
+    assert f"{sp}: ok" in done.stdout
