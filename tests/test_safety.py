@@ -16,7 +16,7 @@ import pytest
 
 from benchcast import BenchcastError, devices, fio
 from benchcast.devices import base
-from devices_util import (HAS_BLKIO_V1, HAS_ZRAM, assert_clean, clean, findmnt_target, losetup_all,  # noqa: F401
+from devices_util import (HAS_BLKIO_V1, HAS_ZRAM, clean, findmnt_target, losetup_all,  # noqa: F401
                           needs_loop, needs_root, needs_zram, snapshot)
 
 SCRIPTS = str(Path(__file__).resolve().parents[1] / "scripts")
