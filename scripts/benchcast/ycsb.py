@@ -75,6 +75,9 @@ WORKLOADS: dict[str, dict[str, str]] = {
 PAPER_WORKLOADS = ("write-only", "write-heavy", "read-heavy", "read-only")
 CORE_WORKLOADS = ("a", "b", "c", "d", "e", "f")
 
+#: operationcount when only maxexecutiontime bounds a run (Java int range).
+UNBOUNDED_OPS = 2_000_000_000
+
 #: Properties common to every load and run.
 BASE_PROPERTIES = {
     "workload": "site.ycsb.workloads.CoreWorkload",
@@ -116,7 +119,8 @@ def workload_properties(workload: str, data_size, *, fieldcount: int = 10, field
     """YCSB properties of one workload at one data size.
 
     Give ``operationcount`` or ``maxexecutiontime`` (seconds) or both (YCSB stops at whichever comes
-    first); with only a time, operationcount is 0 (unbounded). ``extra`` overrides anything.
+    first); with only a time, operationcount is :data:`UNBOUNDED_OPS` (YCSB 0.17.0 runs no client
+    thread at all with operationcount=0). ``extra`` overrides anything.
     """
     if workload not in WORKLOADS:
         raise BenchcastError(f"ycsb: unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
@@ -127,7 +131,7 @@ def workload_properties(workload: str, data_size, *, fieldcount: int = 10, field
     props["recordcount"] = str(record_count(data_size, fieldcount, fieldlength))
     props["fieldcount"] = str(int(fieldcount))
     props["fieldlength"] = str(int(fieldlength))
-    props["operationcount"] = str(int(operationcount or 0))
+    props["operationcount"] = str(int(operationcount) if operationcount is not None else UNBOUNDED_OPS)
     if maxexecutiontime is not None:
         props["maxexecutiontime"] = str(int(maxexecutiontime))
     for key, val in (extra or {}).items():
@@ -195,6 +199,8 @@ def parse_text(text: str, where: str) -> dict:
         raise BenchcastError(f"{where}: no YCSB measurements found")
     if ("overall", "throughput") not in values:
         raise BenchcastError(f"{where}: no [OVERALL] throughput line (YCSB did not finish?)")
+    if not any(op != "overall" for op, _ in values) and not failed:
+        raise BenchcastError(f"{where}: YCSB measured no operations (no client thread ran?)")
     return {"ops": values, "returns": returns, "failed": failed}
 
 

@@ -132,7 +132,7 @@ public class JdbcClient extends DB {
       }
       return Status.OK;
     } catch (SQLException e) {
-      System.err.println("JdbcClient read: " + e.getMessage());
+      ErrorLog.log("JdbcClient read", e);
       return Status.ERROR;
     }
   }
@@ -154,7 +154,7 @@ public class JdbcClient extends DB {
       }
       return Status.OK;
     } catch (SQLException e) {
-      System.err.println("JdbcClient scan: " + e.getMessage());
+      ErrorLog.log("JdbcClient scan", e);
       return Status.ERROR;
     }
   }
@@ -177,7 +177,7 @@ public class JdbcClient extends DB {
       int n = ps.executeUpdate();
       return n == 1 ? Status.OK : Status.NOT_FOUND;
     } catch (SQLException e) {
-      System.err.println("JdbcClient update: " + e.getMessage());
+      ErrorLog.log("JdbcClient update", e);
       return Status.ERROR;
     }
   }
@@ -204,7 +204,7 @@ public class JdbcClient extends DB {
       }
       return ps.executeUpdate() == 1 ? Status.OK : Status.UNEXPECTED_STATE;
     } catch (SQLException e) {
-      System.err.println("JdbcClient insert: " + e.getMessage());
+      ErrorLog.log("JdbcClient insert", e);
       return Status.ERROR;
     }
   }
@@ -229,7 +229,7 @@ public class JdbcClient extends DB {
       ps.setString(1, key);
       return ps.executeUpdate() == 1 ? Status.OK : Status.NOT_FOUND;
     } catch (SQLException e) {
-      System.err.println("JdbcClient delete: " + e.getMessage());
+      ErrorLog.log("JdbcClient delete", e);
       return Status.ERROR;
     }
   }

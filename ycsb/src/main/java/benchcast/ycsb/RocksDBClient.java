@@ -226,7 +226,7 @@ public class RocksDBClient extends DB {
       deserialise(value, fields, result);
       return Status.OK;
     } catch (RocksDBException e) {
-      System.err.println("RocksDBClient read: " + e.getMessage());
+      ErrorLog.log("RocksDBClient read", e);
       return Status.ERROR;
     }
   }
@@ -244,7 +244,7 @@ public class RocksDBClient extends DB {
       it.status();
       return Status.OK;
     } catch (RocksDBException e) {
-      System.err.println("RocksDBClient scan: " + e.getMessage());
+      ErrorLog.log("RocksDBClient scan", e);
       return Status.ERROR;
     }
   }
@@ -263,7 +263,7 @@ public class RocksDBClient extends DB {
       rocksDb.put(cf, writeOptions, key(key), serialise(merged));
       return Status.OK;
     } catch (RocksDBException e) {
-      System.err.println("RocksDBClient update: " + e.getMessage());
+      ErrorLog.log("RocksDBClient update", e);
       return Status.ERROR;
     }
   }
@@ -274,7 +274,7 @@ public class RocksDBClient extends DB {
       rocksDb.put(family(table), writeOptions, key(key), serialise(values));
       return Status.OK;
     } catch (RocksDBException e) {
-      System.err.println("RocksDBClient insert: " + e.getMessage());
+      ErrorLog.log("RocksDBClient insert", e);
       return Status.ERROR;
     }
   }
@@ -285,7 +285,7 @@ public class RocksDBClient extends DB {
       rocksDb.delete(family(table), writeOptions, key(key));
       return Status.OK;
     } catch (RocksDBException e) {
-      System.err.println("RocksDBClient delete: " + e.getMessage());
+      ErrorLog.log("RocksDBClient delete", e);
       return Status.ERROR;
     }
   }

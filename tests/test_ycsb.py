@@ -1,0 +1,220 @@
+"""benchcast.ycsb: workload properties, commands, the parser on captured outputs, and real YCSB runs on
+RocksDB on a tmpfs the test mounts itself."""
+import re
+
+import pytest
+
+from benchcast import BenchcastError, records, ycsb
+from ycsb_util import DATA, assert_no_processes_under, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
+
+MIXES = ("readproportion", "updateproportion", "insertproportion", "scanproportion", "readmodifywriteproportion")
+
+
+# ------------------------------------------------------------------------------------------ properties
+
+def test_record_count_from_data_size():
+    assert ycsb.record_count("1MB") == 1000
+    assert ycsb.record_count("16GB") == 16_000_000
+    assert ycsb.record_count(4096, fieldcount=1, fieldlength=1024) == 4
+    assert ycsb.record_count(10) == 1
+    with pytest.raises(BenchcastError, match="fieldcount"):
+        ycsb.record_count("1MB", fieldcount=0)
+    with pytest.raises(BenchcastError, match="not a size"):
+        ycsb.record_count("lots")
+
+
+@pytest.mark.parametrize("name", list(ycsb.WORKLOADS))
+def test_every_workload_sets_every_proportion_summing_to_one(name):
+    props = ycsb.workload_properties(name, "1MB", operationcount=10)
+    assert sum(float(props[k]) for k in MIXES) == pytest.approx(1.0)
+    assert props["measurementtype"] == "hdrhistogram"
+    assert props["exporter"] == "site.ycsb.measurements.exporter.TextMeasurementsExporter"
+    assert props["recordcount"] == "1000" and props["operationcount"] == "10"
+
+
+def test_paper_and_core_workload_mixes():
+    w = ycsb.WORKLOADS
+    assert [(w[n]["readproportion"], w[n]["updateproportion"]) for n in ycsb.PAPER_WORKLOADS] == [
+        ("0", "1"), ("0.5", "0.5"), ("0.95", "0.05"), ("1", "0")]
+    assert all(w[n]["requestdistribution"] == "zipfian" for n in ycsb.PAPER_WORKLOADS)
+    assert w["d"]["requestdistribution"] == "latest" and w["d"]["insertproportion"] == "0.05"
+    assert w["e"]["scanproportion"] == "0.95" and w["e"]["maxscanlength"] == "100"
+    assert w["f"]["readmodifywriteproportion"] == "0.5"
+
+
+def test_workload_properties_bounds_and_errors():
+    timed = ycsb.workload_properties("a", "1MB", maxexecutiontime=30)
+    assert timed["maxexecutiontime"] == "30" and int(timed["operationcount"]) == ycsb.UNBOUNDED_OPS
+    both = ycsb.workload_properties("a", "1MB", operationcount=5, maxexecutiontime=30, extra={"fieldlength": 7})
+    assert both["operationcount"] == "5" and both["fieldlength"] == "7"
+    with pytest.raises(BenchcastError, match="operationcount or maxexecutiontime"):
+        ycsb.workload_properties("a", "1MB")
+    with pytest.raises(BenchcastError, match="unknown workload 'g'"):
+        ycsb.workload_properties("g", "1MB", operationcount=1)
+
+
+def test_properties_text_and_command():
+    props = ycsb.workload_properties("write-only", "1MB", operationcount=2000)
+    text = ycsb.properties_text(props, comment="hello")
+    assert text.startswith("# hello\n")
+    parsed = dict(line.split("=", 1) for line in text.splitlines() if not line.startswith("#"))
+    assert parsed == props
+    with pytest.raises(BenchcastError, match="newline"):
+        ycsb.properties_text({"a": "x\ny"})
+    cmd = ycsb.command("run", jar="/j.jar", engine="rocksdb", props_file="/p", overrides={"rocksdb.dir": "/d"},
+                       threads=4)
+    assert cmd == ["java", "-cp", "/j.jar", "site.ycsb.Client", "-t", "-db", "benchcast.ycsb.RocksDBClient",
+                   "-P", "/p", "-p", "rocksdb.dir=/d", "-threads", "4", "-s"]
+    load = ycsb.command("load", jar="/j.jar", engine="mariadb", props_file="/p")
+    assert load[4:7] == ["-load", "-db", "benchcast.ycsb.JdbcClient"]
+    with pytest.raises(BenchcastError, match="unknown engine"):
+        ycsb.command("run", jar="/j", engine="leveldb", props_file="/p")
+
+
+# --------------------------------------------------------------------------------------------- parser
+
+OK_FILES = {
+    "rocksdb-load.txt": {"insert": 1000},
+    "rocksdb-01-write-heavy.txt": {"read": None, "update": None},
+    "rocksdb-02-read-only.txt": {"read": 2000},
+    "rocksdb-03-e.txt": {"scan": None, "insert": None},
+    "rocksdb-04-f.txt": {"read": 2000, "read-modify-write": None, "update": None},
+    "mariadb-load.txt": {"insert": 1000},
+    "mariadb-01-write-only.txt": {"update": 2000},
+    "mariadb-02-read-heavy.txt": {"read": None, "update": None},
+    "mariadb-03-e.txt": {"scan": None, "insert": None},
+}
+
+
+@pytest.mark.parametrize("name", list(OK_FILES))
+def test_parse_captured_outputs(name):
+    df = ycsb.parse(DATA / name, study="s", device="tmpfs", engine=name.split("-")[0], workload="w", threads=2,
+                    data_size=1_000_000, run=3)
+    records.check(df, where=name)
+    ops = OK_FILES[name]
+    assert set(df["op"]) == set(ops) | {"overall"}
+    assert set(df["benchmark"]) == {"ycsb"} and set(df["source"]) == {"ycsb"} and set(df["run"]) == {3}
+    for op, count in ops.items():
+        rows = df[df["op"] == op].set_index("metric")
+        assert set(rows.index) == {"lat_mean", "lat_p95", "lat_p99", "ops"}
+        assert set(rows["unit"]) == {"us", "ops"}
+        assert 0 < rows.loc["lat_mean", "value"] and 0 < rows.loc["lat_p95", "value"] <= rows.loc["lat_p99", "value"]
+        if count is not None:
+            assert rows.loc["ops", "value"] == count
+    overall = df[df["op"] == "overall"].set_index("metric")
+    assert overall.loc["throughput", "unit"] == "ops/s" and overall.loc["throughput", "value"] > 0
+    assert overall.loc["runtime", "unit"] == "ms"
+    # the mixes add up to the 2000 operations of the run (f counts a read-modify-write's read as a read too)
+    if "load" not in name and "-f" not in name:
+        assert df[(df["op"] != "overall") & (df["metric"] == "ops")]["value"].sum() == 2000
+
+
+def test_parse_refuses_not_found_returns():
+    with pytest.raises(BenchcastError) as err:
+        ycsb.parse(DATA / "rocksdb-notfound.txt")
+    msg = str(err.value)
+    assert "rocksdb-notfound.txt" in msg
+    assert "read Return=NOT_FOUND x509" in msg and "update Return=NOT_FOUND x481" in msg
+    assert "READ-FAILED x509" in msg and "UPDATE-FAILED x481" in msg
+
+
+def test_parse_refuses_errors_after_dropped_table():
+    with pytest.raises(BenchcastError, match=r"mariadb-dropped-table\.txt: .*read Return=ERROR x29713.*"
+                                             r"update Return=ERROR x1517"):
+        ycsb.parse(DATA / "mariadb-dropped-table.txt")
+
+
+def test_parse_refuses_run_without_operations():
+    with pytest.raises(BenchcastError, match="opcount0-no-threads.txt: YCSB measured no operations"):
+        ycsb.parse(DATA / "mariadb-opcount0-no-threads.txt")
+
+
+def test_parse_text_failed_op_without_return_line_and_broken_files(tmp_path):
+    text = (DATA / "rocksdb-02-read-only.txt").read_text()
+    # an error-specific latency series (YCSB's latencytrackederrors) is a failure as well
+    bad = text + "[READ-NOT_FOUND], Operations, 3\n"
+    with pytest.raises(BenchcastError, match="READ-NOT_FOUND x3"):
+        ycsb.check_ok(ycsb.parse_text(bad, "x"), "x")
+    assert ycsb.parse_text(text.replace("Return=OK", "Return=BATCHED_OK"), "x")["returns"]["read"] == {
+        "BATCHED_OK": 2000}
+    truncated = tmp_path / "t.txt"
+    truncated.write_text("\n".join(line for line in text.splitlines() if "OVERALL" not in line))
+    with pytest.raises(BenchcastError, match="t.txt: no \\[OVERALL\\] throughput"):
+        ycsb.parse(truncated)
+    empty = tmp_path / "e.txt"
+    empty.write_text("")
+    with pytest.raises(BenchcastError, match="e.txt: no YCSB measurements"):
+        ycsb.parse(empty)
+    with pytest.raises(BenchcastError, match="no such YCSB output file"):
+        ycsb.parse(tmp_path / "missing.txt")
+
+
+def test_binding_versions_are_pinned():
+    v = ycsb.binding_versions()
+    assert v["ycsb.version"] == ycsb.YCSB_VERSION
+    for key in ("rocksdbjni.version", "mariadb.jdbc.version"):
+        assert re.fullmatch(r"\d+(\.\d+)+", v[key])
+    pom = (ycsb.MODULE / "pom.xml").read_text()
+    for plugin in re.findall(r"<plugin>(.*?)</plugin>", pom, flags=re.S):
+        assert "<version>" in plugin
+
+
+def test_run_ycsb_checks_arguments(tmp_path):
+    kw = dict(jar=tmp_path / "x.jar", out_dir=tmp_path / "o", study="s", device="d", operationcount=10)
+    with pytest.raises(BenchcastError, match="unknown engine"):
+        ycsb.run_ycsb("leveldb", tmp_path, ["a"], "1MB", 1, **kw)
+    with pytest.raises(BenchcastError, match="unknown workload 'z'"):
+        ycsb.run_ycsb("rocksdb", tmp_path, ["z"], "1MB", 1, **kw)
+    with pytest.raises(BenchcastError, match="x.jar not found"):
+        ycsb.run_ycsb("rocksdb", tmp_path, ["a"], "1MB", 1, **kw)
+
+
+# ---------------------------------------------------------------------------------- real runs (RocksDB)
+
+def _kw(jar, out):
+    return dict(jar=jar, out_dir=out, study="t", device="tmpfs", operationcount=2000)
+
+
+def test_rocksdb_runs_workloads_in_order_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
+    out = tmp_path / "out"
+    df = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only", "read-only"], "1MB", 2, repeats=[1], **_kw(ycsb_jar, out))
+    records.check(df, where="rocksdb")
+    assert list(dict.fromkeys(df["workload"])) == ["load", "write-only", "read-only"]
+    assert set(df["engine"]) == {"rocksdb"} and set(df["threads"]) == {2} and set(df["data_size"]) == {1_000_000}
+    assert set(df["run"]) == {1} and set(df["reload"]) == {"once"} and set(df["recordcount"]) == {1000}
+    assert set(df["binding_lib"]) == {"rocksdbjni 11.8.1"}
+    ops = df[df["metric"] == "ops"].set_index(["workload", "op"])["value"]
+    assert ops[("load", "insert")] == 1000
+    assert ops[("write-only", "update")] == 2000 and ops[("read-only", "read")] == 2000
+    lat = df[df["metric"] == "lat_mean"].set_index(["workload", "op"])["value"]
+    assert (lat > 0).all() and (lat < 1e6).all()
+    for name in ("load", "01-write-only", "02-read-only"):
+        for ext in ("txt", "out", "err", "cmd", "properties"):
+            assert (out / "r1" / f"{name}.{ext}").is_file()
+    assert list(tmpfs.iterdir()) == []  # the database was removed
+    assert_no_processes_under(tmpfs)
+
+
+def test_rocksdb_reload_per_workload_and_inserting_workloads(ycsb_jar, tmpfs, tmp_path):
+    out = tmp_path / "out"
+    df = ycsb.run_ycsb("rocksdb", tmpfs, ["d", "f"], "500KB", 1, reload_per_workload=True,
+                       **_kw(ycsb_jar, out))
+    assert set(df["reload"]) == {"per-workload"}
+    # two loads happened, the records of the first are kept once (no duplicate keys)
+    assert (out / "r0" / "01-d-load.txt").is_file() and (out / "r0" / "02-f-load.txt").is_file()
+    assert len(df[(df["workload"] == "load") & (df["metric"] == "ops")]) == 1
+    assert not df.duplicated(records.KEY_COLUMNS + ["run"]).any()
+    assert "read-modify-write" in set(df[df["workload"] == "f"]["op"])
+    assert set(df[df["workload"] == "f"]["recordcount"]) == {500}  # reloaded: d's inserts are gone
+
+
+def test_rocksdb_failing_run_raises_and_leaves_nothing(ycsb_jar, tmpfs, tmp_path):
+    # load only 500 records but run over the 1000 of 1MB: about half the ops find no record
+    out = tmp_path / "out"
+    with pytest.raises(BenchcastError, match=r"01-read-only\.txt: YCSB reported failed operations: "
+                                             r"read Return=NOT_FOUND x\d+, READ-FAILED x\d+"):
+        ycsb.run_ycsb("rocksdb", tmpfs, ["read-only", "write-only"], "1MB", 2, properties={"recordcount": 500},
+                      **_kw(ycsb_jar, out))
+    assert (out / "r0" / "01-read-only.err").is_file() and not (out / "r0" / "02-write-only.txt").exists()
+    assert list(tmpfs.iterdir()) == []
+    assert_no_processes_under(tmpfs)
