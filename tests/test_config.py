@@ -1,0 +1,46 @@
+import copy
+
+import pytest
+
+from benchcast import BenchcastError, config
+from tests_common import CONFIG
+
+
+def check(mutate, pattern):
+    cfg = copy.deepcopy(CONFIG)
+    mutate(cfg)
+    with pytest.raises(BenchcastError, match=pattern) as info:
+        config.validate(cfg)
+    assert "\n" not in str(info.value)
+
+
+def test_default_config_is_valid_and_gets_defaults():
+    cfg = config.validate(copy.deepcopy(CONFIG))
+    assert cfg["studies"]["paper"]["screen"]["min_devices"] == 3
+
+
+def test_mistyped_key_named():
+    check(lambda c: c["studies"]["paper"].__setitem__("aggregat", {"trim": 1}),
+          r"config: studies.paper: unknown key 'aggregat'")
+    check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].__setitem__("blocksize", "4K"),
+          r"studies.paper.targets.S-SCM.figures\[0\]: unknown key 'blocksize'")
+    check(lambda c: c["studies"]["paper"]["sources"]["soga2018"].__setitem__("fios", "x"),
+          r"studies.paper.sources.soga2018: unknown key 'fios'")
+
+
+def test_missing_key_named():
+    check(lambda c: c["studies"]["paper"].pop("targets"), r"studies.paper: 'targets' is a required property")
+    check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].pop("value"),
+          r"figures\[0\]: 'value' is a required property")
+
+
+def test_wrong_type_named():
+    check(lambda c: c["studies"]["paper"]["aggregate"].__setitem__("trim", "one"),
+          r"studies.paper.aggregate.trim: 'one' is not of type 'integer'")
+    check(lambda c: c["studies"]["paper"]["extrapolate"].__setitem__("data_sizes", ["lots"]),
+          r"studies.paper.extrapolate.data_sizes\[0\]")
+
+
+def test_target_without_usable_feature():
+    check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].__setitem__("metric", "iops"),
+          r"studies.paper.targets.S-SCM: none of its figures")

@@ -1,0 +1,98 @@
+import copy
+
+import pytest
+
+from benchcast import BenchcastError, predict, screen
+from tests_common import PAPER, paper_agg
+
+# paper Table 12: data size -> (a, b, S-SCM, M-SCM)
+TABLE12 = {
+    2: (15.55701, 1128.205, 1906.055, 1517.130),
+    16: (14.39262, 1386.865, 2106.496, 1746.680),
+    128: (17.73891, 1306.947, 2193.893, 1750.420),
+}
+TABLE13 = {48: (2027.159, 1626.645), 96: (2150.680, 1720.387), 192: (2397.722, 1907.872)}
+TABLE14 = {"nand_flash": 0.839929, "3d_xpoint": 0.332145, "dram": 0.419822, "S-SCM": 0.641802, "M-SCM": 0.484443}
+
+
+@pytest.fixture(scope="module")
+def paper():
+    agg = paper_agg()
+    res = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)
+    pred = predict.predict(res, PAPER["targets"])
+    measured = screen.series_table(agg, PAPER["features"], PAPER["series"])
+    fits, points = predict.extrapolate(measured, pred, PAPER["extrapolate"]["data_sizes"])
+    return res, pred, fits, points
+
+
+def test_predictions_reproduce_table12(paper):
+    _, pred, _, _ = paper
+    wo = pred[pred.workload == "write-only"].set_index(["target", "data_size"])
+    for gb, (a, b, s, m) in TABLE12.items():
+        row = wo.loc[("S-SCM", gb * 10**9)]
+        assert row["feature"] == "randwrite_64K_lat_mean"
+        assert row["a"] == pytest.approx(a, abs=2e-3) and row["b"] == pytest.approx(b, abs=0.1)
+        assert row["value"] == pytest.approx(s, abs=0.05)
+        assert wo.loc[("M-SCM", gb * 10**9), "value"] == pytest.approx(m, abs=0.05)
+        # predictions lie where a and b put them
+        assert row["value"] == pytest.approx(row["a"] * 50 + row["b"])
+
+
+def test_choice_best_vs_best_in_spec(paper):
+    res, pred, _, _ = paper
+    wo = pred[(pred.workload == "write-only") & (pred.target == "S-SCM")].set_index("data_size")
+    # at 2 GB the best feature is 256K latency, which the card lacks: the best feature in the card
+    assert wo.loc[2 * 10**9, "choice"] == "best in spec"
+    assert wo.loc[16 * 10**9, "choice"] == "best"
+    # read series: the card has no randread figure: no prediction at all
+    assert (pred["op"] == "write").all()
+
+
+def test_extrapolation_reproduces_tables_13_and_14(paper):
+    _, _, fits, points = paper
+    wo = points[points.workload == "write-only"].set_index(["device", "data_size"])
+    for gb, (s, m) in TABLE13.items():
+        assert wo.loc[("S-SCM", gb * 10**9), "value"] == pytest.approx(s, abs=0.05)
+        assert wo.loc[("M-SCM", gb * 10**9), "value"] == pytest.approx(m, abs=0.05)
+        assert not wo.loc[("S-SCM", gb * 10**9), "beyond_2x"]
+    f = fits[fits.workload == "write-only"].set_index("device")
+    for dev, r2 in TABLE14.items():
+        assert f.loc[dev, "r2"] == pytest.approx(r2, abs=2e-5)
+
+
+def test_extrapolation_flags_beyond_twice_the_largest_size(paper):
+    res, pred, _, _ = paper
+    agg = paper_agg()
+    measured = screen.series_table(agg, PAPER["features"], PAPER["series"])
+    _, points = predict.extrapolate(measured, pred, ["200GB", "300GB"], "log2")
+    p = points[points.device == "dram"].set_index(["workload", "op", "data_size"])
+    assert not p.loc[("write-only", "write", 200 * 10**9), "beyond_2x"]
+    assert p.loc[("write-only", "write", 300 * 10**9), "beyond_2x"]
+
+
+def test_outside_range_flag_and_fallback_feature(paper):
+    res, _, _, _ = paper
+    targets = {
+        "far": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": 1000}]},
+        "two": {"figures": [
+            {"workload": "randwrite", "block_size": "1K", "metric": "lat_mean", "value": 10},
+            {"workload": "randwrite", "block_size": "16K", "metric": "lat_mean", "value": 10},
+        ]},
+    }
+    pred = predict.predict(res, targets)
+    far = pred[pred.target == "far"]
+    assert far["outside_range"].all()
+    two = pred[(pred.target == "two") & (pred.workload == "write-only") & (pred.data_size == 16 * 10**9)]
+    # 16K latency has R^2 0.98 > 1K latency 0.145 for this series
+    assert two.iloc[0]["feature"] == "randwrite_16K_lat_mean"
+
+
+def test_target_without_usable_feature_is_refused():
+    feats = PAPER["features"]
+    bad = {"X": {"figures": [{"workload": "randwrite", "block_size": "8K", "metric": "lat_mean", "value": 1}]}}
+    with pytest.raises(BenchcastError, match=r"targets.X: none of its figures \(randwrite/8K/lat_mean\)"):
+        predict.check_targets(bad, feats)
+    dup = {"Y": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": v}
+                             for v in (1, 2)]}}
+    with pytest.raises(BenchcastError, match="given twice"):
+        predict.spec_features(dup)

@@ -1,0 +1,99 @@
+"""End to end: the real workflow on the embedded paper study, then partial reruns and bad input."""
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from workflow_util import ROOT, copy_workflow, edit_config, planned_jobs, snakemake
+
+pytestmark = pytest.mark.workflow
+
+
+def paper_only(cfg):
+    cfg["studies"] = {"paper": cfg["studies"]["paper"]}
+    cfg.pop("run", None)
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    wd = copy_workflow(tmp_path_factory.mktemp("wf"))
+    edit_config(wd, paper_only)
+    snakemake(wd)
+    return wd
+
+
+def test_tables_content(done):
+    t = done / "results" / "paper" / "tables"
+    best = pd.read_csv(t / "table09_10_best_feature.csv")
+    assert len(best) == 42 and best["feature"].notna().all()
+    t8 = pd.read_csv(t / "table08_r2_by_feature.csv")
+    assert t8.loc[t8["r2"].idxmax(), "feature"] == "randwrite_64K_lat_mean"
+    assert t8["data_size_gb"].unique().tolist() == [16.0]
+    t11 = pd.read_csv(t / "table11_mean_best_r2.csv").set_index("op")
+    assert t11.loc["write", "mean_best_r2"] == pytest.approx(0.998331, abs=2e-6)
+    t12 = pd.read_csv(t / "table12_predictions.csv")
+    assert ((t12["a"] * t12["spec_value"] + t12["b"]) - t12["prediction"]).abs().max() < 1e-6
+    assert set(t12["target"]) == {"S-SCM", "M-SCM"}
+    t13 = pd.read_csv(t / "table13_extrapolated.csv").set_index("data_size_gb")
+    assert t13.loc[48.0, "S-SCM"] == pytest.approx(2027.159, abs=0.05)
+    t14 = pd.read_csv(t / "table14_size_fit_r2.csv").set_index("device")
+    assert t14.loc["M-SCM", "r2"] == pytest.approx(0.484443, abs=2e-5)
+    for chart in ("fig3_scatter", "fig4_data_size", "heatmap_best_r2"):
+        svg = (done / "results" / "paper" / "charts" / f"{chart}.svg").read_text()
+        assert svg.lstrip().startswith("<svg") and "S-SCM" in svg or chart == "heatmap_best_r2"
+
+
+def test_report_is_one_self_contained_html(done):
+    snakemake(done, "--report", "report.html")
+    html = (done / "report.html").read_text()
+    assert "Tables 9 (read) and 10 (write)" in html  # a caption
+    assert "table12_predictions.csv" in html and "fig3_scatter.svg" in html
+
+
+def test_nothing_to_do_after_a_run(done):
+    assert planned_jobs(done) == {}
+
+
+def test_target_spec_change_reruns_only_prediction_and_report(done):
+    def slower(cfg):
+        cfg["studies"]["paper"]["targets"]["S-SCM"]["figures"][0]["value"] = 60
+
+    edit_config(done, slower)
+    jobs = planned_jobs(done)
+    assert set(jobs) == {"predict", "extrapolate", "tables_prediction", "chart_fig3_scatter",
+                         "chart_fig4_data_size", "all"}
+    for upstream in ("import_soga2018", "aggregate", "screen", "tables_screening", "chart_heatmap_best_r2"):
+        assert upstream not in jobs
+
+
+def test_bad_config_one_line_error_names_key(tmp_path):
+    wd = copy_workflow(tmp_path)
+    edit_config(wd, lambda c: c["studies"]["paper"].__setitem__("screan", {}))
+    proc = snakemake(wd, "-n", check=False)
+    assert proc.returncode != 0
+    err = proc.stdout + proc.stderr
+    assert "config: studies.paper: unknown key 'screan'" in err
+
+
+def test_bad_input_file_fails_naming_file_and_row(tmp_path):
+    wd = copy_workflow(tmp_path)
+    edit_config(wd, paper_only)
+    fio = wd / "resources" / "soga2018" / "fio.csv"
+    fio.chmod(0o644)
+    lines = fio.read_text().splitlines()
+    lines[7] = lines[7].rsplit(",", 1)[0] + ",n/a"
+    fio.write_text("\n".join(lines) + "\n")
+    proc = snakemake(wd, check=False)
+    assert proc.returncode != 0
+    log = (wd / "logs" / "paper" / "import_soga2018" / "soga2018.log").read_text()
+    assert "fio.csv: row 8: column value is not a number: 'n/a'" in log
+    assert not (wd / "results" / "paper" / "records" / "soga2018" / "soga2018.csv").exists()
+
+
+def test_lint_and_format_clean():
+    lint = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert "Congratulations" in lint.stdout + lint.stderr
+    fmt = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr

@@ -1,0 +1,52 @@
+"""Run the real workflow in a scratch copy of the project."""
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PARTS = ["Snakefile", "rules", "scripts", "config", "resources", "envs", "report", "profiles", "ycsb"]
+
+
+def copy_workflow(dest: Path) -> Path:
+    for part in PARTS:
+        src = ROOT / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", "target"))
+        elif src.exists():
+            shutil.copy2(src, dest / part)
+    return dest
+
+
+def snakemake(workdir: Path, *args, check=True, timeout=900):
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def planned_jobs(workdir: Path, *args) -> dict:
+    """Rule -> job count of a dry run."""
+    out = snakemake(workdir, "-n", *args).stdout
+    jobs = {}
+    if "Job stats:" not in out:
+        return jobs
+    block = out.split("Job stats:", 1)[1]
+    for line in block.splitlines()[3:]:
+        m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not m:
+            break
+        if m.group(1) != "total":
+            jobs[m.group(1)] = int(m.group(2))
+    return jobs
+
+
+def edit_config(workdir: Path, mutate) -> None:
+    path = workdir / "config" / "config.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    mutate(cfg)
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
