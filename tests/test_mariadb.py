@@ -1,0 +1,148 @@
+"""benchcast.mariadb: a real throwaway server on a tmpfs the test mounts itself, always shut down; and
+real YCSB runs against it (also one that fails on purpose)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchcast import BenchcastError, mariadb, records, ycsb
+from ycsb_util import assert_no_processes_under, need_mariadb, processes_under, tmpfs, ycsb_jar  # noqa: F401
+
+SMALL = {"log_file_size": "8M"}  # a 96M redo log would cost more tmpfs than the data
+
+
+@pytest.fixture(autouse=True)
+def _mariadb_installed():
+    need_mariadb()
+
+
+def test_server_lifecycle_on_tmpfs(tmpfs, tmp_path):
+    with mariadb.server(tmpfs / "data", tmp_path / "run", buffer_pool_size="16M", **SMALL) as srv:
+        assert srv.running() and (tmp_path / "run" / mariadb.PID_FILE).read_text().split()[0] == str(srv.pid)
+        assert srv.sql("SELECT @@innodb_buffer_pool_size, @@port, @@datadir").split() == [
+            str(16 << 20), str(srv.port), f"{tmpfs / 'data'}/"]
+        assert srv.sql("SHOW DATABASES").split().count("ycsb") == 1
+        props = srv.ycsb_properties()
+        assert props["db.url"] == f"jdbc:mariadb://127.0.0.1:{srv.port}/ycsb" and props["db.user"] == "ycsb"
+        assert srv.provenance() == {"mariadb_version": mariadb.version(),
+                                    "mariadb_innodb_buffer_pool_size": 16 << 20,
+                                    "mariadb_innodb_log_file_size": 8 << 20}
+        assert "passw" not in str(srv.provenance())
+        pid = srv.pid
+    assert not srv.running() and not mariadb._alive(pid)
+    assert not (tmp_path / "run" / mariadb.PID_FILE).exists()
+    assert_no_processes_under(tmpfs)
+    srv.stop()  # idempotent
+
+
+def test_server_is_shut_down_when_the_body_raises(tmpfs, tmp_path):
+    with pytest.raises(RuntimeError, match="boom"):
+        with mariadb.server(tmpfs / "data", tmp_path / "run", **SMALL) as srv:
+            pid = srv.pid
+            raise RuntimeError("boom")
+    assert not mariadb._alive(pid)
+    assert_no_processes_under(tmpfs)
+
+
+def test_start_refuses_a_used_datadir_and_reports_a_server_that_cannot_start(tmpfs, tmp_path):
+    (tmpfs / "data").mkdir()
+    (tmpfs / "data" / "junk").write_text("x")
+    with pytest.raises(BenchcastError, match="datadir .* exists and is not empty"):
+        mariadb.start(tmpfs / "data", tmp_path / "run")
+    with pytest.raises(BenchcastError, match="did not start"):
+        mariadb.start(tmpfs / "data", tmp_path / "run", install=False, options={"no-such-option": 1})
+    assert_no_processes_under(tmpfs)
+
+
+def test_teardown_all_kills_servers_left_by_a_killed_run(tmpfs, tmp_path):
+    """A run killed with SIGKILL leaves its server's pid file under the results dir; teardown_all ends it.
+    (The server also gets SIGTERM from the kernel when its parent dies: either way none is left.)"""
+    results = tmp_path / "results"
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast import mariadb\n"
+        "srv = mariadb.start(sys.argv[2], sys.argv[3], log_file_size='8M')\n"
+        "print(srv.pid, flush=True); time.sleep(600)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(Path(ycsb.ROOT) / "scripts"), str(tmpfs / "data"),
+                              str(results / "r0" / "mariadb")], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(child.stdout.readline())
+        assert mariadb._alive(pid)
+    finally:
+        child.kill()
+        child.wait()
+    killed = mariadb.teardown_all(results)
+    assert killed in ([pid], [])  # [] when the parent-death signal was faster
+    assert not mariadb._alive(pid)
+    assert not (results / "r0" / "mariadb" / mariadb.PID_FILE).exists()
+    assert mariadb.teardown_all(results) == [] and mariadb.teardown_all(tmp_path / "absent") == []
+    assert_no_processes_under(tmpfs)
+
+
+def test_teardown_all_with_a_live_server_and_a_stale_pid_file(tmpfs, tmp_path):
+    srv = mariadb.start(tmpfs / "data", tmp_path / "a" / "mariadb", **SMALL)
+    try:
+        stale = tmp_path / "b" / mariadb.PID_FILE
+        stale.parent.mkdir()
+        stale.write_text(f"{os.getpid()}\n")  # alive, but not a mariadbd: must not be touched
+        assert mariadb.teardown_all(tmp_path) == [srv.pid]
+        assert not srv.running() and not stale.exists()
+    finally:
+        srv.stop()
+    assert_no_processes_under(tmpfs)
+
+
+def test_sigterm_during_the_context_shuts_the_server_down(tmpfs, tmp_path):
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast import mariadb\n"
+        "with mariadb.server(sys.argv[2], sys.argv[3], log_file_size='8M') as srv:\n"
+        "    print(srv.pid, flush=True); time.sleep(600)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(Path(ycsb.ROOT) / "scripts"), str(tmpfs / "data"),
+                              str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = int(child.stdout.readline())
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=60) == 128 + signal.SIGTERM
+    assert not mariadb._alive(pid)
+    assert "Shutdown complete" in (tmp_path / "run" / "mariadbd.err").read_text()  # clean, not killed
+    assert_no_processes_under(tmpfs)
+
+
+# ------------------------------------------------------------------------------------ YCSB on MariaDB
+
+def test_ycsb_on_mariadb_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
+    out = tmp_path / "out"
+    t0 = time.monotonic()
+    df = ycsb.run_ycsb("mariadb", tmpfs, ["write-heavy", "read-only"], "1MB", 2, jar=ycsb_jar, out_dir=out,
+                       study="t", device="tmpfs", operationcount=2000, mariadb_options=SMALL)
+    records.check(df, where="mariadb")
+    assert time.monotonic() - t0 < 60
+    assert list(dict.fromkeys(df["workload"])) == ["load", "write-heavy", "read-only"]
+    assert set(df["engine"]) == {"mariadb"} and set(df["binding"]) == {"benchcast.ycsb.JdbcClient"}
+    assert set(df["mariadb_innodb_buffer_pool_size"]) == {16 << 20}
+    assert set(df["mariadb_version"]) == {mariadb.version()}
+    ops = df[df["metric"] == "ops"].set_index(["workload", "op"])["value"]
+    assert ops[("load", "insert")] == 1000 and ops[("read-only", "read")] == 2000
+    assert ops[("write-heavy", "read")] + ops[("write-heavy", "update")] == 2000
+    assert "db.passwd=***" in (out / "r0" / "01-write-heavy.cmd").read_text()
+    assert (out / "r0" / "mariadb" / "mariadbd.err").is_file()
+    assert list(tmpfs.iterdir()) == []
+    assert_no_processes_under(tmpfs)
+
+
+def test_ycsb_on_mariadb_failing_run_shuts_the_server_down(ycsb_jar, tmpfs, tmp_path):
+    # 500 records loaded, reads over the 1000 of 1MB: about half are NOT_FOUND
+    out = tmp_path / "out"
+    with pytest.raises(BenchcastError, match=r"01-read-only\.txt: YCSB reported failed operations: "
+                                             r"read Return=NOT_FOUND x\d+"):
+        ycsb.run_ycsb("mariadb", tmpfs, ["read-only"], "1MB", 2, jar=ycsb_jar, out_dir=out, study="t",
+                      device="tmpfs", operationcount=1000, properties={"recordcount": 500},
+                      mariadb_options=SMALL)
+    assert "Shutdown complete" in (out / "r0" / "mariadb" / "mariadbd.err").read_text()
+    assert not (out / "r0" / "mariadb" / mariadb.PID_FILE).exists()
+    assert processes_under(out) == []
+    assert_no_processes_under(tmpfs)
