@@ -135,12 +135,12 @@ def test_ycsb_on_mariadb_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
 
 
 def test_ycsb_on_mariadb_failing_run_shuts_the_server_down(ycsb_jar, tmpfs, tmp_path):
-    # 500 records loaded, reads over the 1000 of 1MB: about half are NOT_FOUND
+    # 1000 records loaded (1MB), reads over 2000 keys: about half are NOT_FOUND
     out = tmp_path / "out"
     with pytest.raises(BenchcastError, match=r"01-read-only\.txt: YCSB reported failed operations: "
                                              r"read Return=NOT_FOUND x\d+"):
         ycsb.run_ycsb("mariadb", tmpfs, ["read-only"], "1MB", 2, jar=ycsb_jar, out_dir=out, study="t",
-                      device="tmpfs", operationcount=1000, properties={"recordcount": 500},
+                      device="tmpfs", operationcount=1000, run_properties={"recordcount": 2000},
                       mariadb_options=SMALL)
     assert "Shutdown complete" in (out / "r0" / "mariadb" / "mariadbd.err").read_text()
     assert not (out / "r0" / "mariadb" / mariadb.PID_FILE).exists()

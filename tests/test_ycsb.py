@@ -209,11 +209,11 @@ def test_rocksdb_reload_per_workload_and_inserting_workloads(ycsb_jar, tmpfs, tm
 
 
 def test_rocksdb_failing_run_raises_and_leaves_nothing(ycsb_jar, tmpfs, tmp_path):
-    # load only 500 records but run over the 1000 of 1MB: about half the ops find no record
+    # 1000 records loaded (1MB), the runs ask for keys of 2000: about half the ops find no record
     out = tmp_path / "out"
     with pytest.raises(BenchcastError, match=r"01-read-only\.txt: YCSB reported failed operations: "
                                              r"read Return=NOT_FOUND x\d+, READ-FAILED x\d+"):
-        ycsb.run_ycsb("rocksdb", tmpfs, ["read-only", "write-only"], "1MB", 2, properties={"recordcount": 500},
+        ycsb.run_ycsb("rocksdb", tmpfs, ["read-only", "write-only"], "1MB", 2, run_properties={"recordcount": 2000},
                       **_kw(ycsb_jar, out))
     assert (out / "r0" / "01-read-only.err").is_file() and not (out / "r0" / "02-write-only.txt").exists()
     assert list(tmpfs.iterdir()) == []

@@ -288,8 +288,8 @@ def run_phase(phase: str, *, engine: str, jar, props: dict, overrides: dict, thr
 def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar, out_dir, study: str,
              device: str, operationcount: int | None = None, maxexecutiontime: float | None = None,
              repeats=1, reload_per_workload: bool = False, fieldcount: int = 10, fieldlength: int = 100,
-             properties: dict | None = None, load_threads: int | None = None,
-             mariadb_options: dict | None = None, java: str = "java", jvm_args=(),
+             properties: dict | None = None, run_properties: dict | None = None,
+             load_threads: int | None = None, mariadb_options: dict | None = None, java: str = "java", jvm_args=(),
              timeout: float | None = None, keep_data: bool = False) -> pd.DataFrame:
     """Load and run YCSB workloads on one device with one engine at one data size; return records.
 
@@ -302,7 +302,8 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
     seen by the next workload on the same data.
 
     ``properties`` are extra YCSB/binding properties for every phase (``rocksdb.sync``,
-    ``db.batchsize`` ...); ``mariadb_options`` are :func:`benchcast.mariadb.start` keyword arguments
+    ``db.batchsize`` ...), ``run_properties`` extra ones for the run phases only (they override
+    everything, the record count too); ``mariadb_options`` are :func:`benchcast.mariadb.start` keyword arguments
     (``buffer_pool_size``, ``log_file_size``, ``options``). Every setting is kept as provenance.
     """
     if engine not in ENGINES:
@@ -333,9 +334,10 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
         "fieldcount": int(fieldcount), "fieldlength": int(fieldlength),
         "operationcount": int(operationcount or 0), "maxexecutiontime": float(maxexecutiontime or 0),
     }
-    for key, val in sorted((properties or {}).items()):
-        if key != "db.passwd":
-            provenance[f"prop_{key}"] = str(val)
+    for prefix, extra in (("prop", properties), ("runprop", run_properties)):
+        for key, val in sorted((extra or {}).items()):
+            if key != "db.passwd":
+                provenance[f"{prefix}_{key}"] = str(val)
     frames = []
     for run in runs:
         run_dir = out_dir / f"r{run}"
@@ -350,7 +352,7 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
                 load_threads=load_threads or threads, jar=jar, common=common, provenance=provenance,
                 fieldcount=fieldcount, fieldlength=fieldlength, operationcount=operationcount,
                 maxexecutiontime=maxexecutiontime, properties=properties or {},
-                mariadb_options=mariadb_options or {}, java=java, jvm_args=jvm_args, timeout=timeout,
+                run_properties=run_properties or {}, mariadb_options=mariadb_options or {}, java=java, jvm_args=jvm_args, timeout=timeout,
                 keep_data=keep_data)
     out = pd.concat(frames, ignore_index=True)
     return rec.check(out, where=f"ycsb {engine} {device}")
@@ -358,7 +360,7 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
 
 def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes, threads, load_threads, jar,
               common, provenance, fieldcount, fieldlength, operationcount, maxexecutiontime, properties,
-              mariadb_options, java, jvm_args, timeout, keep_data) -> list[pd.DataFrame]:
+              run_properties, mariadb_options, java, jvm_args, timeout, keep_data) -> list[pd.DataFrame]:
     """Load a fresh database in ``data_dir`` and run the ``unit`` workloads ((order, name) pairs) on it;
     raw files are ``run_dir/{label}load.*`` and ``run_dir/{order:02d}-{name}.*``."""
     from . import mariadb
@@ -379,8 +381,8 @@ def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes,
             prov = dict(provenance)
             if srv is not None:
                 prov.update(srv.provenance())
-            records_now = record_count(nbytes, fieldcount, fieldlength)
             props = workload_properties(unit[0][1], nbytes, **sizes, extra=properties)
+            records_now = int(props["recordcount"])
             load_over = {**conn, "db.droptable": "true"} if engine == "mariadb" else dict(conn)
             df = run_phase("load", engine=engine, jar=jar, props=props, overrides=load_over,
                            threads=load_threads, prefix=run_dir / f"{label}load", java=java,
@@ -389,7 +391,8 @@ def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes,
             if keep_load:
                 frames.append(df)
             for order, w in unit:
-                props = workload_properties(w, nbytes, **sizes, extra={**properties, "recordcount": records_now})
+                props = workload_properties(w, nbytes, **sizes,
+                                            extra={**properties, "recordcount": records_now, **run_properties})
                 df = run_phase("run", engine=engine, jar=jar, props=props, overrides=conn, threads=threads,
                                prefix=run_dir / f"{order:02d}-{w}", java=java, jvm_args=jvm_args,
                                timeout=timeout,
