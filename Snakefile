@@ -13,6 +13,8 @@ report: "report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/imports.smk"
+include: "rules/devices.smk"
+include: "rules/fio.smk"
 include: "rules/analysis.smk"
 include: "rules/report.smk"
 

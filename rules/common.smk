@@ -1,4 +1,5 @@
 # Config validation, the study expansion and the get_* input functions shared by all stages.
+import json
 import re
 import sys
 from pathlib import Path
@@ -20,12 +21,56 @@ for _name in SELECTED:
     if _name not in STUDIES:
         raise WorkflowError(f"config: run.studies: unknown study {_name!r}")
 
-SOURCE_TYPES = ["soga2018"]
+from benchcast import devices as bc_devices  # noqa: E402
+from benchcast import fio as bc_fio  # noqa: E402
+
+#: Source types whose records hold application results (screening targets).
+APP_SOURCE_TYPES = {"soga2018", "ycsb"}
+PKG = str(Path(workflow.basedir) / "scripts")
+
+
+def _usable(study):
+    """Measured devices of a study this machine can have; optional ones it cannot are skipped
+    (and said so), a required one it cannot have stops the workflow here, before anything runs.
+    """
+    try:
+        usable = bc_devices.usable_devices(STUDIES[study].get("devices", {}))
+    except BenchcastError as exc:
+        raise WorkflowError(f"config: studies.{study}.devices: {exc}") from None
+    for dev, reason in usable.items():
+        if reason:
+            logger.warning(
+                f"benchcast: study {study}: skipping optional device {dev}: {reason}"
+            )
+    return [d for d, reason in usable.items() if reason is None]
+
+
+USABLE = {s: _usable(s) for s in SELECTED}
+
+
+def _cells(study, name, src):
+    devs = STUDIES[study].get("devices", {})
+    try:
+        cells = bc_fio.expand_grid(src, devs, name)
+    except BenchcastError as exc:
+        raise WorkflowError(f"config: studies.{study}.sources.{name}: {exc}") from None
+    return {(c["device"], c["cell"]): c for c in cells if c["device"] in USABLE[study]}
+
+
+FIO_CELLS = {
+    (study, name): _cells(study, name, src)
+    for study in SELECTED
+    for name, src in STUDIES[study]["sources"].items()
+    if src["type"] == "fio"
+}
 
 
 wildcard_constraints:
     study="|".join(map(re.escape, STUDIES)),
     source="[A-Za-z0-9][A-Za-z0-9_-]*",
+    device="[A-Za-z0-9][A-Za-z0-9_.-]*",
+    cell="[A-Za-z0-9][A-Za-z0-9_.-]*",
+    repeat="[0-9]+",
 
 
 def study_cfg(wildcards):
@@ -38,6 +83,59 @@ def get_record_files(wildcards):
         f"results/{wildcards.study}/records/{src['type']}/{name}.csv"
         for name, src in STUDIES[wildcards.study]["sources"].items()
     ]
+
+
+def state_path(study, device):
+    """The device's state record: what this workflow created (not a rule output, so Snakemake never
+    deletes it; teardown-all reads it after a killed run)."""
+    return f"results/{study}/devices/state/{device}.json"
+
+
+def device_spec(study, device):
+    return STUDIES[study]["devices"][device]
+
+
+def get_fio_outputs(study, source, device=None):
+    return [
+        f"results/{study}/fio/{source}/{dev}/{cell}/run{r}.json"
+        for (dev, cell), c in FIO_CELLS[(study, source)].items()
+        if device is None or dev == device
+        for r in range(c["repeats"])
+    ]
+
+
+def get_device_benchmarks(wildcards):
+    """Every benchmark output on one device: the device's teardown waits for all of them."""
+    out = []
+    for study, source in FIO_CELLS:
+        if study == wildcards.study:
+            out += get_fio_outputs(study, source, wildcards.device)
+    return out
+
+
+def get_fio_cell(wildcards):
+    try:
+        return FIO_CELLS[(wildcards.study, wildcards.source)][
+            (wildcards.device, wildcards.cell)
+        ]
+    except KeyError:
+        raise WorkflowError(
+            f"fio: no cell {wildcards.cell} on device {wildcards.device} in "
+            f"studies.{wildcards.study}.sources.{wildcards.source}"
+        )
+
+
+def get_fio_record_inputs(wildcards):
+    devs = sorted({d for (d, _c) in FIO_CELLS[(wildcards.study, wildcards.source)]})
+    return {
+        "runs": get_fio_outputs(wildcards.study, wildcards.source),
+        "provisioned": [
+            f"results/{wildcards.study}/devices/{d}/provisioned.json" for d in devs
+        ],
+        "torn_down": [
+            f"results/{wildcards.study}/devices/{d}/torn_down.json" for d in devs
+        ],
+    }
 
 
 def get_source(wildcards):
@@ -80,9 +178,21 @@ TABLES_PREDICTION = [
 CHARTS = ["fig3_scatter", "fig4_data_size", "heatmap_best_r2"]
 
 
+def has_series(study):
+    return any(
+        src["type"] in APP_SOURCE_TYPES for src in STUDIES[study]["sources"].values()
+    )
+
+
 def get_final_outputs():
     out = []
     for study in SELECTED:
+        out += [
+            f"results/{study}/tables/device_figures.csv",
+            f"results/{study}/charts/device_figures.svg",
+        ]
+        if not has_series(study):
+            continue
         out += expand(
             "results/{study}/tables/{table}.csv",
             study=study,

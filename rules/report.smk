@@ -133,3 +133,30 @@ rule chart_heatmap_best_r2:
         "../envs/analysis.yaml"
     script:
         "../scripts/chart_heatmap_best_r2.py"
+
+
+rule device_figures:
+    input:
+        "results/{study}/aggregated.csv",
+    output:
+        table=report(
+            "results/{study}/tables/device_figures.csv",
+            caption="../report/device_figures_table.rst",
+            category="{study}",
+            subcategory="Devices",
+        ),
+        chart=report(
+            "results/{study}/charts/device_figures.svg",
+            caption="../report/device_figures.rst",
+            category="{study}",
+            subcategory="Devices",
+        ),
+    log:
+        "logs/{study}/device_figures.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        metrics=lambda wc: study_cfg(wc)["features"]["metrics"],
+        labels=get_device_labels,
+    script:
+        "../scripts/device_figures.py"

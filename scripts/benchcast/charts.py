@@ -125,3 +125,30 @@ def heatmap_best_r2(best: pd.DataFrame) -> alt.Chart:
         color=alt.condition("datum.r2 > 0.6", alt.value("black"), alt.value("white")),
     )
     return (rect + text).properties(width=260, height=140).facet(facet=alt.Facet("panel:N", title=None), columns=2)
+
+
+def device_figures_table(agg: pd.DataFrame, benchmark: str = "fio", metrics=("lat_mean", "bw")) -> pd.DataFrame:
+    """The device figures (trimmed means with their repeat spread), one row per device x rw x bs x op
+    x metric: what the report shows of the measured devices."""
+    df = agg[(agg["benchmark"] == benchmark) & agg["metric"].isin(list(metrics))]
+    cols = ["device", "engine", "workload", "block_size", "op", "metric", "unit", "value", "n", "k",
+            "std", "cv", "min", "max"]
+    return df[cols].sort_values(["metric", "workload", "device", "block_size"], kind="mergesort").reset_index(drop=True)
+
+
+def device_figures(table: pd.DataFrame, labels=None) -> alt.Chart:
+    """Latency and bandwidth by block size per device, with the spread of the repeats (min-max)."""
+    if table.empty:
+        raise BenchcastError("device figures: no fio records in the study")
+    df = table.copy()
+    df["label"] = [_label(labels, d) for d in df["device"]]
+    df["bs_kib"] = df["block_size"] / 1024
+    df["panel"] = df["workload"] + " " + df["op"] + ": " + df["metric"] + " (" + df["unit"] + ")"
+    x = alt.X("bs_kib:Q", title="block size (KiB)", scale=alt.Scale(type="log", base=2))
+    y = alt.Y("value:Q", title=None, scale=alt.Scale(type="log"))
+    base = alt.Chart(df).encode(x=x, color=alt.Color("label:N", title="device"))
+    line = base.mark_line(point=True).encode(y=y, tooltip=["label", "workload", "bs_kib", "metric", "value", "n", "cv"])
+    band = base.mark_errorbar(ticks=True).encode(y=alt.Y("min:Q", title=None), y2="max:Q")
+    return (band + line).properties(width=260, height=180).facet(
+        facet=alt.Facet("panel:N", title=None), columns=2
+    ).resolve_scale(y="independent")

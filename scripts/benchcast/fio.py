@@ -21,12 +21,11 @@ import hashlib
 import json
 import platform
 import subprocess
+import sys
 from pathlib import Path
 
-import pandas as pd
-
-from . import BenchcastError, records
-from .records import parse_size, size_label
+from . import BenchcastError
+from .units import parse_size, size_label
 
 #: fio rw values a grid may use; the mixed ones take rwmixread.
 RW = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
@@ -304,7 +303,7 @@ def _host() -> dict:
 
 
 def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
-          source: str = "fio", provenance: dict | None = None) -> pd.DataFrame:
+          source: str = "fio", provenance: dict | None = None) -> "pd.DataFrame":
     """Records from one fio JSON output (one job with group_reporting).
 
     Grid parameters are taken from the options fio reports back (global and job options), so the
@@ -351,6 +350,8 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
     prov = {"fio_version": data.get("fio version", ""), **_host(), "device_model": "", "mount_options": "",
             "cell": cell if cell is not None else job.get("jobname", "")}
     prov.update(provenance or {})
+    from . import records  # pandas: only where records are made, so fio runs start fast
+
     return records.make(
         rows, study=study, source=source, device=device, benchmark="fio", engine=opts.get("ioengine", "psync"),
         workload=rw, block_size=bs, threads=numjobs * iodepth, data_size=data_size, run=int(run), **prov,
@@ -358,7 +359,7 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
 
 
 def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: str,
-                  source: str = "fio", timeout: float | None = None) -> pd.DataFrame:
+                  source: str = "fio", timeout: float | None = None) -> "pd.DataFrame":
     """:func:`run` then :func:`parse` with the device's provenance."""
     from . import devices
 
@@ -366,3 +367,62 @@ def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: 
     return parse(output, study=study, device=cell["device"], run=repeat, cell=cell["cell"], source=source,
                  provenance=devices.provenance(state))
 
+
+
+# --------------------------------------------------------------------------- one cell, as a job
+
+
+def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jobfile, output) -> float:
+    """What one Snakemake fio job does: make sure the device is provisioned (it may have been torn
+    down since, when cells are added later), run the cell's repeat, return fio's wall time.
+
+    If fio fails or the job is interrupted, the device is torn down before the error is raised, so
+    nothing stays mounted; the next job provisions it again.
+    """
+    import time
+
+    from . import devices
+
+    with devices.signals_raise():
+        state = devices.ensure(device_id, spec, state_path)
+        if state.get("status") != "ready":
+            raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")
+        try:
+            t0 = time.perf_counter()
+            run(cell, state, repeat, jobfile, output)
+            return time.perf_counter() - t0
+        except BaseException:
+            try:
+                devices.teardown(state_path)
+            except BenchcastError as exc:  # keep the original error; say what is left
+                print(f"benchcast: teardown after failure: {exc}", file=sys.stderr)
+            raise
+
+
+def main(argv=None) -> int:
+    """python -m benchcast.fio run-cell ...: one fio job of the workflow (a thin, fast entry)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m benchcast.fio")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("run-cell", help="ensure the device, run one cell's repeat, write fio JSON")
+    s.add_argument("--device", required=True)
+    s.add_argument("--spec", required=True, help="device spec (JSON)")
+    s.add_argument("--state", required=True, help="device state record")
+    s.add_argument("--cell", required=True, help="cell (JSON, from expand_grid)")
+    s.add_argument("--repeat", type=int, required=True)
+    s.add_argument("--jobfile", required=True)
+    s.add_argument("--output", required=True)
+    args = p.parse_args(argv)
+    try:
+        secs = run_cell(args.device, json.loads(args.spec), args.state, json.loads(args.cell), args.repeat,
+                        args.jobfile, args.output)
+    except BenchcastError as exc:
+        print(f"benchcast: {exc}", file=sys.stderr)
+        return 1
+    print(f"fio wall time {secs:.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

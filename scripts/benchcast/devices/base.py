@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from .. import BenchcastError
-from ..records import parse_size
+from ..units import parse_size
 
 #: Keys every device spec may carry.
 COMMON_KEYS = {"kind", "label", "optional"}

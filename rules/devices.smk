@@ -1,0 +1,64 @@
+# Devices: provision before the benchmarks of a device, tear down after the last one. With the
+# benchmarks in between, they form one group job per device, so on a cluster they land on one node.
+
+
+rule provision_device:
+    output:
+        "results/{study}/devices/{device}/provisioned.json",
+    log:
+        "logs/{study}/devices/{device}/provision.log",
+    group:
+        "device"
+    conda:
+        "../envs/devices.yaml"
+    resources:
+        benchmark_slots=1,
+    params:
+        pkg=PKG,
+        spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
+        state=lambda wc: state_path(wc.study, wc.device),
+    shell:
+        "export PYTHONPATH={params.pkg:q}; "
+        "python -m benchcast.devices ensure --id {wildcards.device} --spec {params.spec:q} "
+        "--state {params.state:q} > {log} 2>&1 "
+        "&& python -m benchcast.devices describe {params.state:q} > {output} 2>> {log}"
+
+
+rule teardown_device:
+    input:
+        provisioned="results/{study}/devices/{device}/provisioned.json",
+        benchmarks=get_device_benchmarks,
+    output:
+        "results/{study}/devices/{device}/torn_down.json",
+    log:
+        "logs/{study}/devices/{device}/teardown.log",
+    group:
+        "device"
+    conda:
+        "../envs/devices.yaml"
+    resources:
+        benchmark_slots=1,
+    params:
+        pkg=PKG,
+        state=lambda wc: state_path(wc.study, wc.device),
+    shell:
+        "export PYTHONPATH={params.pkg:q}; "
+        "python -m benchcast.devices teardown {params.state:q} > {log} 2>&1 "
+        "&& cp {params.state:q} {output}"
+
+
+rule teardown:
+    log:
+        "logs/teardown.log",
+    conda:
+        "../envs/devices.yaml"
+    # Clean up what an earlier, killed run left: every device a state record still lists.
+    # Run it as `snakemake teardown`; it is never part of `all`.
+    params:
+        pkg=PKG,
+        dirs=lambda wc: [f"results/{s}/devices/state" for s in STUDIES],
+    shell:
+        "export PYTHONPATH={params.pkg:q}; "
+        "for d in {params.dirs:q}; do "
+        "if [ -d $d ]; then python -m benchcast.devices teardown-all $d; fi; "
+        "done > {log} 2>&1; cat {log}"

@@ -1,0 +1,39 @@
+# fio grids: one job and one JSON per (study, source, device, cell, repeat); records per source.
+
+
+rule fio_run:
+    input:
+        "results/{study}/devices/{device}/provisioned.json",
+    output:
+        json="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json",
+        jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",
+    log:
+        "logs/{study}/fio/{source}/{device}/{cell}/run{repeat}.log",
+    group:
+        "device"
+    conda:
+        "../envs/devices.yaml"
+    resources:
+        benchmark_slots=1,
+    params:
+        pkg=PKG,
+        spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
+        state=lambda wc: state_path(wc.study, wc.device),
+        cell=lambda wc: json.dumps(get_fio_cell(wc)),
+    shell:
+        "PYTHONPATH={params.pkg:q} python -m benchcast.fio run-cell --device {wildcards.device} "
+        "--spec {params.spec:q} --state {params.state:q} --cell {params.cell:q} "
+        "--repeat {wildcards.repeat} --jobfile {output.jobfile} --output {output.json} > {log} 2>&1"
+
+
+rule fio_records:
+    input:
+        unpack(get_fio_record_inputs),
+    output:
+        "results/{study}/records/fio/{source}.csv",
+    log:
+        "logs/{study}/fio_records/{source}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/fio_records.py"
