@@ -15,8 +15,13 @@ include: "rules/common.smk"
 include: "rules/imports.smk"
 include: "rules/devices.smk"
 include: "rules/fio.smk"
+include: "rules/ycsb.smk"
 include: "rules/analysis.smk"
 include: "rules/report.smk"
+
+
+onerror:
+    teardown_everything()
 
 
 rule all:

@@ -23,6 +23,7 @@ for _name in SELECTED:
 
 from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
+from benchcast import units as bc_units  # noqa: E402
 
 #: Source types whose records hold application results (screening targets).
 APP_SOURCE_TYPES = {"soga2018", "ycsb"}
@@ -71,6 +72,8 @@ wildcard_constraints:
     device="[A-Za-z0-9][A-Za-z0-9_.-]*",
     cell="[A-Za-z0-9][A-Za-z0-9_.-]*",
     repeat="[0-9]+",
+    engine="rocksdb|mariadb",
+    size="[0-9]+",
 
 
 def study_cfg(wildcards):
@@ -104,12 +107,66 @@ def get_fio_outputs(study, source, device=None):
     ]
 
 
+def _ycsb_runs(study, name, src):
+    devs = STUDIES[study].get("devices", {})
+    wanted = src.get("devices") or [
+        d for d, s in devs.items() if s["kind"] != "imported"
+    ]
+    for d in wanted:
+        if d not in devs or devs[d]["kind"] == "imported":
+            raise WorkflowError(
+                f"config: studies.{study}.sources.{name}.devices: {d!r} is not a measured device of the study"
+            )
+    what = f"studies.{study}.sources.{name}.data_sizes"
+    sizes = [bc_units.parse_size(s, what=what) for s in src["data_sizes"]]
+    return [
+        (d, e, size, r)
+        for d in wanted
+        if d in USABLE[study]
+        for e in src["engines"]
+        for size in sizes
+        for r in range(src["repeats"])
+    ]
+
+
+YCSB_RUNS = {
+    (study, name): _ycsb_runs(study, name, src)
+    for study in SELECTED
+    for name, src in STUDIES[study]["sources"].items()
+    if src["type"] == "ycsb"
+}
+YCSB_SOURCES = sorted(
+    str(p) for p in Path(workflow.basedir, "ycsb", "src").rglob("*.java")
+)
+
+
+def get_ycsb_outputs(study, source, device=None):
+    return [
+        f"results/{study}/ycsb/{source}/{d}/{e}/{size}/run{r}.csv"
+        for (d, e, size, r) in YCSB_RUNS[(study, source)]
+        if device is None or d == device
+    ]
+
+
+def get_ycsb_record_inputs(wildcards):
+    devs = sorted({run[0] for run in YCSB_RUNS[(wildcards.study, wildcards.source)]})
+    return {
+        "runs": get_ycsb_outputs(wildcards.study, wildcards.source),
+        "torn_down": [
+            f"results/{wildcards.study}/devices/{d}/torn_down.json" for d in devs
+        ],
+    }
+
+
 def get_device_benchmarks(wildcards):
     """Every benchmark output on one device: the device's teardown waits for all of them."""
     out = []
     for study, source in FIO_CELLS:
         if study == wildcards.study:
             out += get_fio_outputs(study, source, wildcards.device)
+    for study, source in YCSB_RUNS:
+        if study == wildcards.study:
+            out += get_ycsb_outputs(study, source, wildcards.device)
     return out
 
 
@@ -200,3 +257,24 @@ def get_final_outputs():
         )
         out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
     return out
+
+
+def teardown_everything():
+    """After a failed or interrupted run (onerror): tear down every device a state record still
+    lists and stop any MariaDB server a killed job left, so nothing stays mounted or running.
+    On a cluster this reaches only the head node's devices; run `snakemake teardown` there too.
+    """
+    from benchcast import mariadb as bc_mariadb
+
+    for study in SELECTED:
+        state_dir = Path(f"results/{study}/devices/state")
+        try:
+            bc_mariadb.teardown_all(f"results/{study}")
+        except Exception as exc:  # keep going: the devices matter more
+            logger.error(f"benchcast: stopping MariaDB servers of {study}: {exc}")
+        if state_dir.is_dir():
+            try:
+                for path, res in bc_devices.teardown_all(state_dir).items():
+                    logger.warning(f"benchcast: teardown {path}: {res}")
+            except BenchcastError as exc:
+                logger.error(f"benchcast: {exc}")

@@ -36,15 +36,28 @@ def _message(err) -> str:
     return f"{where}: {err.message}"
 
 
-def _with_defaults(validator_class):
-    """A validator that also fills in ``default`` values (as snakemake.utils.validate does)."""
+def _with_defaults(validator_class, defs: dict):
+    """A validator that also fills in ``default`` values (as snakemake.utils.validate does), also
+    where a property is a ``$ref`` to a definition that has the default."""
     validate_properties = validator_class.VALIDATORS["properties"]
+
+    def default_of(sub):
+        if not isinstance(sub, dict):
+            return None
+        if "default" in sub:
+            return sub
+        ref = sub.get("$ref", "")
+        if ref.startswith("#/$defs/"):
+            target = defs.get(ref.split("/")[-1], {})
+            return target if "default" in target else None
+        return None
 
     def set_defaults(validator, properties, instance, schema):
         if isinstance(instance, dict):
             for prop, sub in properties.items():
-                if isinstance(sub, dict) and "default" in sub and prop not in instance:
-                    instance[prop] = copy.deepcopy(sub["default"])
+                d = default_of(sub)
+                if d is not None and prop not in instance:
+                    instance[prop] = copy.deepcopy(d["default"])
         yield from validate_properties(validator, properties, instance, schema)
 
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
@@ -65,7 +78,7 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
         raise BenchcastError(f"{schema_path}: cannot read schema ({exc})") from None
     if not isinstance(config, dict):
         raise BenchcastError("config: not a mapping")
-    cls = _with_defaults(jsonschema.validators.validator_for(schema))
+    cls = _with_defaults(jsonschema.validators.validator_for(schema), schema.get("$defs", {}))
     errors = sorted(cls(schema).iter_errors(config), key=lambda e: (len(list(e.absolute_path)), e.path))
     if errors:
         err = errors[-1]

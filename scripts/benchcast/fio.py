@@ -373,30 +373,16 @@ def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: 
 
 
 def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jobfile, output) -> float:
-    """What one Snakemake fio job does: make sure the device is provisioned (it may have been torn
-    down since, when cells are added later), run the cell's repeat, return fio's wall time.
-
-    If fio fails or the job is interrupted, the device is torn down before the error is raised, so
-    nothing stays mounted; the next job provisions it again.
-    """
+    """What one Snakemake fio job does: on the (ensured) device, run the cell's repeat and return
+    fio's wall time; a failure tears the device down (:func:`benchcast.devices.on_device`)."""
     import time
 
     from . import devices
 
-    with devices.signals_raise():
-        state = devices.ensure(device_id, spec, state_path)
-        if state.get("status") != "ready":
-            raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")
-        try:
-            t0 = time.perf_counter()
-            run(cell, state, repeat, jobfile, output)
-            return time.perf_counter() - t0
-        except BaseException:
-            try:
-                devices.teardown(state_path)
-            except BenchcastError as exc:  # keep the original error; say what is left
-                print(f"benchcast: teardown after failure: {exc}", file=sys.stderr)
-            raise
+    with devices.on_device(device_id, spec, state_path) as state:
+        t0 = time.perf_counter()
+        run(cell, state, repeat, jobfile, output)
+        return time.perf_counter() - t0
 
 
 def main(argv=None) -> int:

@@ -278,7 +278,13 @@ def run_phase(phase: str, *, engine: str, jar, props: dict, overrides: dict, thr
     if rc != 0:
         tail = " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-5:])
         raise BenchcastError(f"{export}: YCSB {phase} ({engine}) exited with {rc}: {tail} (see {err_path})")
-    df = parse(export, **(columns or {}))
+    try:
+        df = parse(export, **(columns or {}))
+    except BenchcastError as exc:
+        # YCSB's client threads die with a Java exception but the process exits 0: name it
+        lines = err_path.read_text(errors="replace").splitlines()
+        cause = next((ln.strip() for ln in lines if "Exception" in ln or "Error:" in ln), "")
+        raise BenchcastError(f"{exc}{'; ' + cause if cause else ''} (see {err_path})") from None
     df["phase"] = phase
     df["wall_s"] = round(elapsed, 3)
     df["raw"] = str(export)

@@ -46,7 +46,7 @@ PASSIVE_KINDS = {"imported"}
 __all__ = [
     "KINDS", "UnavailableError", "check_spec", "check_available", "usable_devices", "provision",
     "ensure", "teardown", "teardown_all", "target", "describe", "provenance", "command_prefix",
-    "run_in_cgroup", "session", "signals_raise", "read_state",
+    "run_in_cgroup", "on_device", "session", "signals_raise", "read_state",
 ]
 
 
@@ -321,6 +321,38 @@ def provenance(state_or_path) -> dict:
         "device_model": KINDS[state["kind"]].model(state) if state["kind"] in KINDS else "",
         "mount_options": state.get("mount_options", ""),
     }
+
+
+@contextlib.contextmanager
+def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False):
+    """What one benchmark job does around its work: make sure the device is provisioned (it may have
+    been torn down since, when benchmarks are added later) and yield its state; with
+    ``enter_cgroup``, this process and the children it starts run inside a throttled device's cgroup.
+
+    If the body fails or the job is interrupted (SIGTERM/SIGINT/SIGHUP), the device is torn down
+    before the error is raised, so nothing stays mounted; the next job provisions it again.
+    """
+    import sys
+
+    with signals_raise():
+        state = ensure(device_id, spec, state_path)
+        if state.get("status") != "ready":
+            raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")
+        before = throttled.enter(state) if enter_cgroup and state["kind"] == "throttled" else None
+        try:
+            yield state
+        except BaseException:
+            if before is not None:
+                throttled.leave(before)
+                before = None
+            try:
+                teardown(state_path)
+            except BenchcastError as exc:  # keep the original error; say what is left
+                print(f"benchcast: teardown after failure: {exc}", file=sys.stderr)
+            raise
+        finally:
+            if before is not None:
+                throttled.leave(before)
 
 
 @contextlib.contextmanager

@@ -146,6 +146,33 @@ def run_in_cgroup(state: dict, cmd, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(list(map(str, cmd)), preexec_fn=enter, **kwargs)
 
 
+def _own_cgroup(version: int) -> Path:
+    """The cgroup directory this process is in now (blkio hierarchy on v1, the unified one on v2)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        num, controllers, path = line.split(":", 2)
+        if version == 1 and "blkio" in controllers.split(","):
+            return Path(V1_ROOT) / path.lstrip("/")
+        if version == 2 and num == "0":
+            return (v2_root() or Path("/sys/fs/cgroup")) / path.lstrip("/")
+    raise BenchcastError("cgroup: cannot tell which cgroup this process is in")
+
+
+def enter(state: dict) -> Path:
+    """Move this process (and so the children it starts) into the device's cgroup; return the
+    cgroup it was in, for :func:`leave`."""
+    cg = state.get("created", {}).get("cgroup")
+    if not cg:
+        raise BenchcastError(f"device {state.get('device')}: cgroup: not provisioned (no cgroup in state)")
+    before = _own_cgroup(state.get("cgroup_version", cgroup_version() or 1))
+    Path(cg, "cgroup.procs").write_text(str(os.getpid()))
+    return before
+
+
+def leave(before: Path) -> None:
+    """Move this process back to the cgroup it was in before :func:`enter`."""
+    Path(before, "cgroup.procs").write_text(str(os.getpid()))
+
+
 def teardown(rec: base.Recorder) -> list[str]:
     return base.teardown_created(rec)
 

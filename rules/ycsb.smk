@@ -1,0 +1,55 @@
+# YCSB: our bindings built once; load + workloads per (device, engine, data size, repeat).
+
+
+rule build_ycsb:
+    input:
+        pom="ycsb/pom.xml",
+        sources=YCSB_SOURCES,
+    output:
+        "results/ycsb/benchcast-ycsb.jar",
+    log:
+        "logs/build_ycsb.log",
+    conda:
+        "../envs/ycsb.yaml"
+    params:
+        script=f"{workflow.basedir}/scripts/build_ycsb.sh",
+    shell:
+        "bash {params.script:q} {output} > {log} 2>&1"
+
+
+rule ycsb_run:
+    input:
+        jar="results/ycsb/benchcast-ycsb.jar",
+        provisioned="results/{study}/devices/{device}/provisioned.json",
+    output:
+        records="results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv",
+        raw=directory(
+            "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}"
+        ),
+    log:
+        "logs/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.log",
+    group:
+        "device"
+    conda:
+        "../envs/ycsb.yaml"
+    resources:
+        benchmark_slots=1,
+    params:
+        spec=lambda wc: device_spec(wc.study, wc.device),
+        state=lambda wc: state_path(wc.study, wc.device),
+        source=get_source,
+    script:
+        "../scripts/ycsb_run.py"
+
+
+rule ycsb_records:
+    input:
+        unpack(get_ycsb_record_inputs),
+    output:
+        "results/{study}/records/ycsb/{source}.csv",
+    log:
+        "logs/{study}/ycsb_records/{source}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/ycsb_records.py"
