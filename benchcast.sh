@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# benchcast: set up and run on a fresh Debian/Ubuntu machine.
+#
+#   ./benchcast.sh run        set up, run the default studies (config/config.yaml), write the report
+#   ./benchcast.sh test       set up, run the tests (what CI runs)
+#   ./benchcast.sh setup      only set up: Debian packages (as root), Python venv .venv with the pins
+#   ./benchcast.sh teardown   clean up devices and servers an interrupted run left behind
+#
+# Extra arguments after `run` go to snakemake (e.g. ./benchcast.sh run --config run='{studies: [paper]}').
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=${BENCHCAST_VENV:-.venv}
+
+# Debian packages: fio, ndctl, mkfs tools and losetup for the devices; Java 17 and Maven for the YCSB
+# bindings; the MariaDB server for the MariaDB engine. Only installed when missing, only as root.
+APT_PACKAGES=(fio ndctl e2fsprogs util-linux openjdk-17-jdk-headless maven mariadb-server python3-venv)
+
+setup_system() {
+    local missing=()
+    for pkg in "${APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        return
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "benchcast: not root; please install: ${missing[*]}" >&2
+        return
+    fi
+    echo "benchcast: installing ${missing[*]}" >&2
+    apt-get update -qq
+    # Package scripts must not start a system MariaDB server: benchmarks start their own.
+    # policy-rc.d answering 101 tells invoke-rc.d not to start services during the install.
+    local policy=/usr/sbin/policy-rc.d made_policy=""
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod 755 "$policy" && made_policy=yes
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || {
+        [ -n "$made_policy" ] && rm -f "$policy"
+        exit 1
+    }
+    [ -n "$made_policy" ] && rm -f "$policy"
+    return 0
+}
+
+setup_python() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        python3 -m venv "$VENV"
+    fi
+    if ! cmp -s requirements.txt "$VENV/.requirements"; then
+        "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.txt
+        cp requirements.txt "$VENV/.requirements"
+    fi
+}
+
+setup() {
+    setup_system
+    setup_python
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+    setup)
+        setup
+        ;;
+    run)
+        setup
+        "$VENV/bin/snakemake" "$@"
+        "$VENV/bin/snakemake" --report results/report.html "$@"
+        echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
+        ;;
+    test)
+        setup
+        if [ "$(id -u)" -eq 0 ]; then
+            bash .ci/install-slurm.sh
+        fi
+        PATH="$PWD/$VENV/bin:$PATH" "$VENV/bin/python" -m pytest "$@"
+        ;;
+    teardown)
+        setup_python
+        "$VENV/bin/snakemake" teardown
+        ;;
+    *)
+        sed -n '2,10p' "$0"
+        exit 2
+        ;;
+esac
