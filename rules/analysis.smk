@@ -67,3 +67,50 @@ rule extrapolate:
         extrapolate=lambda wc: study_cfg(wc)["extrapolate"],
     script:
         "../scripts/extrapolate.py"
+
+
+rule validate:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        screen="results/{study}/screen.csv",
+    output:
+        simple_folds="results/{study}/validation/simple_folds.csv",
+        simple_summary="results/{study}/validation/simple_summary.csv",
+        simple_selection="results/{study}/validation/simple_selection.csv",
+        multiple_folds="results/{study}/validation/multiple_folds.csv",
+        multiple_summary="results/{study}/validation/multiple_summary.csv",
+        multiple_refusals="results/{study}/validation/multiple_refusals.csv",
+        multiple_selection="results/{study}/validation/multiple_selection.csv",
+    log:
+        "logs/{study}/validate.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        features=lambda wc: study_cfg(wc)["features"],
+        series=lambda wc: study_cfg(wc)["series"],
+        pairing=lambda wc: study_cfg(wc)["pairing"],
+        settings=lambda wc: study_cfg(wc)["validate"],
+    script:
+        "../scripts/validate.py"
+
+
+rule predict_intervals:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        simple="results/{study}/validation/simple_selection.csv",
+        multiple="results/{study}/validation/multiple_selection.csv",
+    output:
+        predictions="results/{study}/validation/target_predictions.csv",
+        skipped="results/{study}/validation/target_skipped.csv",
+    log:
+        "logs/{study}/predict_intervals.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        features=lambda wc: study_cfg(wc)["features"],
+        series=lambda wc: study_cfg(wc)["series"],
+        targets=lambda wc: study_cfg(wc)["targets"],
+        settings=lambda wc: study_cfg(wc)["validate"],
+        data_sizes=lambda wc: study_cfg(wc)["extrapolate"]["data_sizes"],
+    script:
+        "../scripts/predict_intervals.py"

@@ -232,7 +232,20 @@ TABLES_PREDICTION = [
     "table13_extrapolated",
     "table14_size_fit_r2",
 ]
-CHARTS = ["fig3_scatter", "fig4_data_size", "heatmap_best_r2"]
+CHARTS = [
+    "fig3_scatter",
+    "fig4_data_size",
+    "heatmap_best_r2",
+    "heldout",
+    "target_intervals",
+]
+TABLES_VALIDITY = [
+    "validity_simple_selection",
+    "validity_multiple_selection",
+    "validity_coverage",
+    "validity_refusals",
+    "validity_target_intervals",
+]
 
 
 def has_series(study):
@@ -253,7 +266,7 @@ def get_final_outputs():
         out += expand(
             "results/{study}/tables/{table}.csv",
             study=study,
-            table=TABLES_SCREENING + TABLES_PREDICTION,
+            table=TABLES_SCREENING + TABLES_PREDICTION + TABLES_VALIDITY,
         )
         out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
     return out

@@ -160,3 +160,94 @@ rule device_figures:
         labels=get_device_labels,
     script:
         "../scripts/device_figures.py"
+
+
+rule tables_validity:
+    input:
+        simple_folds="results/{study}/validation/simple_folds.csv",
+        simple_selection="results/{study}/validation/simple_selection.csv",
+        multiple_folds="results/{study}/validation/multiple_folds.csv",
+        multiple_selection="results/{study}/validation/multiple_selection.csv",
+        refusals="results/{study}/validation/multiple_refusals.csv",
+        predictions="results/{study}/validation/target_predictions.csv",
+    output:
+        simple=report(
+            "results/{study}/tables/validity_simple_selection.csv",
+            caption="../report/validity_simple_selection.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+        multiple=report(
+            "results/{study}/tables/validity_multiple_selection.csv",
+            caption="../report/validity_multiple_selection.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+        coverage=report(
+            "results/{study}/tables/validity_coverage.csv",
+            caption="../report/validity_coverage.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+        refusals=report(
+            "results/{study}/tables/validity_refusals.csv",
+            caption="../report/validity_refusals.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+        intervals=report(
+            "results/{study}/tables/validity_target_intervals.csv",
+            caption="../report/validity_target_intervals.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+        chosen="results/{study}/validation/chosen_folds.csv",
+    log:
+        "logs/{study}/tables_validity.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        settings=lambda wc: study_cfg(wc)["validate"],
+    script:
+        "../scripts/tables_validity.py"
+
+
+rule chart_heldout:
+    input:
+        "results/{study}/validation/chosen_folds.csv",
+    output:
+        report(
+            "results/{study}/charts/heldout.svg",
+            caption="../report/heldout.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+    log:
+        "logs/{study}/chart_heldout.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        labels=get_device_labels,
+    script:
+        "../scripts/chart_heldout.py"
+
+
+rule chart_target_intervals:
+    input:
+        predictions="results/{study}/validation/target_predictions.csv",
+        best="results/{study}/best.csv",
+    output:
+        report(
+            "results/{study}/charts/target_intervals.svg",
+            caption="../report/target_intervals.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+    log:
+        "logs/{study}/chart_target_intervals.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        report=get_focus,
+    script:
+        "../scripts/chart_target_intervals.py"

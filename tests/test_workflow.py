@@ -62,9 +62,27 @@ def test_target_spec_change_reruns_only_prediction_and_report(done):
     edit_config(done, slower)
     jobs = planned_jobs(done)
     assert set(jobs) == {"predict", "extrapolate", "tables_prediction", "chart_fig3_scatter",
-                         "chart_fig4_data_size", "all"}
-    for upstream in ("import_soga2018", "aggregate", "screen", "tables_screening", "chart_heatmap_best_r2"):
+                         "chart_fig4_data_size", "predict_intervals", "tables_validity", "chart_heldout",
+                         "chart_target_intervals", "all"}
+    for upstream in ("import_soga2018", "aggregate", "screen", "validate", "tables_screening",
+                     "chart_heatmap_best_r2", "device_figures"):
         assert upstream not in jobs
+
+
+def test_validity_tables(done):
+    t = done / "results" / "paper" / "tables"
+    cov = pd.read_csv(t / "validity_coverage.csv").set_index("model")
+    # simple fits on two devices have no residual df: no intervals, said so
+    assert cov.loc["simple (paper: max R²)", "with_interval"] == 0
+    assert cov.loc["multiple (held-out choice)", "with_interval"] > 0
+    sel = pd.read_csv(t / "validity_simple_selection.csv")
+    assert {"paper_feature", "paper_mape", "selected_feature", "selected_mape", "differ"} <= set(sel.columns)
+    assert (sel["selected_mape"] <= sel["paper_mape"] + 1e-9).all()
+    ref = pd.read_csv(t / "validity_refusals.csv")
+    assert (ref["n_figures"] == 2).all() and (ref["n_devices"] == 3).all()
+    iv = pd.read_csv(t / "validity_target_intervals.csv")
+    ok = iv.dropna(subset=["lower", "upper"])
+    assert len(ok) and ((ok["lower"] <= ok["prediction"]) & (ok["prediction"] <= ok["upper"])).all()
 
 
 def test_bad_config_one_line_error_names_key(tmp_path):

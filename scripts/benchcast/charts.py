@@ -152,3 +152,59 @@ def device_figures(table: pd.DataFrame, labels=None) -> alt.Chart:
     return (band + line).properties(width=260, height=180).facet(
         facet=alt.Facet("panel:N", title=None), columns=2
     ).resolve_scale(y="independent")
+
+
+def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
+    """Predicted vs measured result of each held-out device, per model kind, with the prediction
+    intervals where the fit had residual degrees of freedom; the diagonal is a perfect prediction."""
+    if chosen.empty:
+        raise BenchcastError("validity: no held-out predictions (too few devices?)")
+    df = chosen.copy()
+    df["device"] = [_label(labels, d) for d in df["held_out"]]
+    df["gb"] = df["data_size"] / 1e9
+    lo = float(np.nanmin(df[["truth", "prediction"]].to_numpy()))
+    hi = float(np.nanmax(df[["truth", "prediction"]].to_numpy()))
+    lo = max(lo, 1e-9)
+    scale = alt.Scale(type="log", domain=[lo * 0.8, hi * 1.25])
+    base = alt.Chart(df)
+    diag = base.mark_line(color="gray", strokeDash=[4, 3]).encode(
+        x=alt.X("truth:Q", scale=scale, title="measured"), y=alt.Y("truth:Q", scale=scale, title="predicted")
+    )
+    pts = base.mark_point(filled=True, size=40).encode(
+        x=alt.X("truth:Q", scale=scale),
+        y=alt.Y("prediction:Q", scale=scale),
+        color=alt.Color("device:N", title="held-out device"),
+        shape=alt.Shape("op:N"),
+        tooltip=["series", "features", "device", "truth", "prediction", "lower", "upper", "pct_error"],
+    )
+    bars = base.transform_filter("isValid(datum.lower) && isValid(datum.upper) && datum.lower > 0").mark_rule(
+        opacity=0.5
+    ).encode(x=alt.X("truth:Q", scale=scale), y=alt.Y("lower:Q", scale=scale), y2="upper:Q", color="device:N")
+    return (diag + bars + pts).properties(width=300, height=300).facet(
+        column=alt.Column("kind:N", title=None)
+    )
+
+
+def target_intervals(preds: pd.DataFrame, focus: dict) -> alt.Chart:
+    """Predictions of the focus series for the hypothetical devices over data size, per model, with
+    prediction intervals; hollow points are extrapolations (feature outside the measured range or
+    data size beyond twice the largest measured)."""
+    df = select(preds, {k: v for k, v in focus.items() if k in preds.columns})
+    if df.empty:
+        raise BenchcastError(f"validity: no target predictions for {focus}")
+    df = df.copy()
+    df["gb"] = df["data_size"] / 1e9
+    df["model"] = df["kind"] + " (" + df["choice"].map({"paper": "paper: max R²", "heldout": "held-out choice"}) + ")"
+    df["flag"] = np.where(df["extrapolation"].astype(bool), "extrapolated", "within range")
+    base = alt.Chart(df).encode(
+        x=alt.X("gb:Q", title="data size (GB)"), color=alt.Color("target:N", title="hypothetical device")
+    )
+    pts = base.mark_point(size=60).encode(
+        y=alt.Y("prediction:Q", title=f"predicted {focus.get('op', '')} {focus.get('metric', '')}"),
+        fill=alt.condition("datum.flag == 'extrapolated'", alt.value("white"), alt.Color("target:N")),
+        tooltip=["target", "model", "features", "gb", "prediction", "lower", "upper", "flag", "interval_flag"],
+    )
+    bars = base.mark_errorbar(ticks=True).encode(y=alt.Y("lower:Q", title=None), y2="upper:Q")
+    return (bars + pts).properties(width=260, height=220, title=_series_title(focus)).facet(
+        column=alt.Column("model:N", title=None)
+    )

@@ -25,7 +25,11 @@ def read_table(path, required=()) -> pd.DataFrame:
     if missing:
         raise BenchcastError(f"{path}: missing column(s) {', '.join(missing)}")
     for col in df.columns:
-        if col not in STRINGS and df[col].dtype == object:
+        if col not in STRINGS and (df[col].dtype == object or pd.api.types.is_string_dtype(df[col])):
+            vals = set(df[col].unique())
+            if vals <= {"True", "False", ""}:  # booleans with missing values (e.g. interval coverage)
+                df[col] = df[col].map({"True": True, "False": False, "": np.nan})
+                continue
             num = pd.to_numeric(df[col].replace("", np.nan), errors="coerce")
             if num.notna().sum() == (df[col] != "").sum():
                 df[col] = num

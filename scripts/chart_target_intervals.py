@@ -1,0 +1,10 @@
+"""Rule script: predictions for the hypothetical devices with their prediction intervals."""
+from benchcast import charts, smk, tables
+
+
+def main(sm):
+    focus = tables.default_focus(tables.read_screen(sm.input.best), sm.params.report["focus"])
+    charts.save(charts.target_intervals(tables.read_table(sm.input.predictions), focus), sm.output[0])
+
+
+smk.run(main, snakemake)  # noqa: F821

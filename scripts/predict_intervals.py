@@ -1,0 +1,15 @@
+"""Rule script: predictions with intervals for the hypothetical devices from the selected models."""
+from benchcast import smk, tables, validity
+
+
+def main(sm):
+    agg = tables.read_aggregated(sm.input.aggregated)
+    preds, skipped = validity.target_predictions(
+        agg, sm.params.features, sm.params.series, tables.read_table(sm.input.simple),
+        tables.read_table(sm.input.multiple), sm.params.targets, sm.params.settings, sm.params.data_sizes,
+    )
+    preds.to_csv(sm.output.predictions, index=False)
+    skipped.to_csv(sm.output.skipped, index=False)
+
+
+smk.run(main, snakemake)  # noqa: F821
