@@ -94,8 +94,13 @@ def state_path(study, device):
     return f"results/{study}/devices/state/{device}.json"
 
 
+#: Device keys that do not shape a measurement: changing them must not rerun a benchmark.
+COSMETIC_DEVICE_KEYS = {"label", "node", "constraint"}
+
+
 def device_spec(study, device):
-    return STUDIES[study]["devices"][device]
+    spec = STUDIES[study]["devices"][device]
+    return {k: v for k, v in spec.items() if k not in COSMETIC_DEVICE_KEYS}
 
 
 def get_fio_outputs(study, source, device=None):

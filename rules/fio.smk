@@ -5,7 +5,7 @@ rule fio_run:
     input:
         "results/{study}/devices/{device}/provisioned.json",
     output:
-        json="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json",
+        json=protected("results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json"),
         jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",
     log:
         "logs/{study}/fio/{source}/{device}/{cell}/run{repeat}.log",

@@ -22,9 +22,13 @@ rule ycsb_run:
         jar="results/ycsb/benchcast-ycsb.jar",
         provisioned="results/{study}/devices/{device}/provisioned.json",
     output:
-        records="results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv",
-        raw=directory(
-            "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}"
+        records=protected(
+            "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv"
+        ),
+        raw=protected(
+            directory(
+                "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}"
+            )
         ),
     log:
         "logs/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.log",

@@ -284,6 +284,8 @@ def load(path) -> dict:
         data = json.loads(text[start:])
     except json.JSONDecodeError as exc:
         raise BenchcastError(f"{path}: fio JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict) and data.get("benchcast_skipped"):
+        return data
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:
         raise BenchcastError(f"{path}: fio JSON has no jobs")
     return data
@@ -312,6 +314,11 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
     """
     path = Path(path)
     data = load(path)
+    if data.get("benchcast_skipped"):
+        from . import records  # a cell the device cannot run: no records, said in the file
+
+        return records.make([], study=study, source=source, device=device, benchmark="fio", workload="",
+                            op="", metric="", unit="", value=0.0, run=int(run))
     if len(data["jobs"]) != 1:
         raise BenchcastError(f"{path}: expected one job (group_reporting), found {len(data['jobs'])}")
     job = data["jobs"][0]
@@ -372,6 +379,29 @@ def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: 
 # --------------------------------------------------------------------------- one cell, as a job
 
 
+def logical_block_size(block_device: str) -> int | None:
+    """The device's logical block size from sysfs (O_DIRECT I/O must be a multiple of it)."""
+    import os
+
+    name = os.path.basename(os.path.realpath(block_device))
+    try:
+        return int(Path(f"/sys/class/block/{name}/queue/logical_block_size").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def unaligned(cell: dict, state: dict) -> str | None:
+    """Why a direct-I/O cell cannot run on this device (block size not a multiple of the device's
+    logical block size, e.g. 1K on zram's 4K), or None. Such a cell is recorded as skipped."""
+    if not cell.get("direct") or not state.get("block_device"):
+        return None
+    lbs = logical_block_size(state["block_device"])
+    if lbs and cell["bs"] % lbs:
+        return (f"direct I/O of {size_label(cell['bs'])} blocks is impossible on {state['block_device']} "
+                f"(logical block size {lbs})")
+    return None
+
+
 def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jobfile, output) -> float:
     """What one Snakemake fio job does: on the (ensured) device, run the cell's repeat and return
     fio's wall time; a failure tears the device down (:func:`benchcast.devices.on_device`)."""
@@ -380,6 +410,11 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     from . import devices
 
     with devices.on_device(device_id, spec, state_path) as state:
+        why = unaligned(cell, state)
+        if why:
+            Path(output).write_text(json.dumps({"benchcast_skipped": why, "cell": cell}) + "\n")
+            Path(jobfile).write_text(f"; not run: {why}\n")
+            return 0.0
         t0 = time.perf_counter()
         run(cell, state, repeat, jobfile, output)
         return time.perf_counter() - t0

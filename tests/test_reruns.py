@@ -1,0 +1,108 @@
+"""Partial reruns on a real measured study: real fio and YCSB runs first, then dry runs after edits."""
+import os
+import shutil
+import stat
+import subprocess
+
+import pytest
+
+from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
+from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.workflow, pytest.mark.root]
+
+BENCH_RULES = {"provision_device", "fio_run", "ycsb_run", "teardown_device", "build_ycsb"}
+
+
+def mini(cfg):
+    """Three real devices, a tiny fio grid and one tiny YCSB configuration."""
+    local = cfg["studies"]["local"]
+    local["devices"] = {
+        "dram": {"kind": "tmpfs", "size": "64M"},
+        "dram2": {"kind": "tmpfs", "size": "64M", "label": "a second tmpfs"},
+        "disk": {"kind": "dir", "path": "."},
+    }
+    local["sources"] = {
+        "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "repeats": 2,
+                "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
+        "ycsb": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only", "read-only"],
+                 "data_sizes": ["1MB", "2MB", "4MB"], "operationcount": 200, "repeats": 1},
+    }
+    local["features"]["block_sizes"] = ["4K", "16K"]
+    local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
+                       "focus_data_size": "2MB"}
+    local["extrapolate"] = {"data_sizes": ["8MB"]}
+    cfg["studies"] = {"local": local}
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory, ycsb_jar):
+    if os.geteuid() != 0:
+        pytest.skip("provisioning tmpfs devices needs root")
+    wd = copy_workflow(tmp_path_factory.mktemp("reruns"))
+    edit_config(wd, mini)
+    jar = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
+    jar.parent.mkdir(parents=True)
+    shutil.copy2(ycsb_jar, jar)
+    os.utime(jar)  # newer than the sources: reused, not rebuilt
+    snakemake(wd)
+    yield wd
+    subprocess.run(["python", "-m", "snakemake", "teardown"], cwd=wd, capture_output=True)
+
+
+def test_first_run_measured_and_left_nothing_behind(measured):
+    out = subprocess.run(["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True).stdout
+    assert str(measured) not in out
+    assert (measured / "results/local/tables/table12_predictions.csv").exists()
+    raw = next((measured / "results/local/fio").rglob("run0.json"))
+    assert not raw.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH), "raw outputs are protected"
+    assert planned_jobs(measured) == {}
+
+
+def _dry(wd, mutate):
+    backup = (wd / "config" / "config.yaml").read_text()
+    try:
+        edit_config(wd, mutate)
+        return planned_jobs(wd)
+    finally:
+        (wd / "config" / "config.yaml").write_text(backup)
+
+
+def test_adding_a_block_size_runs_only_the_new_cells(measured):
+    jobs = _dry(measured, lambda c: c["studies"]["local"]["sources"]["fio"]["block_sizes"].append("16K"))
+    # 3 devices x 2 rw x 2 repeats, nothing else measured again
+    assert jobs["fio_run"] == 12
+    assert "ycsb_run" not in jobs and "provision_device" not in jobs and "build_ycsb" not in jobs
+    assert jobs["teardown_device"] == 3 and jobs["fio_records"] == 1 and "screen" in jobs
+
+
+def test_changing_one_devices_fio_options_reruns_only_its_cells(measured):
+    def deeper(c):
+        c["studies"]["local"]["sources"]["fio"]["per_device"] = {"dram": {"iodepth": 2}}
+
+    jobs = _dry(measured, deeper)
+    assert jobs["fio_run"] == 4  # dram: 2 rw x 2 repeats
+    assert jobs["teardown_device"] == 1
+    assert "ycsb_run" not in jobs and "provision_device" not in jobs
+
+
+def test_changing_only_the_report_reruns_only_the_report(measured):
+    def focus(c):
+        c["studies"]["local"]["report"]["focus_data_size"] = "4MB"
+
+    jobs = _dry(measured, focus)
+    assert jobs and set(jobs) <= {"tables_screening", "tables_prediction", "chart_fig3_scatter",
+                                  "chart_fig4_data_size", "chart_target_intervals", "all"}
+
+
+def test_changing_analysis_settings_never_reruns_a_benchmark(measured):
+    def analysis(c):
+        st = c["studies"]["local"]
+        st["aggregate"]["trim"] = 0
+        st["pairing"] = []
+        st["validate"] = {"level": 0.9}
+        st["devices"]["dram2"]["label"] = "renamed"
+
+    jobs = _dry(measured, analysis)
+    assert {"aggregate", "screen", "validate"} <= set(jobs)
+    assert not (set(jobs) & BENCH_RULES), jobs
