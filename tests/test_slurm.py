@@ -4,7 +4,9 @@ the project's profiles/slurm, and the same results as a local run.
 Needs root and `.ci/install-slurm.sh` (apt: slurm-wlm, munge); skipped otherwise.
 Run: .venv/bin/python -m pytest tests/test_slurm.py -s   (-s shows the measured wall times)
 """
+import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +17,7 @@ import pytest
 
 import slurm_util
 from workflow_util import ROOT, copy_workflow, edit_config, snakemake
+from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 pytestmark = [
     pytest.mark.workflow,
@@ -134,6 +137,91 @@ def test_paper_nothing_to_do_after_slurm_run(slurm_cluster, paper_runs):
 # --- a measured study: real fio on a tmpfs and a dir device, grouped per device -------------------
 
 FIO_RULES = ROOT / "rules" / "fio.smk"
+
+
+def mini(cfg):
+    """The `local` study cut down: two tmpfs devices and two directories in the scratch copy (four
+    devices: target intervals need figures <= devices - 2), fio
+    2 block sizes x randread/randwrite x 2 repeats (1 s, 4M), one tiny RocksDB YCSB series."""
+    local = cfg["studies"]["local"]
+    local["devices"] = {
+        "dram": {"kind": "tmpfs", "size": "64M"},
+        "dram2": {"kind": "tmpfs", "size": "64M", "label": "a second tmpfs"},
+        "disk": {"kind": "dir", "path": "."},
+        "disk2": {"kind": "dir", "path": "resources", "label": "a second directory"},
+    }
+    local["sources"] = {
+        "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K", "64K"], "repeats": 2,
+                "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
+        "ycsb": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only", "read-only"],
+                 "data_sizes": ["1MB", "2MB", "4MB"], "operationcount": 200, "repeats": 1},
+    }
+    local["features"]["block_sizes"] = ["4K", "64K"]
+    local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
+                       "focus_data_size": "2MB"}
+    local["extrapolate"] = {"data_sizes": ["8MB"]}
+    cfg["studies"] = {"local": local}
+    cfg.pop("run", None)
+
+
+def measured_copy(tmp_path_factory, name, jar):
+    wd = copy_workflow(tmp_path_factory.mktemp(name))
+    edit_config(wd, mini)
+    dest = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
+    dest.parent.mkdir(parents=True)
+    shutil.copy2(jar, dest)
+    os.utime(dest)  # newer than the sources: reused, not rebuilt
+    return wd
+
+
+def mounted_under(wd: Path) -> list[str]:
+    out = subprocess.run(["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True).stdout
+    return [m for m in out.split() if m.startswith(str(wd))]
+
+
+@pytest.fixture(scope="module")
+def measured_runs(slurm_cluster, tmp_path_factory, ycsb_jar):
+    if not FIO_RULES.exists():
+        pytest.skip("rules/fio.smk not in the tree yet")
+    local = measured_copy(tmp_path_factory, "measured_local", ycsb_jar)
+    wd = measured_copy(tmp_path_factory, "measured_slurm", ycsb_jar)
+    try:
+        start = time.monotonic()
+        snakemake(local)
+        local_wall = time.monotonic() - start
+        proc, wall = run_slurm(slurm_cluster, wd)
+        print(f"\n[slurm] measured study: local {local_wall:.1f} s, through Slurm {wall:.1f} s wall, "
+              f"{len(slurm_job_ids(wd))} Slurm jobs")
+        yield local, wd, proc
+    finally:
+        for d in (local, wd):  # whatever a failed run left provisioned
+            subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "teardown"], cwd=d, capture_output=True)
+
+
+def test_measured_jobs_went_through_slurm_one_group_per_device(slurm_cluster, measured_runs):
+    _local, wd, proc = measured_runs
+    assert_went_through_slurm(slurm_cluster, wd, proc)
+    groups = [p for p in (wd / ".snakemake" / "slurm_logs").iterdir() if p.name.startswith("group_")]
+    # provisioning, the fio cells, the YCSB runs and teardown of one device: one Slurm job
+    group_logs = [log for g in groups for log in g.rglob("*.log")]
+    assert len(group_logs) == 4, group_logs
+    for log in group_logs:
+        text = log.read_text()
+        assert "rule provision_device:" in text and "rule teardown_device:" in text and "rule fio_run:" in text
+    assert not any((wd / ".snakemake" / "slurm_logs").glob("rule_fio_run*"))
+
+
+def test_measured_results_same_shape_as_local(measured_runs):
+    local, wd, _proc = measured_runs
+    assert_same_shape(local, wd)
+    assert (wd / "results" / "local" / "tables" / "table12_predictions.csv").exists()
+    fio_json = lambda d: sorted(str(p.relative_to(d)) for p in (d / "results" / "local" / "fio").rglob("*.json"))  # noqa: E731
+    assert fio_json(local) == fio_json(wd) and len(fio_json(wd)) == 4 * 2 * 2 * 2
+
+
+def test_measured_left_no_device_behind(measured_runs):
+    local, wd, _proc = measured_runs
+    assert mounted_under(local) == [] and mounted_under(wd) == []
 
 
 def test_cluster_stops_cleanly(slurm_cluster):
