@@ -58,6 +58,9 @@ setup() {
     setup_python
 }
 
+# Rules run `python`, `fio`, `java`: the venv's Python first (with --sdm conda, each rule's env).
+export PATH="$PWD/$VENV/bin:$PATH"
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -75,7 +78,7 @@ case "$cmd" in
         if [ "$(id -u)" -eq 0 ]; then
             bash .ci/install-slurm.sh
         fi
-        PATH="$PWD/$VENV/bin:$PATH" "$VENV/bin/python" -m pytest "$@"
+        "$VENV/bin/python" -m pytest "$@"
         ;;
     teardown)
         setup_python

@@ -11,6 +11,7 @@ teardown, records) for the `local` study's fio source in a scratch copy, and pri
 """
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -47,6 +48,7 @@ def main():
         proc = subprocess.run(
             [sys.executable, "-m", "snakemake", "results/local/records/fio/fio.csv"],
             cwd=work, capture_output=True, text=True,
+            env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"},
         )
         wall = time.perf_counter() - t0
         if proc.returncode != 0:

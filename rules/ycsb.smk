@@ -39,11 +39,25 @@ rule ycsb_run:
     resources:
         benchmark_slots=1,
     params:
-        spec=lambda wc: device_spec(wc.study, wc.device),
-        state=lambda wc: state_path(wc.study, wc.device),
-        source=get_source,
-    script:
-        "../scripts/ycsb_run.py"
+        pkg=PKG,
+        job=lambda wc, input, output: json.dumps(
+            {
+                "study": wc.study,
+                "device": wc.device,
+                "spec": device_spec(wc.study, wc.device),
+                "state": state_path(wc.study, wc.device),
+                "source_name": wc.source,
+                "source": get_source(wc),
+                "engine": wc.engine,
+                "size": int(wc.size),
+                "repeat": int(wc.repeat),
+                "jar": input.jar,
+                "records": output.records,
+                "raw": output.raw,
+            }
+        ),
+    shell:
+        "PYTHONPATH={params.pkg:q} python -m benchcast.ycsb_job --job {params.job:q} > {log} 2>&1"
 
 
 rule ycsb_records:

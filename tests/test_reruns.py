@@ -32,6 +32,10 @@ def mini(cfg):
     local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
                        "focus_data_size": "2MB"}
     local["extrapolate"] = {"data_sizes": ["8MB"]}
+    local["targets"] = {
+        "fast": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 3}]},
+        "slow": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 20}]},
+    }
     cfg["studies"] = {"local": local}
 
 

@@ -1,4 +1,5 @@
 """Run the real workflow in a scratch copy of the project."""
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +24,9 @@ def copy_workflow(dest: Path) -> Path:
 
 def snakemake(workdir: Path, *args, check=True, timeout=900):
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
-    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    # shell rules call `python`: the one running the tests (the venv), as `--sdm conda` would give its env's
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc

@@ -1,0 +1,68 @@
+"""One YCSB job of the workflow: ``python -m benchcast.ycsb_job --job JSON``.
+
+On the ensured device (inside a throttled device's cgroup), load once and run the workloads in
+order (or reload per workload) for one engine, data size and repeat; write the records CSV. A shell
+entry rather than a Snakemake script, so that editing Python code never makes Snakemake want to
+re-measure (the rule's command line is all its code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import BenchcastError
+
+
+def run_job(job: dict) -> None:
+    from . import devices, records, ycsb
+
+    src = job["source"]
+    maria = src.get("mariadb", {})
+    props = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (src.get("properties") or {}).items()}
+    with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True) as state:
+        recs = ycsb.run_ycsb(
+            job["engine"],
+            devices.target(state),
+            src["workloads"],
+            int(job["size"]),
+            src.get("threads", 1),
+            jar=Path(job["jar"]).resolve(),
+            out_dir=Path(job["raw"]).resolve(),
+            study=job["study"],
+            device=job["device"],
+            operationcount=src.get("operationcount"),
+            maxexecutiontime=src.get("maxexecutiontime"),
+            repeats=[int(job["repeat"])],
+            reload_per_workload=src.get("reload_per_workload", False),
+            fieldcount=src.get("fieldcount", 10),
+            fieldlength=src.get("fieldlength", 100),
+            properties=props,
+            mariadb_options={
+                "buffer_pool_size": maria.get("buffer_pool_size", "16M"),
+                "log_file_size": maria.get("log_file_size", "8M"),
+                "options": maria.get("options"),
+            },
+        )
+    recs["source"] = f"ycsb:{job['source_name']}"
+    for key, val in devices.provenance(state).items():
+        recs[key] = val
+    records.write(recs, job["records"])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchcast.ycsb_job")
+    p.add_argument("--job", required=True, help="the job as JSON (device, spec, state, source, engine, size, ...)")
+    args = p.parse_args(argv)
+    try:
+        run_job(json.loads(args.job))
+    except BenchcastError as exc:
+        print(f"benchcast: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
