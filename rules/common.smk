@@ -103,6 +103,17 @@ def device_spec(study, device):
     return {k: v for k, v in spec.items() if k not in COSMETIC_DEVICE_KEYS}
 
 
+def get_device_slurm_extra(wildcards):
+    """Slurm: a device's group job owns its node, and runs on the node that has the device."""
+    node = STUDIES[wildcards.study]["devices"][wildcards.device].get("node")
+    return "--exclusive" + (f" --nodelist={node}" if node else "")
+
+
+def get_device_constraint(wildcards):
+    """Slurm: a node feature the device needs (sbatch -C), if the config names one."""
+    return STUDIES[wildcards.study]["devices"][wildcards.device].get("constraint")
+
+
 def get_fio_outputs(study, source, device=None):
     return [
         f"results/{study}/fio/{source}/{dev}/{cell}/run{r}.json"

@@ -13,6 +13,8 @@ rule provision_device:
         "../envs/devices.yaml"
     resources:
         benchmark_slots=1,
+        slurm_extra=get_device_slurm_extra,
+        constraint=get_device_constraint,
     params:
         pkg=PKG,
         spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
@@ -38,6 +40,8 @@ rule teardown_device:
         "../envs/devices.yaml"
     resources:
         benchmark_slots=1,
+        slurm_extra=get_device_slurm_extra,
+        constraint=get_device_constraint,
     params:
         pkg=PKG,
         state=lambda wc: state_path(wc.study, wc.device),

@@ -15,6 +15,8 @@ rule fio_run:
         "../envs/devices.yaml"
     resources:
         benchmark_slots=1,
+        slurm_extra=get_device_slurm_extra,
+        constraint=get_device_constraint,
     params:
         pkg=PKG,
         spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),

@@ -38,6 +38,8 @@ rule ycsb_run:
         "../envs/ycsb.yaml"
     resources:
         benchmark_slots=1,
+        slurm_extra=get_device_slurm_extra,
+        constraint=get_device_constraint,
     params:
         pkg=PKG,
         job=lambda wc, input, output: json.dumps(

@@ -25,6 +25,13 @@ def save(chart: alt.TopLevelMixin, path) -> None:
     chart.save(str(path), format=fmt)
 
 
+def placeholder(message: str) -> alt.Chart:
+    """A chart that says why there is nothing to draw (rather than failing the report)."""
+    return alt.Chart(pd.DataFrame({"text": [message]})).mark_text(fontSize=13, align="left").encode(
+        text="text:N"
+    ).properties(width=520, height=40)
+
+
 def _label(labels: dict, device: str) -> str:
     return labels.get(device, device) if labels else device
 
@@ -158,7 +165,7 @@ def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
     """Predicted vs measured result of each held-out device, per model kind, with the prediction
     intervals where the fit had residual degrees of freedom; the diagonal is a perfect prediction."""
     if chosen.empty:
-        raise BenchcastError("validity: no held-out predictions (too few devices?)")
+        return placeholder("No held-out predictions: too few devices to leave one out.")
     df = chosen.copy()
     df["device"] = [_label(labels, d) for d in df["held_out"]]
     df["gb"] = df["data_size"] / 1e9
@@ -189,9 +196,12 @@ def target_intervals(preds: pd.DataFrame, focus: dict) -> alt.Chart:
     """Predictions of the focus series for the hypothetical devices over data size, per model, with
     prediction intervals; hollow points are extrapolations (feature outside the measured range or
     data size beyond twice the largest measured)."""
-    df = select(preds, {k: v for k, v in focus.items() if k in preds.columns})
+    df = select(preds, {k: v for k, v in focus.items() if k in preds.columns}) if len(preds) else preds
     if df.empty:
-        raise BenchcastError(f"validity: no target predictions for {focus}")
+        return placeholder(
+            f"No prediction for the hypothetical devices of {_series_title(focus)}: no model was "
+            "possible (see the refusals and skipped tables)."
+        )
     df = df.copy()
     df["gb"] = df["data_size"] / 1e9
     df["model"] = df["kind"] + " (" + df["choice"].map({"paper": "paper: max R²", "heldout": "held-out choice"}) + ")"

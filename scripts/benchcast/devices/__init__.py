@@ -323,6 +323,25 @@ def provenance(state_or_path) -> dict:
     }
 
 
+LOCK = os.environ.get("BENCHCAST_LOCK", "/tmp/benchcast-benchmark.lock")
+
+
+@contextlib.contextmanager
+def benchmark_lock(path: str | None = None):
+    """Hold the machine's benchmark lock: one measurement (or provisioning/teardown) at a time per
+    node. Snakemake's ``benchmark_slots`` resource already serialises jobs on a workstation, but
+    inside a cluster group job the jobs of one device start together; this lock (flock on a file in
+    the node's /tmp) keeps them from overlapping there too."""
+    import fcntl
+
+    with open(path or LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 @contextlib.contextmanager
 def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False):
     """What one benchmark job does around its work: make sure the device is provisioned (it may have
@@ -334,7 +353,7 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
     """
     import sys
 
-    with signals_raise():
+    with signals_raise(), benchmark_lock():
         state = ensure(device_id, spec, state_path)
         if state.get("status") != "ready":
             raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")

@@ -9,7 +9,7 @@ import sys
 import yaml
 
 from .. import BenchcastError
-from . import describe, ensure, provision, teardown, teardown_all
+from . import benchmark_lock, describe, ensure, provision, teardown, teardown_all
 
 
 def _spec(args) -> tuple[str, dict]:
@@ -41,6 +41,15 @@ def main(argv=None) -> int:
     s = sub.add_parser("describe", help="print a provisioned device's provenance as JSON")
     s.add_argument("state")
     args = p.parse_args(argv)
+    try:
+        with benchmark_lock():
+            return _run(args)
+    except BenchcastError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args) -> int:
     try:
         if args.cmd in ("provision", "ensure"):
             dev_id, spec = _spec(args)
