@@ -74,13 +74,21 @@ def tables(workdir: Path) -> dict[str, pd.DataFrame]:
     return {str(p.relative_to(workdir)): pd.read_csv(p) for p in sorted((workdir / "results").rglob("*.csv"))}
 
 
+#: Tables whose row count depends on the measured values, not only on the design: which model is
+#: selected decides whether a spec card has its figures (else the target is skipped), and a design
+#: may be rank-deficient in one run and not in another. Only their columns must agree.
+DATA_DEPENDENT = ("target_predictions.csv", "target_skipped.csv", "validity_target_intervals.csv",
+                  "multiple_refusals.csv", "validity_refusals.csv")
+
+
 def assert_same_shape(local: Path, slurm: Path):
     a, b = tables(local), tables(slurm)
     assert a, "the local run wrote no tables"
     assert sorted(a) == sorted(b)
     for name in a:
         assert list(a[name].columns) == list(b[name].columns), name
-        assert len(a[name]) == len(b[name]), name
+        if not name.endswith(DATA_DEPENDENT):
+            assert len(a[name]) == len(b[name]), name
     charts = lambda wd: sorted(str(p.relative_to(wd)) for p in (wd / "results").rglob("*.svg"))  # noqa: E731
     assert charts(local) == charts(slurm)
 
