@@ -330,6 +330,15 @@ def in_use(dev: str) -> str | None:
 # --------------------------------------------------------------------------- mounting
 
 
+def format_and_mount(rec: Recorder, dev: str, spec: dict) -> None:
+    """mkfs ``dev`` with the spec's fstype and options, then mount it at the spec's mount point:
+    the common tail of the block-backed kinds (zram, loop, blockdev)."""
+    fs = fstype_of(rec.device, spec)
+    mkfs(rec, dev, fs, list_of_str(rec.device, spec, "mkfs_options"))
+    mp = prepare_mountpoint(rec, default_mountpoint(rec, spec))
+    do_mount(rec, dev, mp, fs, mount_opts_of(rec.device, spec))
+
+
 def default_mountpoint(rec: Recorder, spec: dict) -> Path:
     if spec.get("mountpoint"):
         return Path(spec["mountpoint"])

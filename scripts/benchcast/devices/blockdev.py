@@ -55,10 +55,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
         raise rec.error("disposable" if "disposable" in why else "path", why)
     dev = os.path.realpath(spec["path"])
     rec.set("formattable", dev)
-    fs = base.fstype_of(rec.device, spec)
-    base.mkfs(rec, dev, fs, base.list_of_str(rec.device, spec, "mkfs_options"))
-    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
-    base.do_mount(rec, dev, mp, fs, base.mount_opts_of(rec.device, spec))
+    base.format_and_mount(rec, dev, spec)
     rec.update(block_device=dev)
 
 

@@ -62,10 +62,7 @@ def make_block(rec: base.Recorder, spec: dict) -> str:
 
 def provision(rec: base.Recorder, spec: dict) -> None:
     dev = make_block(rec, spec)
-    fs = base.fstype_of(rec.device, spec)
-    base.mkfs(rec, dev, fs, base.list_of_str(rec.device, spec, "mkfs_options"))
-    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
-    base.do_mount(rec, dev, mp, fs, base.mount_opts_of(rec.device, spec))
+    base.format_and_mount(rec, dev, spec)
 
 
 def teardown(rec: base.Recorder) -> list[str]:
