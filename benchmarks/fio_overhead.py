@@ -60,10 +60,15 @@ def main():
             fio_wall += float(m.group(1))
         runtime = 0.0
         runs = list((work / "results" / "local" / "fio").rglob("run*.json"))
+        skipped = 0
         for path in runs:
-            job = json.loads(path.read_text())["jobs"][0]
+            data = json.loads(path.read_text())
+            if data.get("benchcast_skipped"):  # a cell the device cannot run (e.g. 1K direct on zram)
+                skipped += 1
+                continue
+            job = data["jobs"][0]
             runtime += (job["job_runtime"] + 1000 * float(job["job options"].get("ramp_time", 0))) / 1000.0
-        print(f"fio runs: {len(runs)}")
+        print(f"fio runs: {len(runs) - skipped} (+{skipped} cells the device cannot run, recorded as skipped)")
         print(f"wall time of the workflow (provision + runs + teardown + records): {wall:.1f} s")
         print(f"sum of fio process wall times: {fio_wall:.1f} s  -> overhead ratio {wall / fio_wall:.3f}")
         print(f"sum of fio job runtimes:       {runtime:.1f} s  -> ratio {wall / runtime:.3f}")
