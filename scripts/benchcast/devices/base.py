@@ -16,6 +16,7 @@ it is gone, so it can be re-run any number of times.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -475,11 +476,18 @@ def teardown_created(rec: Recorder) -> list[str]:
                 if other:
                     errors.append(f"{dev} is mounted at {other[0]} (not by this record): left alone")
                 else:
-                    try:
-                        (sysd / "reset").write_text("1")
-                        Path("/sys/class/zram-control/hot_remove").write_text(name.removeprefix("zram"))
-                    except OSError as exc:
-                        errors.append(f"reset/hot_remove {dev}: {exc.strerror}")
+                    # just after umount, udev's probes may still hold the device open: reset
+                    # answers EBUSY then, so retry for a few seconds before giving up
+                    for attempt in range(50):
+                        try:
+                            (sysd / "reset").write_text("1")
+                            Path("/sys/class/zram-control/hot_remove").write_text(name.removeprefix("zram"))
+                            break
+                        except OSError as exc:
+                            if exc.errno != errno.EBUSY or attempt == 49:
+                                errors.append(f"reset/hot_remove {dev}: {exc.strerror}")
+                                break
+                            time.sleep(0.1)
             if not sysd.exists() or not errors:
                 rec.drop("zram")
         if "backing_file" in created:
