@@ -100,6 +100,9 @@ def signals_raise():
         raise SystemExit(128 + signum)
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    # SIGINT too: a process started from a background shell inherits SIGINT as ignored, and Python
+    # then installs no KeyboardInterrupt handler of its own
+    old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
