@@ -44,3 +44,8 @@ def test_wrong_type_named():
 def test_target_without_usable_feature():
     check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].__setitem__("metric", "iops"),
           r"studies.paper.targets.S-SCM: none of its figures")
+
+
+def test_mariadb_buffer_pool_below_innodb_minimum():
+    check(lambda c: c["studies"]["local"]["sources"]["ycsb"]["mariadb"].__setitem__("buffer_pool_size", "4M"),
+          r"studies.local.sources.ycsb.mariadb.buffer_pool_size: 4M is below InnoDB's minimum")

@@ -101,6 +101,15 @@ def check_study(name: str, study: dict) -> None:
                 raise BenchcastError(
                     f"config: studies.{name}.sources.{src_name}.devices: unknown device {dev!r}"
                 )
+        if src.get("type") == "ycsb" and "mariadb" in src.get("engines", []):
+            from .units import parse_size
+
+            pool = (src.get("mariadb") or {}).get("buffer_pool_size", "16M")
+            if parse_size(pool, what="buffer_pool_size") < 6 << 20:  # InnoDB refuses to start below
+                raise BenchcastError(
+                    f"config: studies.{name}.sources.{src_name}.mariadb.buffer_pool_size: {pool} is below "
+                    f"InnoDB's minimum of 6 MiB (with 16K pages)"
+                )
     try:
         predict.check_targets(study["targets"], study["features"])
     except BenchcastError as exc:
