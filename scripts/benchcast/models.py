@@ -4,7 +4,7 @@ Input is the *aggregated* table: the record columns (study, source, device, benc
 workload, block_size, threads, data_size, op, metric, unit) with ``value`` (trimmed mean) and ``n``.
 
 * A *feature* is a device figure: the rows of the feature benchmark (``fio``), named by
-  :func:`benchcast.records.feature_id` (``randwrite_64K_lat_mean``). :func:`feature_matrix` gives
+  :func:`benchcast.screen.feature_name` (``randwrite_64K_lat_mean``). :func:`feature_matrix` gives
   them as a device x feature table.
 * A *series* is one application result over devices: one value of
   :data:`benchcast.records.SERIES_COLUMNS`; :func:`series_label` names it.
@@ -32,7 +32,8 @@ import pandas as pd
 import statsmodels.api as sm
 
 from . import BenchcastError
-from .records import SERIES_COLUMNS, feature_id, parse_size
+from .records import SERIES_COLUMNS, parse_size
+from .screen import feature_name
 
 FEATURE_BENCHMARK = "fio"
 
@@ -93,7 +94,8 @@ def feature_matrix(agg: pd.DataFrame, benchmark: str = FEATURE_BENCHMARK) -> pd.
     f = agg[agg["benchmark"] == benchmark]
     if f.empty:
         return pd.DataFrame(index=pd.Index([], name="device"), dtype=float)
-    fid = [feature_id(w, int(b), m) for w, b, m in zip(f["workload"], f["block_size"], f["metric"])]
+    # the screening's names, so validation and screening speak of the same features (mixed rw name their op)
+    fid = [feature_name(w, int(b), op, m) for w, b, op, m in zip(f["workload"], f["block_size"], f["op"], f["metric"])]
     f = f.assign(feature=fid)
     dup = f.duplicated(["device", "feature"], keep=False)
     if dup.any():
@@ -134,15 +136,12 @@ def target_figures(targets: Mapping) -> pd.DataFrame:
 
     ``block_size`` may be bytes or a size string ('64K').
     """
-    rows = {}
-    for name, card in targets.items():
-        figs = card.get("figures", []) if isinstance(card, Mapping) else []
-        rows[name] = {
-            feature_id(f["workload"], parse_size(f["block_size"], what=f"target {name} block_size"), f["metric"]):
-                float(f["value"])
-            for f in figs
-        }
-    out = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
+    from .predict import spec_features  # the one reading of spec cards, as the simple predictions use
+
+    cards = {name: card for name, card in targets.items() if isinstance(card, Mapping) and card.get("figures")}
+    spec = spec_features(cards) if cards else pd.DataFrame(columns=["target", "feature", "x"])
+    out = spec.pivot(index="target", columns="feature", values="x").astype(float).reindex(list(targets))
+    out.columns.name = None
     out.index.name = "target"
     return out
 
