@@ -20,6 +20,10 @@ include: "rules/analysis.smk"
 include: "rules/report.smk"
 
 
+onstart:
+    refuse_remeasure()
+
+
 onerror:
     teardown_everything()
 

@@ -1,10 +1,22 @@
 # Config validation, the study expansion and the get_* input functions shared by all stages.
 import json
+import os
 import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
+_SCRIPTS = str(Path(workflow.basedir, "scripts").resolve())
+sys.path.insert(0, _SCRIPTS)
+# Jobs find the package and the Python that runs Snakemake through the environment, not through
+# params or shell text: the environment is no rerun trigger, so a results tree copied or moved
+# elsewhere (cp -a, rsync to a cluster) plans nothing, however Snakemake is started
+# (.venv/bin/snakemake, snakemake on PATH, Slurm jobs; with --sdm conda the rule's env comes first).
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_SCRIPTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+)
+os.environ["PATH"] = os.pathsep.join(
+    [os.path.dirname(sys.executable), os.environ.get("PATH", "")]
+)
 
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
@@ -25,9 +37,19 @@ from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
+#: Appended to a measuring rule's shell command: when it fails, its one-line reason (the last
+#: "benchcast: ..." line of its log) is printed on Snakemake's own output, not only in the log.
+REASON_ON_FAILURE = (
+    "|| {{ grep -h '^benchcast:' {log} | tail -n 1 >&2; exit 1; }}"
+)
+#: Rules whose outputs are raw measurements: never re-measured unless the user names them.
+MEASURING_RULES = {"fio_run", "ycsb_run"}
+
 #: Source types whose records hold application results (screening targets).
 APP_SOURCE_TYPES = {"soga2018", "ycsb"}
-PKG = str(Path(workflow.basedir) / "scripts")
+#: The workflow's folder relative to the working directory ("." when run from the checkout): paths
+#: that decide reruns are relative, so a tree moved together with its workflow plans nothing.
+BASE = os.path.relpath(workflow.basedir)
 
 
 def _usable(study):
@@ -35,7 +57,10 @@ def _usable(study):
     (and said so), a required one it cannot have stops the workflow here, before anything runs.
     """
     try:
-        usable = bc_devices.usable_devices(STUDIES[study].get("devices", {}))
+        usable = bc_devices.usable_devices(
+            STUDIES[study].get("devices", {}),
+            plan_only=workflow.non_local_exec_or_dryrun,
+        )
     except BenchcastError as exc:
         raise WorkflowError(f"config: studies.{study}.devices: {exc}") from None
     for dev, reason in usable.items():
@@ -151,9 +176,7 @@ YCSB_RUNS = {
     for name, src in STUDIES[study]["sources"].items()
     if src["type"] == "ycsb"
 }
-YCSB_SOURCES = sorted(
-    str(p) for p in Path(workflow.basedir, "ycsb", "src").rglob("*.java")
-)
+YCSB_SOURCES = sorted(str(p) for p in Path(BASE, "ycsb", "src").rglob("*.java"))
 
 
 def get_ycsb_outputs(study, source, device=None):
@@ -286,6 +309,26 @@ def get_final_outputs():
         )
         out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
     return out
+
+
+def refuse_remeasure():
+    """onstart: stop before anything runs when a planned measuring job would overwrite an existing
+    raw result the user did not name (--config remeasure=[...] or --forcerun); benchcast.protect."""
+    from benchcast import protect
+
+    planned = [
+        (job.rule.name, [str(f) for f in job.output])
+        for job in workflow.dag.needrun_jobs()
+        if job.rule.name in MEASURING_RULES
+    ]
+    why = protect.refusal(
+        planned,
+        patterns=config.get("remeasure", []),
+        forcerun=set(workflow.dag_settings.forcerun or ()),
+        listing="logs/remeasure-refused.txt",
+    )
+    if why:
+        raise WorkflowError(why)
 
 
 def teardown_everything():

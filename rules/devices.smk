@@ -16,14 +16,13 @@ rule provision_device:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        pkg=PKG,
         spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
         state=lambda wc: state_path(wc.study, wc.device),
     shell:
-        "export PYTHONPATH={params.pkg:q}; "
         "python -m benchcast.devices ensure --id {wildcards.device} --spec {params.spec:q} "
         "--state {params.state:q} > {log} 2>&1 "
-        "&& python -m benchcast.devices describe {params.state:q} > {output} 2>> {log}"
+        "&& python -m benchcast.devices describe {params.state:q} > {output} 2>> {log} "
+        + REASON_ON_FAILURE
 
 
 rule teardown_device:
@@ -43,12 +42,10 @@ rule teardown_device:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        pkg=PKG,
         state=lambda wc: state_path(wc.study, wc.device),
     shell:
-        "export PYTHONPATH={params.pkg:q}; "
         "python -m benchcast.devices teardown {params.state:q} > {log} 2>&1 "
-        "&& cp {params.state:q} {output}"
+        "&& cp {params.state:q} {output} " + REASON_ON_FAILURE
 
 
 rule teardown:
@@ -58,11 +55,11 @@ rule teardown:
         "../envs/devices.yaml"
     # Clean up what an earlier, killed run left: every device a state record still lists.
     # Run it as `snakemake teardown`; it is never part of `all`.
+    # MariaDB servers first: a server a killed job left holds its device's mount.
     params:
-        pkg=PKG,
-        dirs=lambda wc: [f"results/{s}/devices/state" for s in STUDIES],
+        studies=lambda wc: [f"results/{s}" for s in STUDIES],
     shell:
-        "export PYTHONPATH={params.pkg:q}; "
-        "for d in {params.dirs:q}; do "
-        "if [ -d $d ]; then python -m benchcast.devices teardown-all $d; fi; "
+        "for d in {params.studies:q}; do "
+        "if [ -d $d ]; then python -m benchcast.mariadb teardown-all $d; fi; "
+        "if [ -d $d/devices/state ]; then python -m benchcast.devices teardown-all $d/devices/state; fi; "
         "done > {log} 2>&1; cat {log}"

@@ -3,7 +3,8 @@
 
 rule fio_run:
     input:
-        "results/{study}/devices/{device}/provisioned.json",
+        # ancient: re-provisioning a device (its record rewritten) never re-measures by itself
+        ancient("results/{study}/devices/{device}/provisioned.json"),
     output:
         json=protected("results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json"),
         jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",
@@ -18,14 +19,14 @@ rule fio_run:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        pkg=PKG,
         spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
         state=lambda wc: state_path(wc.study, wc.device),
         cell=lambda wc: json.dumps(get_fio_cell(wc)),
     shell:
-        "PYTHONPATH={params.pkg:q} python -m benchcast.fio run-cell --device {wildcards.device} "
+        "python -m benchcast.fio run-cell --device {wildcards.device} "
         "--spec {params.spec:q} --state {params.state:q} --cell {params.cell:q} "
-        "--repeat {wildcards.repeat} --jobfile {output.jobfile} --output {output.json} > {log} 2>&1"
+        "--repeat {wildcards.repeat} --jobfile {output.jobfile} --output {output.json} > {log} 2>&1 "
+        + REASON_ON_FAILURE
 
 
 rule fio_records:

@@ -12,15 +12,16 @@ rule build_ycsb:
     conda:
         "../envs/ycsb.yaml"
     params:
-        script=f"{workflow.basedir}/scripts/build_ycsb.sh",
+        script=f"{BASE}/scripts/build_ycsb.sh",
     shell:
         "bash {params.script:q} {output} > {log} 2>&1"
 
 
 rule ycsb_run:
     input:
-        jar="results/ycsb/benchcast-ycsb.jar",
-        provisioned="results/{study}/devices/{device}/provisioned.json",
+        # ancient: rebuilding the bindings or re-provisioning never re-measures by itself
+        jar=ancient("results/ycsb/benchcast-ycsb.jar"),
+        provisioned=ancient("results/{study}/devices/{device}/provisioned.json"),
     output:
         records=protected(
             "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv"
@@ -41,7 +42,6 @@ rule ycsb_run:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        pkg=PKG,
         job=lambda wc, input, output: json.dumps(
             {
                 "study": wc.study,
@@ -59,7 +59,7 @@ rule ycsb_run:
             }
         ),
     shell:
-        "PYTHONPATH={params.pkg:q} python -m benchcast.ycsb_job --job {params.job:q} > {log} 2>&1"
+        "python -m benchcast.ycsb_job --job {params.job:q} > {log} 2>&1 " + REASON_ON_FAILURE
 
 
 rule ycsb_records:

@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import BenchcastError
+from . import BenchcastError, protect
 from .units import parse_size, size_label
 
 #: fio rw values a grid may use; the mixed ones take rwmixread.
@@ -251,8 +251,12 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     jobfile, output = Path(jobfile), Path(output)
     jobfile.parent.mkdir(parents=True, exist_ok=True)
     output.parent.mkdir(parents=True, exist_ok=True)
-    jobfile.write_text(job_text(cell, directory, repeat))
-    cmd = devices.command_prefix(state) + command(jobfile, output)
+    # written under temporary names, renamed when fio finished and its JSON is whole: a killed run
+    # leaves no file that could pass as a result
+    part_job, part_out = protect.atomic_path(jobfile), protect.atomic_path(output)
+    protect.clear_partial(output)
+    part_job.write_text(job_text(cell, directory, repeat))
+    cmd = devices.command_prefix(state) + command(part_job, part_out)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -261,8 +265,9 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
         from .devices.base import one_line
 
         raise BenchcastError(f"{where}: fio exit {proc.returncode}: {one_line(proc)}")
-    load(output)
-    return output
+    load(part_out)
+    protect.commit(jobfile)
+    return protect.commit(output)
 
 
 # --------------------------------------------------------------------------- JSON in
@@ -412,8 +417,10 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     with devices.on_device(device_id, spec, state_path) as state:
         why = unaligned(cell, state)
         if why:
-            Path(output).write_text(json.dumps({"benchcast_skipped": why, "cell": cell}) + "\n")
-            Path(jobfile).write_text(f"; not run: {why}\n")
+            protect.atomic_path(output).write_text(json.dumps({"benchcast_skipped": why, "cell": cell}) + "\n")
+            protect.atomic_path(jobfile).write_text(f"; not run: {why}\n")
+            protect.commit(jobfile)
+            protect.commit(output)
             return 0.0
         t0 = time.perf_counter()
         run(cell, state, repeat, jobfile, output)

@@ -367,3 +367,27 @@ def teardown_all(directory, timeout: float = 30) -> list[int]:
     for _, pid_file in victims:
         pid_file.unlink(missing_ok=True)
     return [p for p, _ in victims]
+
+
+def main(argv=None) -> int:
+    """python -m benchcast.mariadb teardown-all DIR: stop the servers a killed run left under DIR."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="python -m benchcast.mariadb")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("teardown-all", help="stop every MariaDB server whose pid file lies under DIR")
+    s.add_argument("directory")
+    args = p.parse_args(argv)
+    try:
+        pids = teardown_all(args.directory)
+    except BenchcastError as exc:
+        print(f"benchcast: {exc}", file=sys.stderr)
+        return 1
+    for pid in pids:
+        print(f"stopped MariaDB server {pid} under {args.directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

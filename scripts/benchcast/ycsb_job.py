@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import BenchcastError
+from . import BenchcastError, protect
 
 
 def run_job(job: dict) -> None:
@@ -22,6 +22,11 @@ def run_job(job: dict) -> None:
     src = job["source"]
     maria = src.get("mariadb", {})
     props = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (src.get("properties") or {}).items()}
+    # raw files and records go under temporary names, renamed when the run is complete: a killed
+    # job leaves nothing that could pass as a result
+    for out in (job["raw"], job["records"]):
+        protect.clear_partial(out)
+    raw_part = protect.atomic_path(job["raw"])
     with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True) as state:
         recs = ycsb.run_ycsb(
             job["engine"],
@@ -30,7 +35,7 @@ def run_job(job: dict) -> None:
             int(job["size"]),
             src.get("threads", 1),
             jar=Path(job["jar"]).resolve(),
-            out_dir=Path(job["raw"]).resolve(),
+            out_dir=raw_part.resolve(),
             study=job["study"],
             device=job["device"],
             operationcount=src.get("operationcount"),
@@ -49,7 +54,9 @@ def run_job(job: dict) -> None:
     recs["source"] = f"ycsb:{job['source_name']}"
     for key, val in devices.provenance(state).items():
         recs[key] = val
-    records.write(recs, job["records"])
+    records.write(recs, protect.atomic_path(job["records"]))
+    protect.commit(job["raw"])
+    protect.commit(job["records"])
 
 
 def main(argv=None) -> int:

@@ -69,19 +69,31 @@ def check_available(device_id: str, spec: dict) -> None:
     check_spec(device_id, spec).available(device_id, spec)
 
 
-def usable_devices(devices: dict) -> dict[str, str | None]:
+def usable_devices(devices: dict, plan_only: bool = False) -> dict[str, str | None]:
     """For a study's devices: {id: None} for those to measure, {id: reason} for optional ones that
     are skipped here. A non-optional device that cannot be had raises, so a study fails at start.
-    Imported devices are left out."""
+    Imported devices are left out.
+
+    ``plan_only``: the jobs will not run in this process's place (a dry run, a cluster's login
+    node): a kind's need for root is not held against a device (the job checks at run time), and
+    nothing is probed that needs root. What planning can already refuse is refused either way (a
+    blockdev that is not disposable, is mounted, is swap or holds the root file system)."""
     out = {}
     for dev_id, spec in devices.items():
         if (spec or {}).get("kind") in PASSIVE_KINDS:
             continue
+        mod = check_spec(dev_id, spec)
+        if mod is blockdev:
+            why = blockdev.plan_refusal(dev_id, spec)
+            if why:
+                raise BenchcastError(f"device {dev_id}: path: {why}")
         try:
-            check_available(dev_id, spec)
+            mod.available(dev_id, spec)
             out[dev_id] = None
         except UnavailableError as exc:
-            if spec.get("optional"):
+            if plan_only and isinstance(exc, base.RootRequiredError):
+                out[dev_id] = None
+            elif spec.get("optional"):
                 out[dev_id] = str(exc)
             else:
                 raise

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
         with benchmark_lock():
             return _run(args)
     except BenchcastError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"benchcast: {exc}", file=sys.stderr)
         return 1
 
 
@@ -65,7 +65,7 @@ def _run(args) -> int:
         elif args.cmd == "describe":
             print(json.dumps(describe(args.state), indent=1))
     except BenchcastError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"benchcast: {exc}", file=sys.stderr)
         return 1
     return 0
 

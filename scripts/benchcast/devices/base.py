@@ -388,9 +388,14 @@ def mkfs(rec: Recorder, dev: str, fstype: str, extra: list[str]) -> None:
     rec.note(f"{' '.join(cmd)}")
 
 
+class RootRequiredError(UnavailableError):
+    """The kind needs root and this process is not root. Planning on a machine where the jobs will
+    not run (a dry run, a cluster's login node) does not hold this against a device."""
+
+
 def ensure_root(device_id: str, kind: str) -> None:
     if not is_root():
-        raise UnavailableError(f"device {device_id}: kind {kind} needs root (running as uid {os.geteuid()})")
+        raise RootRequiredError(f"device {device_id}: kind {kind} needs root (running as uid {os.geteuid()})")
 
 
 # --------------------------------------------------------------------------- teardown

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from . import base
 
@@ -30,6 +31,53 @@ def available(device_id: str, spec: dict) -> None:
         raise base.UnavailableError(f"device {device_id}: path: {path} does not exist") from None
     if not stat.S_ISBLK(st.st_mode):
         raise base.BenchcastError(f"device {device_id}: path: {path} is not a block device")
+
+
+def _majmin(dev_t: int) -> str:
+    return f"{os.major(dev_t)}:{os.minor(dev_t)}"
+
+
+def _disk_of(majmin: str) -> str:
+    """The whole disk a block device (major:minor) belongs to: itself, or a partition's parent."""
+    sysd = Path(f"/sys/dev/block/{majmin}")
+    if (sysd / "partition").exists():
+        return (sysd.resolve().parent / "dev").read_text().strip()
+    return majmin
+
+
+def plan_refusal(device_id: str, spec: dict) -> str | None:
+    """What planning can already refuse, without root and without touching the device: not marked
+    disposable; the disk of the root file system (or a partition of it); a device that is mounted
+    or used as swap. None when planning finds nothing (the job checks again before formatting).
+    A path that does not exist here is left to the job (on a cluster it exists on the node)."""
+    path = spec["path"]
+    if spec.get("disposable") is not True:
+        return (f"{path} is not marked disposable: true; refusing to format or write-test it "
+                f"(use kind dir for a directory on an existing filesystem)")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISBLK(st.st_mode):
+        return f"{path} is not a block device"
+    mine = _majmin(st.st_rdev)
+    root = _majmin(os.stat("/").st_dev)
+    if mine in (root, _disk_of(root)):
+        return f"{path} holds the root file system (or is its disk); refusing it even with disposable: true"
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            f = line.split()
+            if f[2] == mine or _disk_of(f[2]) == mine:
+                return f"{path} is mounted ({f[4]}); refusing to format it"
+    with open("/proc/swaps") as fh:
+        for line in list(fh)[1:]:
+            name = line.split()[0]
+            try:
+                if os.path.realpath(name) == os.path.realpath(path) or _majmin(os.stat(name).st_rdev) == mine:
+                    return f"{path} is in use as swap; refusing to format it"
+            except OSError:
+                continue
+    return None
 
 
 def safety_refusal(device_id: str, spec: dict) -> str | None:
