@@ -7,17 +7,13 @@ from pathlib import Path
 
 _SCRIPTS = str(Path(workflow.basedir, "scripts").resolve())
 sys.path.insert(0, _SCRIPTS)
+
+from benchcast import smk as bc_smk  # noqa: E402
+
 # Jobs find the package and the Python that runs Snakemake through the environment, not through
 # params or shell text: the environment is no rerun trigger, so a results tree copied or moved
-# elsewhere (cp -a, rsync to a cluster) plans nothing, however Snakemake is started
-# (.venv/bin/snakemake, snakemake on PATH, Slurm jobs; with --sdm conda the rule's env comes first).
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [_SCRIPTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
-os.environ["PATH"] = os.pathsep.join(
-    [os.path.dirname(sys.executable), os.environ.get("PATH", "")]
-)
-
+# elsewhere (cp -a, rsync to a cluster) plans nothing, however Snakemake is started.
+bc_smk.job_environment(_SCRIPTS)
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
 
@@ -37,11 +33,6 @@ from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
-#: Appended to a measuring rule's shell command: when it fails, its one-line reason (the last
-#: "benchcast: ..." line of its log) is printed on Snakemake's own output, not only in the log.
-REASON_ON_FAILURE = (
-    "|| {{ grep -h '^benchcast:' {log} | tail -n 1 >&2; exit 1; }}"
-)
 #: Rules whose outputs are raw measurements: never re-measured unless the user names them.
 MEASURING_RULES = {"fio_run", "ycsb_run"}
 
@@ -57,10 +48,7 @@ def _usable(study):
     (and said so), a required one it cannot have stops the workflow here, before anything runs.
     """
     try:
-        usable = bc_devices.usable_devices(
-            STUDIES[study].get("devices", {}),
-            plan_only=workflow.non_local_exec_or_dryrun,
-        )
+        usable = bc_devices.usable_devices(STUDIES[study].get("devices", {}))
     except BenchcastError as exc:
         raise WorkflowError(f"config: studies.{study}.devices: {exc}") from None
     for dev, reason in usable.items():
@@ -313,7 +301,8 @@ def get_final_outputs():
 
 def refuse_remeasure():
     """onstart: stop before anything runs when a planned measuring job would overwrite an existing
-    raw result the user did not name (--config remeasure=[...] or --forcerun); benchcast.protect."""
+    raw result the user did not name (--config remeasure=[...] or --forcerun); benchcast.protect.
+    """
     from benchcast import protect
 
     planned = [
@@ -329,6 +318,41 @@ def refuse_remeasure():
     )
     if why:
         raise WorkflowError(why)
+    preflight()
+    if (
+        workflow.local_exec
+    ):  # jobs run here, as this user: a device that needs root stops the run now
+        for job in workflow.dag.needrun_jobs():
+            if job.rule.name == "provision_device":
+                spec = STUDIES[job.wildcards.study]["devices"][job.wildcards.device]
+                why = bc_devices.needs_root(job.wildcards.device, spec)
+                if why:
+                    raise WorkflowError(
+                        f"benchcast: studies.{job.wildcards.study}.devices.{why}; run as root, "
+                        f"or mark the device optional: true"
+                    )
+
+
+def preflight():
+    """onstart: the results folder takes files, and every existing file a planned records or import
+    job will read parses; else one line naming it, before any job deletes an earlier result.
+    """
+    from benchcast import preflight as bc_preflight
+
+    try:
+        bc_preflight.check_writable("results")
+        jobs = list(workflow.dag.needrun_jobs())
+        produced = {str(f) for job in jobs for f in job.output}
+        for job in jobs:
+            if job.rule.name in ("fio_records", "ycsb_records"):
+                for f in map(str, job.input):
+                    if f not in produced and os.path.exists(f):
+                        bc_preflight.check_file(f)
+            elif job.rule.name == "import_soga2018":
+                devs = list(STUDIES[job.wildcards.study].get("devices", {})) or None
+                bc_preflight.check_import(job.input.fio, job.input.app, devs)
+    except BenchcastError as exc:
+        raise WorkflowError(f"benchcast: {exc}") from None
 
 
 def teardown_everything():

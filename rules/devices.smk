@@ -19,10 +19,8 @@ rule provision_device:
         spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
         state=lambda wc: state_path(wc.study, wc.device),
     shell:
-        "python -m benchcast.devices ensure --id {wildcards.device} --spec {params.spec:q} "
-        "--state {params.state:q} > {log} 2>&1 "
-        "&& python -m benchcast.devices describe {params.state:q} > {output} 2>> {log} "
-        + REASON_ON_FAILURE
+        "python -m benchcast.devices --log {log} ensure --id {wildcards.device} "
+        "--spec {params.spec:q} --state {params.state:q} --describe {output}"
 
 
 rule teardown_device:
@@ -44,8 +42,7 @@ rule teardown_device:
     params:
         state=lambda wc: state_path(wc.study, wc.device),
     shell:
-        "python -m benchcast.devices teardown {params.state:q} > {log} 2>&1 "
-        "&& cp {params.state:q} {output} " + REASON_ON_FAILURE
+        "python -m benchcast.devices --log {log} teardown {params.state:q} --copy-to {output}"
 
 
 rule teardown:

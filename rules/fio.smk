@@ -25,8 +25,7 @@ rule fio_run:
     shell:
         "python -m benchcast.fio run-cell --device {wildcards.device} "
         "--spec {params.spec:q} --state {params.state:q} --cell {params.cell:q} "
-        "--repeat {wildcards.repeat} --jobfile {output.jobfile} --output {output.json} > {log} 2>&1 "
-        + REASON_ON_FAILURE
+        "--repeat {wildcards.repeat} --jobfile {output.jobfile} --output {output.json} --log {log}"
 
 
 rule fio_records:

@@ -59,7 +59,7 @@ rule ycsb_run:
             }
         ),
     shell:
-        "python -m benchcast.ycsb_job --job {params.job:q} > {log} 2>&1 " + REASON_ON_FAILURE
+        "python -m benchcast.ycsb_job --job {params.job:q} --log {log}"
 
 
 rule ycsb_records:

@@ -13,6 +13,7 @@ PARTS = ["Snakefile", "rules", "scripts", "config", "resources", "envs", "report
 
 
 def copy_workflow(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
     for part in PARTS:
         src = ROOT / part
         if src.is_dir():

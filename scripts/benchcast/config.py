@@ -78,10 +78,6 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
         raise BenchcastError(f"{schema_path}: cannot read schema ({exc})") from None
     if not isinstance(config, dict):
         raise BenchcastError("config: not a mapping")
-    explicit_trim = {
-        name for name, study in (config.get("studies") or {}).items()
-        if isinstance(study, dict) and "trim" in (study.get("aggregate") or {})
-    }
     cls = _with_defaults(jsonschema.validators.validator_for(schema), schema.get("$defs", {}))
     errors = sorted(cls(schema).iter_errors(config), key=lambda e: (len(list(e.absolute_path)), e.path))
     if errors:
@@ -93,20 +89,20 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
             err = _deepest(err)
         raise BenchcastError(f"config: {_message(err)}")
     for name, study in config["studies"].items():
-        check_study(name, study, trim_given=name in explicit_trim)
+        check_study(name, study)
     return config
 
 
-def check_study(name: str, study: dict, trim_given: bool = True) -> None:
-    """Cross-key checks of one study. ``trim_given``: the study sets aggregate.trim itself (the
-    default trim is reduced where too few runs remain; a trim the user gave must leave runs)."""
+def check_study(name: str, study: dict) -> None:
+    """Cross-key checks of one study. A trim must leave runs of every source of 3 or more repeats
+    (with 1 or 2 repeats there is nothing to trim: the trim is reduced, as aggregate.trim says)."""
     from . import predict  # local: keeps the schema check importable without pandas work
 
     devices = study.get("devices", {})
     trim = study["aggregate"]["trim"]
     for src_name, src in study["sources"].items():
         repeats = src.get("repeats")
-        if trim_given and isinstance(repeats, int) and repeats > 1 and 2 * trim >= repeats:
+        if isinstance(repeats, int) and repeats > 2 and 2 * trim >= repeats:
             raise BenchcastError(
                 f"config: studies.{name}.aggregate.trim: {trim} drops all {repeats} runs of source "
                 f"{src_name} (it drops {trim} largest and {trim} smallest); use trim {(repeats - 1) // 2} "

@@ -441,15 +441,17 @@ def main(argv=None) -> int:
     s.add_argument("--repeat", type=int, required=True)
     s.add_argument("--jobfile", required=True)
     s.add_argument("--output", required=True)
+    s.add_argument("--log", help="write all output here; a failure's one-line reason also goes to stderr")
     args = p.parse_args(argv)
-    try:
+
+    def cell():
         secs = run_cell(args.device, json.loads(args.spec), args.state, json.loads(args.cell), args.repeat,
                         args.jobfile, args.output)
-    except BenchcastError as exc:
-        print(f"benchcast: {exc}", file=sys.stderr)
-        return 1
-    print(f"fio wall time {secs:.3f} s")
-    return 0
+        print(f"fio wall time {secs:.3f} s")
+
+    from .cli import run_logged
+
+    return run_logged(cell, args.log)
 
 
 if __name__ == "__main__":

@@ -438,7 +438,8 @@ def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets
     rows, skipped = [], []
     cache: dict[tuple, pd.DataFrame] = {}
     for _, sel in selection.iterrows():
-        feats = [f for f in str(sel["selected_features"] or "").split("+") if f]
+        # a pool with no selected model (too few devices) has NaN here: nothing to predict
+        feats = [] if pd.isna(sel["selected_features"]) else [f for f in str(sel["selected_features"]).split("+") if f]
         if not feats:
             continue
         pool_by = tuple(str(sel["pool_by"]).split(","))
@@ -446,7 +447,7 @@ def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets
             cache[pool_by] = pool_table(agg, list(pool_by), read_fraction, feature_benchmark)
         P = cache[pool_by]
         P = P[(P["pool"] == sel["pool"])].dropna(subset=feats + ["value"])
-        variables = [v for v in str(sel["variables"] or "").split("+") if v]
+        variables = [] if pd.isna(sel["variables"]) else [v for v in str(sel["variables"]).split("+") if v]
         fit = fit_ols(design_matrix(P, feats + variables), P["value"])
         rng = feature_ranges(P.drop_duplicates("device").set_index("device")[feats])
         max_size = float(P["data_size"].max())

@@ -100,6 +100,9 @@ def check(df: pd.DataFrame, where: str) -> pd.DataFrame:
     if not np.isfinite(out["value"].to_numpy()).all():
         i = int(np.flatnonzero(~np.isfinite(out["value"].to_numpy()))[0])
         raise BenchcastError(f"{where}: row {i + 1}: value is not finite: {out['value'].iloc[i]}")
+    if (out["value"].to_numpy() < 0).any():  # latencies, bandwidths, rates and counts
+        i = int(np.flatnonzero(out["value"].to_numpy() < 0)[0])
+        raise BenchcastError(f"{where}: row {i + 1}: value is negative: {out['value'].iloc[i]}")
     extra = [c for c in out.columns if c not in COLUMNS]
     return out[COLUMNS + extra].reset_index(drop=True)
 

@@ -29,3 +29,17 @@ def run(main, snakemake) -> None:
     except Exception:
         log.error("%s", traceback.format_exc())
         raise
+
+
+def job_environment(package_dir: str) -> None:
+    """Set this process's environment, which every job inherits (Slurm jobs too: sbatch exports it):
+    ``package_dir`` first on PYTHONPATH, and the folder of the Python running Snakemake first on
+    PATH, so shell rules' ``python`` is the one with the pinned packages (.venv/bin/snakemake
+    started without an activated venv). With ``--sdm conda`` a rule's own env still comes first."""
+    import os
+
+    old = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != package_dir]
+    os.environ["PYTHONPATH"] = os.pathsep.join([package_dir, *old])
+    here = os.path.dirname(sys.executable)
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != here]
+    os.environ["PATH"] = os.pathsep.join([here, *path])

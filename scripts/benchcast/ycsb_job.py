@@ -60,15 +60,13 @@ def run_job(job: dict) -> None:
 
 
 def main(argv=None) -> int:
+    from .cli import run_logged
+
     p = argparse.ArgumentParser(prog="python -m benchcast.ycsb_job")
     p.add_argument("--job", required=True, help="the job as JSON (device, spec, state, source, engine, size, ...)")
+    p.add_argument("--log", help="write all output here; a failure's one-line reason also goes to stderr")
     args = p.parse_args(argv)
-    try:
-        run_job(json.loads(args.job))
-    except BenchcastError as exc:
-        print(f"benchcast: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return run_logged(lambda: run_job(json.loads(args.job)), args.log)
 
 
 if __name__ == "__main__":

@@ -69,15 +69,16 @@ def check_available(device_id: str, spec: dict) -> None:
     check_spec(device_id, spec).available(device_id, spec)
 
 
-def usable_devices(devices: dict, plan_only: bool = False) -> dict[str, str | None]:
+def usable_devices(devices: dict) -> dict[str, str | None]:
     """For a study's devices: {id: None} for those to measure, {id: reason} for optional ones that
     are skipped here. A non-optional device that cannot be had raises, so a study fails at start.
     Imported devices are left out.
 
-    ``plan_only``: the jobs will not run in this process's place (a dry run, a cluster's login
-    node): a kind's need for root is not held against a device (the job checks at run time), and
-    nothing is probed that needs root. What planning can already refuse is refused either way (a
-    blockdev that is not disposable, is mounted, is swap or holds the root file system)."""
+    Planning probes nothing that needs root: a kind that needs root, planned by an ordinary user
+    (a dry run, a cluster's login node), is planned when required and skipped when optional; the
+    measuring job checks again where it runs (:func:`needs_root` says which). What planning can
+    already refuse is refused (a blockdev that is not disposable, is mounted, is swap or holds the
+    root file system)."""
     out = {}
     for dev_id, spec in devices.items():
         if (spec or {}).get("kind") in PASSIVE_KINDS:
@@ -91,13 +92,24 @@ def usable_devices(devices: dict, plan_only: bool = False) -> dict[str, str | No
             mod.available(dev_id, spec)
             out[dev_id] = None
         except UnavailableError as exc:
-            if plan_only and isinstance(exc, base.RootRequiredError):
-                out[dev_id] = None
-            elif spec.get("optional"):
+            if spec.get("optional"):
                 out[dev_id] = str(exc)
+            elif isinstance(exc, base.RootRequiredError):
+                out[dev_id] = None
             else:
                 raise
     return out
+
+
+def needs_root(device_id: str, spec: dict) -> str | None:
+    """Why provisioning the device here needs root that this process does not have, or None."""
+    try:
+        check_spec(device_id, spec).available(device_id, spec)
+    except base.RootRequiredError as exc:
+        return str(exc)
+    except UnavailableError:
+        return None
+    return None
 
 
 @contextlib.contextmanager

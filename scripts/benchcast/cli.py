@@ -1,0 +1,43 @@
+"""The one way the measuring entry points (``python -m benchcast.fio|ycsb_job|devices``) run: all
+output of the process and its children goes to the job's log file, and a failure's one-line reason
+(``benchcast: ...``) also reaches the original stderr, which is Snakemake's own output.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import BenchcastError
+
+
+def run_logged(fn, log: str | None = None) -> int:
+    """Call ``fn()``; return 0, or 1 after a :class:`BenchcastError` (its line in the log and on the
+    original stderr). With ``log``, stdout and stderr (file descriptors 1 and 2, so children's
+    output too) go to that file while ``fn`` runs."""
+    saved = None
+    if log:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        fh = open(log, "w")
+        saved = (os.dup(1), os.dup(2))
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        fh.close()
+    try:
+        fn()
+        return 0
+    except BenchcastError as exc:
+        line = f"benchcast: {exc}"
+        print(line, file=sys.stderr, flush=True)
+        if saved:
+            os.write(saved[1], (line + "\n").encode())
+        return 1
+    finally:
+        if saved:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
