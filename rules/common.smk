@@ -22,6 +22,14 @@ try:
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
 
+if not bc_smk.dry_run_requested():  # before Snakemake's own checks of write-protected outputs
+    try:
+        from benchcast import preflight as _preflight
+
+        _preflight.check_writable("results")
+    except BenchcastError as exc:
+        raise WorkflowError(f"benchcast: {exc}") from None
+
 STUDIES = config["studies"]
 RUN = config.get("run", {})
 SELECTED = RUN.get("studies") or list(STUDIES)
@@ -305,6 +313,8 @@ def refuse_remeasure():
     """
     from benchcast import protect
 
+    if workflow.touch:  # --touch marks existing results up to date: it measures nothing
+        return
     planned = [
         (job.rule.name, [str(f) for f in job.output])
         for job in workflow.dag.needrun_jobs()
@@ -340,7 +350,6 @@ def preflight():
     from benchcast import preflight as bc_preflight
 
     try:
-        bc_preflight.check_writable("results")
         jobs = list(workflow.dag.needrun_jobs())
         produced = {str(f) for job in jobs for f in job.output}
         for job in jobs:

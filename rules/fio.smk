@@ -3,8 +3,7 @@
 
 rule fio_run:
     input:
-        # ancient: re-provisioning a device (its record rewritten) never re-measures by itself
-        ancient("results/{study}/devices/{device}/provisioned.json"),
+        "results/{study}/devices/{device}/provisioned.json",
     output:
         json=protected("results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json"),
         jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",

@@ -19,9 +19,9 @@ rule build_ycsb:
 
 rule ycsb_run:
     input:
-        # ancient: rebuilding the bindings or re-provisioning never re-measures by itself
+        # ancient: rebuilding the bindings never re-measures by itself
         jar=ancient("results/ycsb/benchcast-ycsb.jar"),
-        provisioned=ancient("results/{study}/devices/{device}/provisioned.json"),
+        provisioned="results/{study}/devices/{device}/provisioned.json",
     output:
         records=protected(
             "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv"

@@ -77,6 +77,7 @@ def small(cfg):
     local = cfg["studies"]["local"]
     local["devices"] = {
         "dram": {"kind": "tmpfs", "size": "64M"},
+        "dram2": {"kind": "tmpfs", "size": "64M"},
         "disk": {"kind": "dir", "path": "."},
     }
     local["sources"] = {

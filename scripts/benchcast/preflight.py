@@ -22,7 +22,7 @@ def check_file(path: str) -> None:
     if FIO_RUN.search(path):
         from . import fio
 
-        fio.load(path)
+        fio.parse(path, study="check", device="check")  # also refuses a job that ended in error
     elif YCSB_RUN.search(path):
         from . import records
 

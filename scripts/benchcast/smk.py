@@ -43,3 +43,14 @@ def job_environment(package_dir: str) -> None:
     here = os.path.dirname(sys.executable)
     path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != here]
     os.environ["PATH"] = os.pathsep.join([here, *path])
+
+
+def dry_run_requested(argv=None) -> bool:
+    """Whether the snakemake command line asks for a dry run (-n, --dry-run, --dryrun, or -n among
+    combined short flags). Snakemake tells a Snakefile only later, after its own checks."""
+    for arg in (sys.argv if argv is None else argv)[1:]:
+        if arg in ("--dry-run", "--dryrun", "-n"):
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and arg[1:].isalpha() and "n" in arg[1:]:
+            return True
+    return False

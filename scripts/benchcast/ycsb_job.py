@@ -66,7 +66,16 @@ def main(argv=None) -> int:
     p.add_argument("--job", required=True, help="the job as JSON (device, spec, state, source, engine, size, ...)")
     p.add_argument("--log", help="write all output here; a failure's one-line reason also goes to stderr")
     args = p.parse_args(argv)
-    return run_logged(lambda: run_job(json.loads(args.job)), args.log)
+    job = json.loads(args.job)
+
+    def named():
+        try:
+            run_job(job)
+        except BenchcastError as exc:  # the one line names the job's device, engine and size
+            raise BenchcastError(f"ycsb: device {job['device']}, {job['engine']}, data size {job['size']}, "
+                                 f"repeat {job['repeat']}: {exc}") from None
+
+    return run_logged(named, args.log)
 
 
 if __name__ == "__main__":
