@@ -15,7 +15,7 @@ import pytest
 
 from benchcast import protect
 from devices_util import benchcast_cgroups, losetup_all, zram_devices
-from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
+from workflow_util import copy_workflow, edit_config, measured_tree, planned_jobs, snakemake
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 VENV_BIN = Path(sys.executable).absolute().parent
@@ -112,13 +112,7 @@ def run_bare(wd: Path, *args, timeout=900) -> subprocess.CompletedProcess:
 def finished(tmp_path_factory, ycsb_jar):
     if os.geteuid() != 0:
         pytest.skip("provisioning a tmpfs needs root")
-    wd = copy_workflow(tmp_path_factory.mktemp("precious") / "first")
-    edit_config(wd, small)
-    jar = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
-    jar.parent.mkdir(parents=True)
-    shutil.copy2(ycsb_jar, jar)
-    os.utime(jar)
-    snakemake(wd)
+    wd = measured_tree(tmp_path_factory.mktemp("precious") / "first", small, ycsb_jar)
     yield wd
     subprocess.run([sys.executable, "-m", "snakemake", "teardown"], cwd=wd, capture_output=True)
 

@@ -5,7 +5,6 @@ naming the key or the file, leave every earlier result byte-identical and leave 
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from devices_util import mounts_under
-from workflow_util import copy_workflow, edit_config, snakemake
+from workflow_util import edit_config, measured_tree
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
@@ -44,13 +43,7 @@ def tiny(cfg):
 def base(tmp_path_factory, ycsb_jar):
     if os.geteuid() != 0:
         pytest.skip("provisioning a tmpfs needs root")
-    wd = copy_workflow(tmp_path_factory.mktemp("refusals") / "base")
-    edit_config(wd, tiny)
-    jar = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
-    jar.parent.mkdir(parents=True)
-    shutil.copy2(ycsb_jar, jar)
-    os.utime(jar)
-    snakemake(wd)
+    wd = measured_tree(tmp_path_factory.mktemp("refusals") / "base", tiny, ycsb_jar)
     return wd
 
 

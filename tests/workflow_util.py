@@ -54,3 +54,16 @@ def edit_config(workdir: Path, mutate) -> None:
     cfg = yaml.safe_load(path.read_text())
     mutate(cfg)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+def measured_tree(dest: Path, mutate, jar: Path) -> Path:
+    """A scratch copy of the workflow with its config edited by ``mutate``, the YCSB bindings jar
+    put in place (newer than its sources: reused, not rebuilt), run to completion."""
+    wd = copy_workflow(dest)
+    edit_config(wd, mutate)
+    target = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(jar, target)
+    os.utime(target)
+    snakemake(wd)
+    return wd
