@@ -81,8 +81,10 @@ case "$cmd" in
         "$VENV/bin/python" -m pytest "$@"
         ;;
     teardown)
+        # after a killed run: stop its servers, undo its devices, then release the locks it left
         setup_python
         "$VENV/bin/snakemake" teardown
+        "$VENV/bin/snakemake" --unlock
         ;;
     *)
         sed -n '2,10p' "$0"

@@ -159,7 +159,10 @@ def test_a_change_that_would_remeasure_stops_first_and_loses_nothing(finished, t
 
 
 def kill_tree(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     proc.wait(timeout=30)
 
 
@@ -174,6 +177,9 @@ def fio_grid(cfg):
                 "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
     }
     local["features"]["block_sizes"] = ["4K", "16K"]
+    local["targets"] = {
+        "fast": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 3}]},
+    }
     local.pop("report", None)
     cfg["studies"] = {"local": local}
 
@@ -188,8 +194,9 @@ def test_sigkill_mid_fio_teardown_then_resume_runs_only_unfinished_cells(tmp_pat
     wd = copy_workflow(tmp_path / "wf")
     edit_config(wd, fio_grid)
     before = {"loops": losetup_all(), "zram": zram_devices(), "cgroups": benchcast_cgroups()}
+    log = open(tmp_path / "killed-run.log", "w")
     proc = subprocess.Popen([str(VENV_BIN / "snakemake"), "--cores", "1"], cwd=wd, env=bare_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     fio_dir = wd / "results/local/fio/fio"
     deadline = time.monotonic() + 300
     try:
@@ -198,11 +205,14 @@ def test_sigkill_mid_fio_teardown_then_resume_runs_only_unfinished_cells(tmp_pat
             partial = list(fio_dir.rglob("*.json" + protect.PARTIAL)) if fio_dir.exists() else []
             if len(done) >= 14 and partial:
                 break
+            if proc.poll() is not None:
+                pytest.fail("the run ended before it could be killed:\n" + (tmp_path / "killed-run.log").read_text()[-3000:])
             time.sleep(0.05)
         else:
-            pytest.fail("the run never reached the middle of the zram cells")
+            pytest.fail("the run never reached the middle of its cells")
     finally:
         kill_tree(proc)
+        log.close()
     finished = {p for p in fio_dir.rglob("run*.json")}
     assert 14 <= len(finished) < 24
     # the killed job's output exists only under its temporary name
@@ -210,6 +220,9 @@ def test_sigkill_mid_fio_teardown_then_resume_runs_only_unfinished_cells(tmp_pat
     td = subprocess.run([str(VENV_BIN / "snakemake"), "--cores", "1", "teardown"], cwd=wd, env=bare_env(),
                         capture_output=True, text=True, timeout=300)
     assert td.returncode == 0, td.stderr[-2000:]
+    # as ./benchcast.sh teardown does next: release the locks the killed run left
+    subprocess.run([str(VENV_BIN / "snakemake"), "--unlock"], cwd=wd, env=bare_env(), check=True,
+                   capture_output=True)
     with open("/proc/self/mountinfo") as fh:
         assert str(wd) not in fh.read()
     assert zram_devices() == before["zram"] and losetup_all() == before["loops"]
