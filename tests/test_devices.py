@@ -319,6 +319,6 @@ def test_cli_provision_describe_teardown_all(clean):
     assert desc["kind"] == "zram" and desc["lsblk"]["blockdevices"][0]["size"] == "16M"
     bad = subprocess.run(cli + ["provision", "--id", "zz", "--spec", "{kind: zram}", "--state", str(clean / "zz.json")],
                          capture_output=True, text=True, env=env)
-    assert bad.returncode == 1 and bad.stderr.strip() == "error: device zz: kind zram needs key 'disksize'"
+    assert bad.returncode == 1 and bad.stderr.strip() == "benchcast: device zz: kind zram needs key 'disksize'"
     done = subprocess.run(cli + ["teardown-all", str(clean)], capture_output=True, text=True, env=env, check=True)
     assert f"{sp}: ok" in done.stdout

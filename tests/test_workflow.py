@@ -104,8 +104,8 @@ def test_bad_input_file_fails_naming_file_and_row(tmp_path):
     fio.write_text("\n".join(lines) + "\n")
     proc = snakemake(wd, check=False)
     assert proc.returncode != 0
-    log = (wd / "logs" / "paper" / "import_soga2018" / "soga2018.log").read_text()
-    assert "fio.csv: row 8: column value is not a number: 'n/a'" in log
+    # refused before any job runs (preflight), on Snakemake's own output
+    assert "fio.csv: row 8: column value is not a number: 'n/a'" in proc.stdout + proc.stderr
     assert not (wd / "results" / "paper" / "records" / "soga2018" / "soga2018.csv").exists()
 
 
