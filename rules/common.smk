@@ -22,9 +22,8 @@ try:
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
 
-if (
-    not bc_smk.dry_run_requested()
-):  # before Snakemake's own checks of write-protected outputs
+# before Snakemake's own checks of write-protected outputs
+if not bc_smk.dry_run_requested():
     try:
         from benchcast import preflight as _preflight
 
