@@ -44,6 +44,17 @@ def test_tables_content(done):
         assert svg.lstrip().startswith("<svg") and "S-SCM" in svg or chart == "heatmap_best_r2"
 
 
+PAPER_TABLES = ROOT / "tests" / "data" / "paper_tables"
+
+
+@pytest.mark.parametrize("table", sorted(p.name for p in PAPER_TABLES.glob("*.csv")))
+def test_paper_tables_byte_identical(done, table):
+    """The paper study's tables (its Tables 8-14, the device figures, the validity tables) are exactly
+    the stored reference: a refactoring that changes one digit fails here."""
+    fresh = (done / "results" / "paper" / "tables" / table).read_bytes()
+    assert fresh == (PAPER_TABLES / table).read_bytes(), f"{table} differs from tests/data/paper_tables/"
+
+
 def test_report_is_one_self_contained_html(done):
     snakemake(done, "--report", "report.html")
     html = (done / "report.html").read_text()
