@@ -1,4 +1,5 @@
-# The analysis spine: aggregate -> screen -> predict -> extrapolate.
+# The analysis spine: aggregate -> screen -> predict -> extrapolate; heldout (leave one device out)
+# -> predict_intervals.
 
 
 rule aggregate:
@@ -20,6 +21,7 @@ rule screen:
     input:
         "results/{study}/aggregated.csv",
     output:
+        features="results/{study}/features.csv",
         screen="results/{study}/screen.csv",
         best="results/{study}/best.csv",
     log:
@@ -69,11 +71,12 @@ rule extrapolate:
         "../scripts/extrapolate.py"
 
 
-rule validate:
+rule heldout:
     input:
         aggregated="results/{study}/aggregated.csv",
         screen="results/{study}/screen.csv",
     output:
+        chosen_folds="results/{study}/validation/chosen_folds.csv",
         simple_folds="results/{study}/validation/simple_folds.csv",
         simple_summary="results/{study}/validation/simple_summary.csv",
         simple_selection="results/{study}/validation/simple_selection.csv",
@@ -82,7 +85,7 @@ rule validate:
         multiple_refusals="results/{study}/validation/multiple_refusals.csv",
         multiple_selection="results/{study}/validation/multiple_selection.csv",
     log:
-        "logs/{study}/validate.log",
+        "logs/{study}/heldout.log",
     conda:
         "../envs/analysis.yaml"
     params:
@@ -91,7 +94,7 @@ rule validate:
         pairing=lambda wc: study_cfg(wc)["pairing"],
         settings=lambda wc: study_cfg(wc)["validate"],
     script:
-        "../scripts/validate.py"
+        "../scripts/heldout.py"
 
 
 rule predict_intervals:

@@ -72,6 +72,7 @@ rule tables_prediction:
 rule chart_fig3_scatter:
     input:
         aggregated="results/{study}/aggregated.csv",
+        features="results/{study}/features.csv",
         screen="results/{study}/screen.csv",
         predictions="results/{study}/predictions.csv",
     output:
@@ -87,7 +88,6 @@ rule chart_fig3_scatter:
         "../envs/analysis.yaml"
     params:
         report=get_focus,
-        features=lambda wc: study_cfg(wc)["features"],
         labels=get_device_labels,
     script:
         "../scripts/chart_fig3_scatter.py"
@@ -164,9 +164,8 @@ rule device_figures:
 
 rule tables_validity:
     input:
-        simple_folds="results/{study}/validation/simple_folds.csv",
+        chosen="results/{study}/validation/chosen_folds.csv",
         simple_selection="results/{study}/validation/simple_selection.csv",
-        multiple_folds="results/{study}/validation/multiple_folds.csv",
         multiple_selection="results/{study}/validation/multiple_selection.csv",
         refusals="results/{study}/validation/multiple_refusals.csv",
         predictions="results/{study}/validation/target_predictions.csv",
@@ -201,13 +200,12 @@ rule tables_validity:
             category="{study}",
             subcategory="Validity",
         ),
-        chosen="results/{study}/validation/chosen_folds.csv",
     log:
         "logs/{study}/tables_validity.log",
     conda:
         "../envs/analysis.yaml"
     params:
-        settings=lambda wc: study_cfg(wc)["validate"],
+        level=lambda wc: study_cfg(wc)["validate"]["level"],
     script:
         "../scripts/tables_validity.py"
 

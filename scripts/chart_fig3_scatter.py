@@ -8,7 +8,7 @@ def main(sm):
     pred = tables.read_predictions(sm.input.predictions)
     focus = tables.default_focus(screened[screened["rank"] == 1], sm.params.report["focus"])
     chart = charts.fig3_scatter(
-        agg, screened, pred, sm.params.features, focus, sm.params.report["focus_data_size"], sm.params.labels
+        agg, screened, pred, tables.read_table(sm.input.features), focus, sm.params.report["focus_data_size"], sm.params.labels
     )
     charts.save(chart, sm.output[0])
 

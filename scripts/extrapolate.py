@@ -1,10 +1,10 @@
 """Rule script: results over data size per device (measured and hypothetical) -> unseen sizes."""
-from benchcast import predict, screen, smk, tables
+from benchcast import features, predict, smk, tables
 
 
 def main(sm):
     agg = tables.read_aggregated(sm.input.aggregated)
-    measured = screen.series_table(agg, sm.params.features, sm.params.series)
+    measured = features.series_table(agg, sm.params.features, sm.params.series)
     predicted = tables.read_predictions(sm.input.predictions)
     ex = sm.params.extrapolate
     fits, points = predict.extrapolate(measured, predicted, ex["data_sizes"], ex["x"])

@@ -1,10 +1,10 @@
 """Rule script: predictions with intervals for the hypothetical devices from the selected models."""
-from benchcast import smk, tables, validity
+from benchcast import predict, smk, tables
 
 
 def main(sm):
     agg = tables.read_aggregated(sm.input.aggregated)
-    preds, skipped = validity.target_predictions(
+    preds, skipped = predict.with_intervals(
         agg, sm.params.features, sm.params.series, tables.read_table(sm.input.simple),
         tables.read_table(sm.input.multiple), sm.params.targets, sm.params.settings, sm.params.data_sizes,
     )

@@ -1,11 +1,13 @@
-"""Rule script: aggregated records -> every simple fit, and the best feature per series."""
+"""Rule script: aggregated records -> the candidate features, every simple fit, and the best feature
+per series."""
 import logging
 
-from benchcast import screen, smk, tables
+from benchcast import features, screen, smk, tables
 
 
 def main(sm):
     agg = tables.read_aggregated(sm.input[0])
+    features.feature_table(agg, sm.params.features).to_csv(sm.output.features, index=False)
     res = screen.screen(agg, sm.params.features, sm.params.series, sm.params.pairing, sm.params.min_devices)
     res.to_csv(sm.output.screen, index=False)
     best = screen.best(res)

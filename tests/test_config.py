@@ -2,8 +2,8 @@ import copy
 
 import pytest
 
+from analysis_util import CONFIG
 from benchcast import BenchcastError, config
-from tests_common import CONFIG
 
 
 def check(mutate, pattern):
@@ -49,3 +49,17 @@ def test_target_without_usable_feature():
 def test_mariadb_buffer_pool_below_innodb_minimum():
     check(lambda c: c["studies"]["local"]["sources"]["ycsb"]["mariadb"].__setitem__("buffer_pool_size", "4M"),
           r"studies.local.sources.ycsb.mariadb.buffer_pool_size: 4M is below InnoDB's minimum")
+
+
+def test_target_figure_op_is_a_config_key():
+    def mixed(c, op):
+        fig = {"workload": "randrw", "block_size": "4K", "metric": "lat_mean", "value": 5}
+        if op:
+            fig["op"] = op
+        c["studies"]["paper"]["targets"]["S-SCM"]["figures"].append(fig)
+
+    cfg = copy.deepcopy(CONFIG)
+    mixed(cfg, "read")
+    config.validate(cfg)
+    check(lambda c: mixed(c, None), r"studies.paper.targets.S-SCM.figures\[1\]: workload 'randrw' is mixed")
+    check(lambda c: mixed(c, "both"), r"'both' is not one of \['read', 'write'\]")

@@ -1,7 +1,7 @@
 import pytest
 
 from benchcast import BenchcastError, importers
-from tests_common import ROOT
+from analysis_util import ROOT
 
 DEVICES = ["nand_flash", "3d_xpoint", "dram"]
 FIO = (ROOT / "resources/soga2018/fio.csv").read_text()

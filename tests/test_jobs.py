@@ -21,7 +21,7 @@ with benchmark_lock({lock!r}):
 
 
 def test_benchmark_lock_serialises_jobs(tmp_path):
-    from tests_common import ROOT
+    from analysis_util import ROOT
 
     code = HOLD.format(scripts=str(ROOT / "scripts"), lock=str(tmp_path / "lock"))
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(3)]

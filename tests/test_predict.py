@@ -1,9 +1,11 @@
 import copy
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, predict, screen
-from tests_common import PAPER, paper_agg
+from analysis_util import PAPER, make_agg, paper_agg
+from benchcast import BenchcastError, config, features, fits, predict, screen
 
 # paper Table 12: data size -> (a, b, S-SCM, M-SCM)
 TABLE12 = {
@@ -20,7 +22,7 @@ def paper():
     agg = paper_agg()
     res = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)
     pred = predict.predict(res, PAPER["targets"])
-    measured = screen.series_table(agg, PAPER["features"], PAPER["series"])
+    measured = features.series_table(agg, PAPER["features"], PAPER["series"])
     fits, points = predict.extrapolate(measured, pred, PAPER["extrapolate"]["data_sizes"])
     return res, pred, fits, points
 
@@ -66,7 +68,7 @@ def test_extrapolation_reproduces_tables_13_and_14(paper):
 def test_extrapolation_flags_beyond_twice_the_largest_size(paper):
     res, pred, _, _ = paper
     agg = paper_agg()
-    measured = screen.series_table(agg, PAPER["features"], PAPER["series"])
+    measured = features.series_table(agg, PAPER["features"], PAPER["series"])
     _, points = predict.extrapolate(measured, pred, ["200GB", "300GB"], "log2")
     p = points[points.device == "dram"].set_index(["workload", "op", "data_size"])
     assert not p.loc[("write-only", "write", 200 * 10**9), "beyond_2x"]
@@ -94,8 +96,47 @@ def test_target_without_usable_feature_is_refused():
     feats = PAPER["features"]
     bad = {"X": {"figures": [{"workload": "randwrite", "block_size": "8K", "metric": "lat_mean", "value": 1}]}}
     with pytest.raises(BenchcastError, match=r"targets.X: none of its figures \(randwrite/8K/lat_mean\)"):
-        predict.check_targets(bad, feats)
+        config.check_targets(bad, feats)
     dup = {"Y": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": v}
                              for v in (1, 2)]}}
     with pytest.raises(BenchcastError, match="given twice"):
-        predict.spec_features(dup)
+        features.spec_features(dup)
+
+
+def test_predict_targets_simple_skips_and_flags():
+    feats = {d: {("randwrite", 65536, "lat_mean"): v} for d, v in {"a": 10.0, "b": 20.0, "c": 40.0, "d": 30.0}.items()}
+    agg = make_agg(feats, {"a": 101.0, "b": 199.0, "c": 402.0, "d": 298.0})
+    sel = pd.DataFrame({"series": ["ycsb/mysql/write-only/write/lat_mean/16GB"],
+                        "selected_feature": ["randwrite_64K_lat_mean"], "paper_feature": ["randwrite_64K_lat_mean"]})
+    targets = {"in": {"figures": [{"workload": "randwrite", "block_size": 65536, "metric": "lat_mean", "value": 25}]},
+               "out": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": 5}]},
+               "none": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean", "value": 5}]}}
+    pred, skipped = predict.predict_targets_simple(agg, sel, targets)
+    assert pred["target"].tolist() == ["in", "out"]
+    fit = fits.simple(np.array([[101, 199, 402, 298]]), np.array([[10, 20, 40, 30]]))
+    assert pred["prediction"].tolist() == pytest.approx([fit.a[0, 0] * x + fit.b[0, 0] for x in (25, 5)])
+    assert pred["extrapolation"].tolist() == [False, True]
+    assert (pred["lower"] < pred["prediction"]).all()
+    assert skipped["target"].tolist() == ["none"] and "randwrite_64K_lat_mean" in skipped["reason"][0]
+
+
+def test_predict_targets_multiple_refits_pool_and_flags_data_size():
+    rng = np.random.default_rng(3)
+    x = {"a": 10.0, "b": 20.0, "c": 40.0, "d": 30.0}
+    feats = {d: {("randwrite", 65536, "lat_mean"): v} for d, v in x.items()}
+    sizes = [2 * 10**9, 8 * 10**9, 32 * 10**9]
+    res = {d: {s: 50 + 10 * v + 3 * s / 1e9 + rng.normal(0, 1) for s in sizes} for d, v in x.items()}
+    agg = make_agg(feats, res)
+    sel = pd.DataFrame({"pool": ["ycsb/mysql/write-only/write/lat_mean/us"],
+                        "pool_by": [",".join(features.POOL_PER_WORKLOAD)],
+                        "selected_features": ["randwrite_64K_lat_mean"], "variables": ["data_gb"]})
+    targets = {"t": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": 25}]},
+               "u": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 25}]}}
+    pred, skipped = predict.predict_targets_multiple(agg, sel, targets, data_sizes=["64GB", "100GB"])
+    assert pred["data_size"].tolist() == sizes + [64 * 10**9, 100 * 10**9]
+    assert pred["measured_size"].tolist() == [True, True, True, False, False]
+    assert pred["data_size_extrapolated"].tolist() == [False, False, False, False, True]
+    expect = 50 + 10 * 25 + 3 * pred["data_size"] / 1e9
+    assert np.allclose(pred["prediction"], expect, rtol=0.02)
+    assert ((pred["lower"] <= expect) & (expect <= pred["upper"])).all()
+    assert skipped["target"].tolist() == ["u"]

@@ -1,61 +1,8 @@
-import numpy as np
-import pandas as pd
+"""Tests of benchcast.screen: the paper's Tables 8-11 from its own data, pairing, series without a fit."""
 import pytest
-from sklearn.linear_model import LinearRegression
 
-from benchcast import aggregate, importers, screen
-from tests_common import PAPER, paper_agg
-
-
-def hand_fit(x, y):
-    """The paper's section 2.3 formulas, literally."""
-    n = len(x)
-    sx, sy, sxy, sxx = sum(x), sum(y), sum(a * b for a, b in zip(x, y)), sum(a * a for a in x)
-    a = (n * sxy - sx * sy) / (n * sxx - sx**2)
-    b = (sxx * sy - sxy * sx) / (n * sxx - sx**2)
-    ybar = sy / n
-    yhat = [a * xi + b for xi in x]
-    r2 = sum((h - ybar) ** 2 for h in yhat) / sum((yi - ybar) ** 2 for yi in y)
-    return a, b, r2
-
-
-def test_fit_all_matches_hand_formulas():
-    x = [222.34, 55.427, 19.527]  # paper Table 5, 64K write latency
-    y = [4590.5499, 2164.09408, 1684.78087]  # Figure 2, write-only 16 GB
-    a, b, r2, n = screen.fit_all(np.array([y]), np.array([x]))
-    ha, hb, hr2 = hand_fit(x, y)
-    assert a[0, 0] == pytest.approx(ha, rel=1e-12)
-    assert b[0, 0] == pytest.approx(hb, rel=1e-12)
-    assert r2[0, 0] == pytest.approx(hr2, rel=1e-12)
-    assert n[0, 0] == 3
-    # and the paper's published figures (Table 8, Table 12)
-    assert r2[0, 0] == pytest.approx(0.999852, abs=1e-6)
-    assert a[0, 0] == pytest.approx(14.39262, abs=1e-3)
-    assert b[0, 0] == pytest.approx(1386.865, abs=0.05)
-
-
-def test_fit_all_handles_missing_and_degenerate():
-    Y = np.array([[1.0, 2.0, np.nan, 4.0], [5.0, 5.0, 5.0, 5.0]])
-    X = np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0], [1.0, np.nan, np.nan, 3.0]])
-    a, b, r2, n = screen.fit_all(Y, X, min_n=3)
-    assert a[0, 0] == pytest.approx(1.0) and b[0, 0] == pytest.approx(0.0) and r2[0, 0] == pytest.approx(1.0)
-    assert n[0, 0] == 3
-    assert np.isnan(r2[0, 1])  # no spread in X
-    assert np.isnan(r2[1, 0])  # no spread in Y
-    assert n[0, 2] == 2 and np.isnan(a[0, 2])  # too few devices
-
-
-def test_fit_all_equals_sklearn_on_random_grid_with_large_values():
-    rng = np.random.default_rng(0)
-    X = rng.uniform(1e9, 3e9, size=(7, 6))  # bandwidths in B/s: large magnitudes
-    Y = rng.uniform(100, 5000, size=(11, 6))
-    a, b, r2, _ = screen.fit_all(Y, X)
-    for t in range(11):
-        for f in range(7):
-            m = LinearRegression().fit(X[f][:, None], Y[t])
-            assert a[t, f] == pytest.approx(m.coef_[0], rel=1e-7)
-            assert b[t, f] == pytest.approx(m.intercept_, rel=1e-7)
-            assert r2[t, f] == pytest.approx(m.score(X[f][:, None], Y[t]), rel=1e-7, abs=1e-12)
+from analysis_util import PAPER, paper_agg
+from benchcast import screen
 
 
 def test_paper_screening_reproduces_tables_8_to_11():

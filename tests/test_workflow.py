@@ -45,14 +45,26 @@ def test_tables_content(done):
 
 
 PAPER_TABLES = ROOT / "tests" / "data" / "paper_tables"
+#: Tables whose numbers come from fits that used their own least-squares arithmetic before the one
+#: fitting core (benchcast.fits.simple; issue 11): the same values to the last 1-4 bits, so compared
+#: as numbers (rtol 1e-12; identical columns and strings); every other table byte for byte.
+ULP_TABLES = {"table13_extrapolated.csv", "table14_size_fit_r2.csv", "validity_coverage.csv",
+              "validity_simple_selection.csv"}
 
 
 @pytest.mark.parametrize("table", sorted(p.name for p in PAPER_TABLES.glob("*.csv")))
-def test_paper_tables_byte_identical(done, table):
-    """The paper study's tables (its Tables 8-14, the device figures, the validity tables) are exactly
-    the stored reference: a refactoring that changes one digit fails here."""
-    fresh = (done / "results" / "paper" / "tables" / table).read_bytes()
-    assert fresh == (PAPER_TABLES / table).read_bytes(), f"{table} differs from tests/data/paper_tables/"
+def test_paper_tables_unchanged(done, table):
+    """The paper study's tables (its Tables 8-14, the device figures, the validity tables) are the
+    stored reference from before the analysis consolidation: a change of results fails here."""
+    path = done / "results" / "paper" / "tables" / table
+    if table not in ULP_TABLES:
+        assert path.read_bytes() == (PAPER_TABLES / table).read_bytes(), f"{table} differs from the reference"
+        return
+    fresh, ref = pd.read_csv(path), pd.read_csv(PAPER_TABLES / table)
+    assert list(fresh.columns) == list(ref.columns)
+    num = ref.select_dtypes("number").columns
+    pd.testing.assert_frame_equal(fresh.drop(columns=num), ref.drop(columns=num))
+    pd.testing.assert_frame_equal(fresh[num], ref[num], rtol=1e-12, atol=0)
 
 
 def test_report_is_one_self_contained_html(done):
@@ -73,9 +85,9 @@ def test_target_spec_change_reruns_only_prediction_and_report(done):
     edit_config(done, slower)
     jobs = planned_jobs(done)
     assert set(jobs) == {"predict", "extrapolate", "tables_prediction", "chart_fig3_scatter",
-                         "chart_fig4_data_size", "predict_intervals", "tables_validity", "chart_heldout",
+                         "chart_fig4_data_size", "predict_intervals", "tables_validity",
                          "chart_target_intervals", "all"}
-    for upstream in ("import_soga2018", "aggregate", "screen", "validate", "tables_screening",
+    for upstream in ("import_soga2018", "aggregate", "screen", "heldout", "chart_heldout", "tables_screening",
                      "chart_heatmap_best_r2", "device_figures"):
         assert upstream not in jobs
 

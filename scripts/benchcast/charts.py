@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError
-from .screen import feature_table
 from .tables import focus_size, select
 
 MEASURED = "measured"
@@ -42,16 +41,16 @@ def _series_title(focus: dict, size=None) -> str:
     return f"{t} at {size / 1e9:g} GB" if size is not None else t
 
 
-def fig3_scatter(agg, screened, pred, features, focus, size, labels=None) -> alt.LayerChart:
+def fig3_scatter(agg, screened, pred, feats, focus, size, labels=None) -> alt.LayerChart:
     """Devices (X = the series' best feature, Y = result) with the fitted line, hypothetical devices
-    marked where the spec card gives that feature (paper Figure 3)."""
+    marked where the spec card gives that feature (paper Figure 3). ``feats`` is the screening's
+    feature table (:func:`benchcast.features.feature_table`)."""
     size = focus_size(screened, focus, size)
     sel = select(screened, focus)
     sel = sel[(sel["data_size"] == size) & (sel["rank"] == 1)]
     if sel.empty:
         raise BenchcastError(f"report.focus: no fitted series for {focus} at {size / 1e9:g} GB")
     fit = sel.iloc[0]
-    feats = feature_table(agg, features)
     xs = feats[feats["feature"] == fit["feature"]][["device", "value"]].rename(columns={"value": "x"})
     ys = select(agg, focus)
     ys = ys[ys["data_size"] == size][["device", "value"]].rename(columns={"value": "y"})

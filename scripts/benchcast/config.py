@@ -13,6 +13,8 @@ import jsonschema
 import yaml
 
 from . import BenchcastError
+from .units import parse_size
+from .workloads import rw_op
 
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
 
@@ -29,10 +31,6 @@ def _message(err) -> str:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         allowed = ", ".join(sorted(err.schema.get("properties", {}))) or "none"
         return f"{where}: unknown key {', '.join(repr(e) for e in extra)} (allowed: {allowed})"
-    if err.validator == "required":
-        return f"{where}: {err.message}"
-    if err.validator in ("type", "enum", "pattern", "minimum", "minItems", "minProperties", "const"):
-        return f"{where}: {err.message}"
     return f"{where}: {err.message}"
 
 
@@ -94,10 +92,9 @@ def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
 
 
 def check_study(name: str, study: dict) -> None:
-    """Cross-key checks of one study. A trim must leave runs of every source of 3 or more repeats
-    (with 1 or 2 repeats there is nothing to trim: the trim is reduced, as aggregate.trim says)."""
-    from . import predict  # local: keeps the schema check importable without pandas work
-
+    """Cross-key checks of one study (after the schema filled in the defaults). A trim must leave
+    runs of every source of 3 or more repeats (with 1 or 2 repeats there is nothing to trim: the trim
+    is reduced, as aggregate.trim says)."""
     devices = study.get("devices", {})
     trim = study["aggregate"]["trim"]
     for src_name, src in study["sources"].items():
@@ -114,22 +111,46 @@ def check_study(name: str, study: dict) -> None:
                     f"config: studies.{name}.sources.{src_name}.devices: unknown device {dev!r}"
                 )
         if src.get("type") == "ycsb" and "mariadb" in src.get("engines", []):
-            from .units import parse_size
-
-            pool = (src.get("mariadb") or {}).get("buffer_pool_size", "16M")
+            pool = src["mariadb"]["buffer_pool_size"]
             if parse_size(pool, what="buffer_pool_size") < 6 << 20:  # InnoDB refuses to start below
                 raise BenchcastError(
                     f"config: studies.{name}.sources.{src_name}.mariadb.buffer_pool_size: {pool} is below "
                     f"InnoDB's minimum of 6 MiB (with 16K pages)"
                 )
     try:
-        predict.check_targets(study["targets"], study["features"])
+        check_targets(study["targets"], study["features"])
     except BenchcastError as exc:
         raise BenchcastError(f"config: studies.{name}.{exc}") from None
     report = study.get("report", {})
     for key in report.get("focus", {}):
         if key not in ("benchmark", "engine", "workload", "op", "metric"):
             raise BenchcastError(f"config: studies.{name}.report.focus: unknown key {key!r}")
+
+
+def check_targets(targets: dict, features: dict) -> None:
+    """Refuse a target none of whose figures is a candidate feature of the study, and a figure of a
+    mixed workload (``randrw``) that does not say its op."""
+    bench_bs = {parse_size(s, what="features.block_sizes") for s in features["block_sizes"]}
+    for name, card in targets.items():
+        for i, fig in enumerate(card["figures"]):
+            if not fig.get("op") and rw_op(fig["workload"]) is None:
+                raise BenchcastError(
+                    f"targets.{name}.figures[{i}]: workload {fig['workload']!r} is mixed: give its op (read or write)"
+                )
+        usable = [
+            f
+            for f in card["figures"]
+            if f["workload"] in features["workloads"]
+            and parse_size(f["block_size"], what=f"targets.{name}") in bench_bs
+            and f["metric"] in features["metrics"]
+        ]
+        if not usable:
+            figs = ", ".join(f"{f['workload']}/{f['block_size']}/{f['metric']}" for f in card["figures"])
+            raise BenchcastError(
+                f"targets.{name}: none of its figures ({figs}) is a candidate feature "
+                f"(features: workloads {features['workloads']}, block_sizes {features['block_sizes']}, "
+                f"metrics {features['metrics']})"
+            )
 
 
 def load(path) -> dict:

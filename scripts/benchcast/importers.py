@@ -7,11 +7,10 @@ from pathlib import Path
 import pandas as pd
 
 from . import BenchcastError, records
+from .workloads import RW_OP
 
 #: The paper's fio metric names -> (record metric, unit).
 SOGA_FIO_METRICS = {"lat_us": ("lat_mean", "us"), "bw_MBps": ("bw", "MB/s")}
-#: fio rw -> the op it measures.
-RW_OP = {"randread": "read", "read": "read", "randwrite": "write", "write": "write"}
 
 
 def _read_csv(path: Path, required: list[str]) -> pd.DataFrame:

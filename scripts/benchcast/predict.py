@@ -1,13 +1,31 @@
-"""Prediction of each result series for hypothetical target devices from their spec cards, and
-regression over data size to predict sizes that were never run (the paper's second regression)."""
+"""Predictions for the hypothetical devices (targets) from their spec cards.
+
+* :func:`predict`: the screening's choice per series (the paper's Table 12): the best-R^2 feature
+  the spec card has, ``Y = a X + b``.
+* :func:`extrapolate`: each device's results (measured and predicted) regressed over data size to
+  predict sizes that were never run (the paper's second regression, Tables 13-14).
+* :func:`with_intervals`: the models chosen by held-out validation (:mod:`benchcast.heldout`),
+  refitted on all devices, with prediction intervals and extrapolation flags.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records
-from .screen import feature_name
+from . import BenchcastError, fits, records
+from .features import (
+    feature_matrix,
+    pool_table,
+    series_matrix,
+    spec_features,
+    study_table,
+    target_figures,
+    workload_variables,
+)
+from .workloads import read_fractions
 
 PREDICT_COLUMNS = ["target"] + records.SERIES_COLUMNS + [
     "feature",
@@ -22,48 +40,6 @@ PREDICT_COLUMNS = ["target"] + records.SERIES_COLUMNS + [
     "outside_range",
     "value",
 ]
-
-
-def spec_features(targets: dict) -> pd.DataFrame:
-    """Spec cards as a table: target, feature, value (figure keys as in config)."""
-    rows = []
-    for name, card in targets.items():
-        for i, fig in enumerate(card["figures"]):
-            bs = records.parse_size(fig["block_size"], what=f"targets.{name}.figures[{i}].block_size")
-            op = fig.get("op") or {"randread": "read", "read": "read"}.get(fig["workload"], "write")
-            rows.append(
-                {
-                    "target": name,
-                    "feature": feature_name(fig["workload"], bs, op, fig["metric"]),
-                    "x": float(fig["value"]),
-                }
-            )
-    df = pd.DataFrame(rows, columns=["target", "feature", "x"])
-    dup = df.duplicated(["target", "feature"])
-    if dup.any():
-        r = df[dup].iloc[0]
-        raise BenchcastError(f"targets.{r['target']}: figure {r['feature']} is given twice")
-    return df
-
-
-def check_targets(targets: dict, features: dict) -> None:
-    """Refuse a target none of whose figures is a candidate feature of the study (config error)."""
-    bench_bs = {records.parse_size(s, what="features.block_sizes") for s in features["block_sizes"]}
-    for name, card in targets.items():
-        usable = [
-            f
-            for f in card["figures"]
-            if f["workload"] in features["workloads"]
-            and records.parse_size(f["block_size"], what=f"targets.{name}") in bench_bs
-            and f["metric"] in features["metrics"]
-        ]
-        if not usable:
-            figs = ", ".join(f"{f['workload']}/{f['block_size']}/{f['metric']}" for f in card["figures"])
-            raise BenchcastError(
-                f"targets.{name}: none of its figures ({figs}) is a candidate feature "
-                f"(features: workloads {features['workloads']}, block_sizes {features['block_sizes']}, "
-                f"metrics {features['metrics']})"
-            )
 
 
 def predict(screened: pd.DataFrame, targets: dict) -> pd.DataFrame:
@@ -116,21 +92,16 @@ def extrapolate(measured: pd.DataFrame, predicted: pd.DataFrame, data_sizes, how
     allv = pd.concat([m, p.assign(kind="target")], ignore_index=True)
     allv = allv[allv["data_size"] > 0]
     sizes = [records.parse_size(s, what="extrapolate.data_sizes") for s in data_sizes]
-    fits, points = [], []
+    fit_rows, points = [], []
     for key, g in allv.groupby(["device", "kind"] + fam, sort=False):
         g = g.sort_values("data_size")
         if g["data_size"].nunique() < 3:
             continue
         x = _x(g["data_size"], how)
-        y = g["value"].to_numpy(float)
-        xm, ym = x.mean(), y.mean()
-        sxx = ((x - xm) ** 2).sum()
-        syy = ((y - ym) ** 2).sum()
-        a = ((x - xm) * (y - ym)).sum() / sxx
-        b = ym - a * xm
-        r2 = ((a * x + b - ym) ** 2).sum() / syy if syy > 0 else np.nan
+        fit = fits.simple(g["value"].to_numpy(float)[None, :], x[None, :])
+        a, b, r2 = float(fit.a[0, 0]), float(fit.b[0, 0]), float(fit.r2[0, 0])
         base = dict(zip(["device", "kind"] + fam, key))
-        fits.append(
+        fit_rows.append(
             {**base, "a": a, "b": b, "r2": r2, "n": len(g),
              "size_min": int(g["data_size"].min()), "size_max": int(g["data_size"].max())}
         )
@@ -141,4 +112,138 @@ def extrapolate(measured: pd.DataFrame, predicted: pd.DataFrame, data_sizes, how
             )
     fit_cols = ["device", "kind"] + fam + ["a", "b", "r2", "n", "size_min", "size_max"]
     pt_cols = ["device", "kind"] + fam + ["data_size", "value", "beyond_2x"]
-    return pd.DataFrame(fits, columns=fit_cols), pd.DataFrame(points, columns=pt_cols)
+    return pd.DataFrame(fit_rows, columns=fit_cols), pd.DataFrame(points, columns=pt_cols)
+
+
+def with_intervals(agg, features, series, selection, mselection, targets, settings, data_sizes):
+    """Predictions with intervals for the hypothetical devices: the paper's choice, the held-out
+    choice (simple) and the selected multiple model per pool; plus what was skipped and why.
+
+    ``selection`` and ``mselection`` are :func:`benchcast.heldout.select_simple` and
+    :func:`benchcast.heldout.select_multiple` outputs; ``settings`` the study's ``validate``
+    setting (``level``). Returns (predictions, skipped).
+    """
+    alpha = 1 - settings["level"]
+    table = study_table(agg, features, series)
+    preds, skipped = [], []
+    for choice in ("paper", "heldout"):
+        p, s = predict_targets_simple(table, selection, targets, alpha=alpha, choice=choice)
+        preds.append(p.assign(kind="simple"))
+        skipped.append(s.assign(kind="simple"))
+    if len(mselection):
+        p, s = predict_targets_multiple(
+            table, mselection, targets, alpha=alpha, read_fraction=read_fractions(), data_sizes=data_sizes
+        )
+        preds.append(p.assign(kind="multiple", choice="heldout"))
+        skipped.append(s.assign(kind="multiple"))
+    return pd.concat(preds, ignore_index=True), pd.concat(skipped, ignore_index=True)
+
+
+def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
+                           choice: str = "heldout"):
+    """Predict every series of ``selection`` for every target with its chosen simple model.
+
+    ``selection`` is :func:`benchcast.heldout.select_simple` output; ``choice`` is ``heldout``
+    (lowest held-out MAPE, column selected_feature) or ``paper`` (max in-sample R^2, column
+    paper_feature). The model is refitted on all devices of the series. A target lacking the
+    model's figure is skipped.
+
+    Returns (predictions, skipped). predictions columns: series, SERIES_COLUMNS, choice, model,
+    features, target, x, prediction, lower, upper, resid_df, interval_flag, n_devices,
+    feature_out_of_range, out_of_range_features, data_size_extrapolated, extrapolation.
+    skipped columns: series, choice, model, features, target, reason.
+    """
+    col = {"heldout": "selected_feature", "paper": "paper_feature"}[choice]
+    F = feature_matrix(agg)
+    Y, keys = series_matrix(agg)
+    T = target_figures(targets)
+    rows, skipped = [], []
+    for _, sel in selection.iterrows():
+        series, fid = sel["series"], sel[col]
+        if not isinstance(fid, str) or not fid:
+            continue
+        y = Y[series]
+        ok = y.notna() & F[fid].notna()
+        fit = fits.fit_ols(fits.design_matrix(F.loc[ok, [fid]], [fid]), y[ok])
+        rng = fits.feature_ranges(F.loc[ok, [fid]])
+        for tname in T.index:
+            xv = T.at[tname, fid] if fid in T.columns else np.nan
+            if not np.isfinite(xv):
+                skipped.append({"series": series, "choice": choice, "model": "simple", "features": fid,
+                                "target": tname, "reason": f"target has no figure {fid}"})
+                continue
+            p = fits.predict_ols(fit, pd.DataFrame({fid: [xv]}), alpha).iloc[0]
+            g = fits.extrapolation_flags(pd.DataFrame({fid: [xv]}), rng).iloc[0]
+            rows.append({"series": series, **keys.loc[series].to_dict(), "choice": choice, "model": "simple",
+                         "features": fid, "target": tname, "x": xv, **p.to_dict(), "n_devices": int(ok.sum()),
+                         **g.to_dict()})
+    return pd.DataFrame(rows), pd.DataFrame(skipped, columns=["series", "choice", "model", "features", "target", "reason"])
+
+
+def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
+                             read_fraction: Mapping | None = None, data_sizes=(), factor: float = 2.0):
+    """Predict with the selected multiple model of each pool, for every target.
+
+    ``selection`` is :func:`benchcast.heldout.select_multiple` output (columns pool, pool_by,
+    selected_features, variables). Each model is refitted on its whole pool and predicts, for each
+    target, every (workload, threads, data size) of the pool, plus each of ``data_sizes`` (bytes or
+    size strings) for every (workload, threads) of the pool. A target lacking a figure the model
+    uses is skipped.
+
+    Returns (predictions, skipped). predictions columns: pool, benchmark, engine, workload, op,
+    metric, unit, threads, data_size, model, features, variables, target, prediction, lower, upper,
+    resid_df, interval_flag, n_devices, measured_size (bool), feature_out_of_range,
+    out_of_range_features, data_size_extrapolated, extrapolation. skipped: pool, model, features,
+    target, reason.
+    """
+    T = target_figures(targets)
+    extra = [records.parse_size(d, what="data size") for d in data_sizes]
+    rows, skipped = [], []
+    cache: dict[tuple, pd.DataFrame] = {}
+    for _, sel in selection.iterrows():
+        # a pool with no selected model (too few devices) has NaN here: nothing to predict
+        feats = [] if pd.isna(sel["selected_features"]) else [f for f in str(sel["selected_features"]).split("+") if f]
+        if not feats:
+            continue
+        pool_by = tuple(str(sel["pool_by"]).split(","))
+        if pool_by not in cache:
+            cache[pool_by] = pool_table(agg, list(pool_by), read_fraction)
+        P = cache[pool_by]
+        P = P[(P["pool"] == sel["pool"])].dropna(subset=feats + ["value"])
+        variables = [] if pd.isna(sel["variables"]) else [v for v in str(sel["variables"]).split("+") if v]
+        fit = fits.fit_ols(fits.design_matrix(P, feats + variables), P["value"])
+        rng = fits.feature_ranges(P.drop_duplicates("device").set_index("device")[feats])
+        max_size = float(P["data_size"].max())
+        settings = P[["benchmark", "engine", "workload", "op", "metric", "unit", "threads", "data_size"]].drop_duplicates()
+        settings = settings.assign(measured_size=True)
+        if extra:
+            base = settings.drop(columns=["data_size", "measured_size"]).drop_duplicates()
+            more = pd.concat([base.assign(data_size=d) for d in extra], ignore_index=True)
+            more = more.merge(settings[["workload", "threads", "data_size"]], how="left", indicator=True,
+                              on=["workload", "threads", "data_size"])
+            more = more[more["_merge"] == "left_only"].drop(columns="_merge").assign(measured_size=False)
+            settings = pd.concat([settings, more], ignore_index=True)
+        settings = settings.reset_index(drop=True)
+        wv = workload_variables(settings, read_fraction)
+        for tname in T.index:
+            missing = [f for f in feats if f not in T.columns or not np.isfinite(T.at[tname, f])]
+            if missing:
+                skipped.append({"pool": sel["pool"], "model": "multiple", "features": "+".join(feats),
+                                "target": tname, "reason": f"target has no figure {', '.join(missing)}"})
+                continue
+            X = wv.copy()
+            for f in feats:
+                X[f] = T.at[tname, f]
+            p = fits.predict_ols(fit, X[feats + variables], alpha)
+            g = fits.extrapolation_flags(X[feats], rng, settings["data_size"], max_size, factor)
+            out = pd.concat([settings, p, g], axis=1)
+            out.insert(0, "pool", sel["pool"])
+            out["model"], out["features"], out["variables"] = "multiple", "+".join(feats), "+".join(variables)
+            out["target"], out["n_devices"] = tname, P["device"].nunique()
+            rows.append(out)
+    cols = ["pool", "benchmark", "engine", "workload", "op", "metric", "unit", "threads", "data_size", "model",
+            "features", "variables", "target", "prediction", "lower", "upper", "resid_df", "interval_flag",
+            "n_devices", "measured_size", "feature_out_of_range", "out_of_range_features",
+            "data_size_extrapolated", "extrapolation"]
+    pred = pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
+    return pred, pd.DataFrame(skipped, columns=["pool", "model", "features", "target", "reason"])

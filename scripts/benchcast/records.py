@@ -130,13 +130,3 @@ def write(df: pd.DataFrame, path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     check(df, where=str(path)).to_csv(path, index=False)
-
-
-def gb(nbytes) -> float:
-    """Bytes to decimal gigabytes (the unit of the paper's data sizes)."""
-    return float(nbytes) / 1e9
-
-
-def feature_id(workload: str, block_size: int, metric: str) -> str:
-    """Short name of a device figure: 'randwrite_64K_lat_mean'."""
-    return f"{workload}_{size_label(block_size)}_{metric}"

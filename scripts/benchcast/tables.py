@@ -1,4 +1,5 @@
-"""Reading the intermediate tables back, and the report's tables in the shape of the paper's."""
+"""Reading the analysis outputs back, and the report's tables: the paper's Tables 8-14 and the
+validity tables (held-out coverage, refusals, target intervals)."""
 
 from __future__ import annotations
 
@@ -131,3 +132,60 @@ def table14(fits: pd.DataFrame, focus: dict) -> pd.DataFrame:
     sel = select(fits, focus)
     cols = ["device", "kind", "r2", "a", "b", "n", "size_min", "size_max"]
     return sel[cols].reset_index(drop=True)
+
+
+def validity_coverage(chosen: pd.DataFrame, level: float) -> pd.DataFrame:
+    """Per model kind: held-out MAPE, and how often the held-out truth fell inside the interval."""
+    rows = []
+    for kind, df in chosen.groupby("kind", sort=False):
+        has = df["covered"].notna()
+        n = int(has.sum())
+        rows.append(
+            {
+                "model": kind,
+                "nominal_level": level,
+                "held_out_predictions": len(df),
+                "with_interval": n,
+                "coverage": float(df.loc[has, "covered"].astype(bool).mean()) if n else np.nan,
+                "mape": float(df["pct_error"].abs().mean()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def target_predictions(agg, features, series, selection, mselection, targets, settings, data_sizes):
+    """Predictions with intervals for the hypothetical devices: the paper's choice, the held-out
+    choice (simple) and the selected multiple model per pool; plus what was skipped and why."""
+    alpha = 1 - settings["level"]
+    table = study_table(agg, features, series)
+    preds, skipped = [], []
+    for choice in ("paper", "heldout"):
+        p, s = models.predict_targets_simple(table, selection, targets, alpha=alpha, choice=choice)
+        preds.append(p.assign(kind="simple"))
+        skipped.append(s.assign(kind="simple"))
+    if len(mselection):
+        p, s = models.predict_targets_multiple(
+            table, mselection, targets, alpha=alpha, read_fraction=read_fractions(), data_sizes=data_sizes
+        )
+        preds.append(p.assign(kind="multiple", choice="heldout"))
+        skipped.append(s.assign(kind="multiple"))
+    return pd.concat(preds, ignore_index=True), pd.concat(skipped, ignore_index=True)
+
+
+def validity_refusals(refusals: pd.DataFrame) -> pd.DataFrame:
+    """Models refused, counted per pool, number of device figures and reason."""
+    cols = ["pool", "n_figures", "n_devices", "reason"]
+    if refusals.empty:
+        return pd.DataFrame(columns=cols + ["models"])
+    return refusals.groupby(cols, sort=True).size().rename("models").reset_index()
+
+
+def validity_intervals(preds: pd.DataFrame) -> pd.DataFrame:
+    """Target predictions with intervals and extrapolation flags, one row per model and setting."""
+    cols = ["kind", "choice", "target", "benchmark", "engine", "workload", "op", "metric", "unit", "threads",
+            "data_size", "features", "prediction", "lower", "upper", "interval_flag", "feature_out_of_range",
+            "data_size_extrapolated", "extrapolation"]
+    out = preds[[c for c in cols if c in preds.columns]].copy()
+    out.insert(out.columns.get_loc("data_size"), "data_size_gb", out["data_size"] / 1e9)
+    return out.drop(columns="data_size").sort_values(["kind", "choice", "target", "engine", "workload", "op",
+                                                      "data_size_gb"], kind="mergesort").reset_index(drop=True)

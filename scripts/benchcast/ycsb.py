@@ -33,6 +33,7 @@ import pandas as pd
 from . import BenchcastError
 from . import records as rec
 from .mariadb import die_with_parent
+from .workloads import CORE_WORKLOADS, PAPER_WORKLOADS, WORKLOADS  # noqa: F401  (re-exported)
 
 YCSB_VERSION = "0.17.0"
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,36 +45,6 @@ ENGINES = {
     "rocksdb": "benchcast.ycsb.RocksDBClient",
     "mariadb": "benchcast.ycsb.JdbcClient",
 }
-
-_MIXES = ("readproportion", "updateproportion", "insertproportion", "scanproportion",
-          "readmodifywriteproportion")
-
-
-def _mix(read=0.0, update=0.0, insert=0.0, scan=0.0, rmw=0.0, dist="zipfian", **extra) -> dict:
-    props = dict(zip(_MIXES, (read, update, insert, scan, rmw)))
-    props["requestdistribution"] = dist
-    props.update(extra)
-    return {k: str(v) for k, v in props.items()}
-
-
-#: Workload name -> CoreWorkload properties. Every proportion is explicit (CoreWorkload's own
-#: defaults are read 0.95 / update 0.05).
-WORKLOADS: dict[str, dict[str, str]] = {
-    # Soga et al. 2018: read/update mixes, zipfian
-    "write-only": _mix(read=0, update=1),
-    "write-heavy": _mix(read=0.5, update=0.5),
-    "read-heavy": _mix(read=0.95, update=0.05),
-    "read-only": _mix(read=1, update=0),
-    # YCSB core workloads (workloads/workloada .. workloadf of YCSB 0.17.0)
-    "a": _mix(read=0.5, update=0.5),
-    "b": _mix(read=0.95, update=0.05),
-    "c": _mix(read=1),
-    "d": _mix(read=0.95, insert=0.05, dist="latest"),
-    "e": _mix(scan=0.95, insert=0.05, maxscanlength=100, scanlengthdistribution="uniform"),
-    "f": _mix(read=0.5, rmw=0.5),
-}
-PAPER_WORKLOADS = ("write-only", "write-heavy", "read-heavy", "read-only")
-CORE_WORKLOADS = ("a", "b", "c", "d", "e", "f")
 
 #: operationcount when only maxexecutiontime bounds a run (Java int range).
 UNBOUNDED_OPS = 2_000_000_000

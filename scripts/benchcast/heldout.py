@@ -2,7 +2,9 @@
 
 Every fold holds out one device (scikit-learn ``LeaveOneGroupOut`` with the devices as groups),
 fits on the other devices and predicts the held-out one. For a multiple model pooled over data
-sizes (and workloads) all rows of the held-out device are held out together.
+sizes (and workloads) all rows of the held-out device are held out together. Simple folds are
+:func:`benchcast.fits.simple` with the held-out device masked (all candidate features of a series
+at once); multiple folds are :func:`benchcast.fits.fit_ols`.
 
 Fold tables have one row per held-out row: truth, prediction, abs_error, pct_error (signed, 100 *
 (prediction - truth) / truth), the prediction interval (lower, upper), covered (truth inside the
@@ -11,9 +13,9 @@ or pool, model): mape (mean |pct_error| over the folds), coverage (share of defi
 hold the truth) and the in-sample fit on all devices.
 
 With 3 devices each simple fold fits a line through 2 points: it predicts, but its residual df is
-0, so its interval is NaN with interval_flag :data:`benchcast.models.FLAG_ZERO_DF`, and coverage is
+0, so its interval is NaN with interval_flag :data:`benchcast.fits.FLAG_ZERO_DF`, and coverage is
 NaN for that model. The paper chooses the feature with the largest in-sample R^2; :func:`select_simple`
-sets that choice next to the lowest held-out MAPE.
+sets that choice next to the lowest held-out MAPE. :func:`run` does all of it for a study.
 """
 
 from __future__ import annotations
@@ -22,27 +24,25 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.model_selection import LeaveOneGroupOut
 
-from .models import (
-    FEATURE_BENCHMARK,
-    FLAG_NO_DEVICE_DF,
-    FLAG_ZERO_DF,
+from . import fits
+from .features import (
+    POOL_ACROSS_WORKLOADS,
     POOL_PER_WORKLOAD,
     WORKLOAD_VARIABLES,
     candidate_features,
-    check_device_figures,
-    design_matrix,
     feature_matrix,
     feature_sets,
-    fit_ols,
+    multiple_candidates,
     pool_table,
-    predict_ols,
     series_matrix,
+    simple_candidates,
+    study_table,
     varying_workload_variables,
 )
 from .records import SERIES_COLUMNS
+from .workloads import read_fractions
 
 FLAG_TOO_FEW = "too few training devices"
 FLAG_CONSTANT = "feature constant over training devices"
@@ -54,37 +54,10 @@ SIMPLE_SUMMARY_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "n_dev
                           "mape", "coverage", "n_intervals", "r2", "slope", "intercept", "baseline_mape"]
 
 
-def _simple_fit(X: np.ndarray, y: np.ndarray, W: np.ndarray):
-    """Closed-form simple OLS of y on each column of X over the rows where W is True.
-
-    X, W: (n, p); y: (n,). Returns per column m, xbar, Sxx, a (intercept), b (slope), sse, r2.
-    """
-    Wf = W.astype(float)
-    Xz = np.where(W, X, 0.0)
-    Yz = np.where(W, y[:, None], 0.0)
-    m = Wf.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        xbar = Xz.sum(axis=0) / m
-        ybar = Yz.sum(axis=0) / m
-        dx = np.where(W, X - xbar, 0.0)
-        dy = np.where(W, y[:, None] - ybar, 0.0)
-        sxx = (dx * dx).sum(axis=0)
-        syy = (dy * dy).sum(axis=0)
-        sxy = (dx * dy).sum(axis=0)
-        scale = np.maximum((Xz * Xz).sum(axis=0), 1e-300)
-        const = sxx <= 1e-12 * scale
-        b = np.where(const, np.nan, sxy / sxx)
-        a = ybar - b * xbar
-        res = np.where(W, y[:, None] - a - b * np.where(W, X, 0.0), 0.0)
-        sse = (res * res).sum(axis=0)
-        r2 = np.where(syy > 0, sxy * sxy / (sxx * syy), np.nan)
-    return m, xbar, sxx, a, b, sse, np.where(const, np.nan, r2), const
-
-
-def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_benchmark: str = FEATURE_BENCHMARK):
+def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
 
-    ``candidates``: see :func:`benchcast.models.candidate_features` (None: all features). The
+    ``candidates``: see :func:`benchcast.features.candidate_features` (None: all features). The
     computation is vectorised over the candidate features of a series; intervals are the textbook
     simple-regression prediction intervals (identical to statsmodels' obs_ci).
 
@@ -94,8 +67,8 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_
     is only informative where it beats it. Where Y hardly varies over devices a near-flat line
     (R^2 ~ 0) has a small MAPE too, so compare with the baseline before trusting a low MAPE.
     """
-    F = feature_matrix(agg, feature_benchmark)
-    Y, keys = series_matrix(agg, feature_benchmark)
+    F = feature_matrix(agg)
+    Y, keys = series_matrix(agg)
     devices = F.index.union(Y.index)
     F, Y = F.reindex(devices), Y.reindex(devices)
     logo = LeaveOneGroupOut()
@@ -113,28 +86,23 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_
         Xv = F[cands].to_numpy()[present]
         devs = devices[present]
         A = np.isfinite(Xv)
-        _, _, _, a_all, b_all, _, r2_all, _ = _simple_fit(Xv, yv, A)
+        XT = np.where(A, Xv, np.nan).T  # features x devices
+        whole = fits.simple(yv[None, :], XT, min_n=2)
+        slope_all, intercept_all, r2_all = whole.a[0], whole.b[0], whole.r2[0]
         n = len(yv)
         base_pred = (yv.sum() - yv) / (n - 1)  # leave-one-out mean of the other devices
         with np.errstate(divide="ignore", invalid="ignore"):
             baseline_mape = float(np.mean(np.abs(100 * (base_pred - yv) / yv)))
         for _, test in logo.split(Xv, yv, groups=devs):
             i = int(test[0])
-            W = A.copy()
-            W[i] = False
-            m, xbar, sxx, a, b, sse, _, const = _simple_fit(Xv, yv, W)
+            y_train = yv.copy()
+            y_train[i] = np.nan
+            fit = fits.simple(y_train[None, :], XT, min_n=2)
             x0 = Xv[i]
-            df = m - 2
-            with np.errstate(invalid="ignore", divide="ignore"):
-                pred = a + b * x0
-                s2 = np.where(df > 0, sse / np.where(df > 0, df, 1), np.nan)
-                se = np.sqrt(s2 * (1 + 1 / m + (x0 - xbar) ** 2 / sxx))
-                t = stats.t.ppf(1 - alpha / 2, np.where(df > 0, df, 1))
-            ok = (m >= 2) & ~const & np.isfinite(x0)
-            pred = np.where(ok, pred, np.nan)
-            lo = np.where(ok & (df > 0), pred - t * se, np.nan)
-            hi = np.where(ok & (df > 0), pred + t * se, np.nan)
-            flag = np.select([m < 2, const, df <= 0], [FLAG_TOO_FEW, FLAG_CONSTANT, FLAG_ZERO_DF], "")
+            pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0[None, :], alpha))
+            m = fit.n[0]
+            const = (m >= 2) & np.isnan(fit.a[0])
+            flag = np.select([m < 2, const, df <= 0], [FLAG_TOO_FEW, FLAG_CONSTANT, fits.FLAG_ZERO_DF], "")
             keep = np.isfinite(x0)  # no row where the held-out device lacks the figure
             k = int(keep.sum())
             truth = yv[i]
@@ -150,11 +118,11 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, feature_
             acc["upper"].append(hi[keep])
             acc["covered"].append(cov[keep])
             acc["n_train"].append(m[keep].astype(int))
-            acc["resid_df"].append(np.maximum(df, 0)[keep].astype(float))
+            acc["resid_df"].append(df[keep].astype(float))
             acc["interval_flag"].append(flag[keep])
         summary_frames.append(pd.DataFrame({
             "series": series, **key, "model": "simple", "features": cands, "n_devices": A.sum(axis=0),
-            "r2": r2_all, "slope": b_all, "intercept": a_all, "baseline_mape": baseline_mape,
+            "r2": r2_all, "slope": slope_all, "intercept": intercept_all, "baseline_mape": baseline_mape,
         }))
     if not summary_frames:
         return pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS), pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS)
@@ -199,30 +167,30 @@ REFUSAL_COLUMNS = ["pool", "pool_by", "model", "features", "n_figures", "n_devic
 
 def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_by=POOL_PER_WORKLOAD,
                  read_fraction: Mapping | None = None, max_figures: int = 2,
-                 feature_benchmark: str = FEATURE_BENCHMARK):
+                 ):
     """Leave-one-device-out validation of multiple models pooled over devices and data sizes.
 
     A pool is the result rows sharing ``pool_by`` (default per workload: benchmark, engine,
-    workload, op, metric, unit; :data:`benchcast.models.POOL_ACROSS_WORKLOADS` pools the
+    workload, op, metric, unit; :data:`benchcast.features.POOL_ACROSS_WORKLOADS` pools the
     workloads too). Each model is ``value ~ const + device figures + workload variables``:
     the device figures are each single candidate and each pair (up to ``max_figures``) of the
     candidates common to the pool's series; the workload variables are those of data_gb,
     log2_data_gb, read_fraction (``read_fraction[workload]``), threads that vary in the pool.
 
     A feature set with more device figures than the pool's devices support
-    (:func:`benchcast.models.max_device_figures`: figures <= devices - 2, checked on the devices
+    (:func:`benchcast.features.max_device_figures`: figures <= devices - 2, checked on the devices
     of the whole pool) is not fitted: it gets a refusal record. Each fold then fits on one device
     fewer; where that leaves no residual df across devices (devices - 1 - figures - 1 < 1) the
     statsmodels interval only reflects within-device (data-size) scatter, and the fold row says
-    so (interval_flag :data:`benchcast.models.FLAG_NO_DEVICE_DF`, column device_df).
+    so (interval_flag :data:`benchcast.features.fits.FLAG_NO_DEVICE_DF`, column device_df).
 
     Returns (folds, summary, refusals) with columns :data:`MULTI_FOLD_COLUMNS`,
     :data:`MULTI_SUMMARY_COLUMNS` and :data:`REFUSAL_COLUMNS`.
     """
     pool_by = list(pool_by)
     pool_by_s = ",".join(pool_by)
-    P = pool_table(agg, pool_by, read_fraction, feature_benchmark)
-    feats_all = list(feature_matrix(agg, feature_benchmark).columns)
+    P = pool_table(agg, pool_by, read_fraction)
+    feats_all = list(feature_matrix(agg).columns)
     logo = LeaveOneGroupOut()
     folds, summaries, refusals = [], [], []
     for pool, G in P.groupby("pool", sort=False):
@@ -245,8 +213,8 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
             H = G.dropna(subset=fs + ["value"])
             n_dev = H["device"].nunique()
             label = "+".join(fs)
-            reason = check_device_figures(len(fs), n_dev)
-            X = design_matrix(H, fs + variables) if not reason else None
+            reason = fits.check_device_figures(len(fs), n_dev)
+            X = fits.design_matrix(H, fs + variables) if not reason else None
             if not reason and (len(H) < X.shape[1] or np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]):
                 reason = f"design rank-deficient ({len(H)} rows, columns {', '.join(X.columns)})"
             if reason:
@@ -254,7 +222,7 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
                                  "n_figures": len(fs), "n_devices": n_dev, "reason": reason})
                 continue
             y = H["value"].to_numpy(dtype=float)
-            full = fit_ols(X, y)
+            full = fits.fit_ols(X, y)
             groups = H["device"].to_numpy()
             for train, test in logo.split(X, y, groups=groups):
                 Xt = X.iloc[train]
@@ -267,9 +235,9 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
                     p = pd.DataFrame({"prediction": np.nan, "lower": np.nan, "upper": np.nan, "resid_df": np.nan,
                                       "interval_flag": FLAG_RANK}, index=T.index)
                 else:
-                    p = predict_ols(fit_ols(Xt, y[train]), X.iloc[test], alpha)
+                    p = fits.predict_ols(fits.fit_ols(Xt, y[train]), X.iloc[test], alpha)
                     if base["device_df"] < 1:
-                        p["interval_flag"] = np.where(p["interval_flag"] == "", FLAG_NO_DEVICE_DF, p["interval_flag"])
+                        p["interval_flag"] = np.where(p["interval_flag"] == "", fits.FLAG_NO_DEVICE_DF, p["interval_flag"])
                 truth = T["value"].to_numpy(dtype=float)
                 lo, hi = p["lower"].to_numpy(), p["upper"].to_numpy()
                 covered = pd.array((lo <= truth) & (truth <= hi), dtype="boolean")
@@ -353,3 +321,47 @@ def select_multiple(summary: pd.DataFrame, refusals: pd.DataFrame | None = None)
         base[f"{prefix}_coverage"] = t["coverage"].reindex(base.index)
     base["differ"] = base["r2_features"].ne(base["selected_features"]) & base["selected_features"].notna()
     return base.reset_index()
+
+
+def run(agg, screened, features, series, pairing, settings: dict):
+    """All validation tables of a study, as a dict name -> DataFrame."""
+    alpha = 1 - settings["level"]
+    table = study_table(agg, features, series)
+    folds, summary = loo_simple(table, simple_candidates(screened), alpha=alpha)
+    selection = select_simple(summary)
+    pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS
+    mfolds, msummary, refusals = loo_multiple(
+        table,
+        multiple_candidates(agg, features, pairing),
+        alpha=alpha,
+        pool_by=pool_by,
+        read_fraction=read_fractions(),
+        max_figures=settings["max_figures"],
+    )
+    mselection = select_multiple(msummary, refusals)
+    return {
+        "chosen_folds": selected_folds(folds, selection, mfolds, mselection),
+        "simple_folds": folds,
+        "simple_summary": summary,
+        "simple_selection": selection,
+        "multiple_folds": mfolds,
+        "multiple_summary": msummary,
+        "multiple_refusals": refusals,
+        "multiple_selection": mselection,
+    }
+
+
+def selected_folds(folds, selection, mfolds, mselection) -> pd.DataFrame:
+    """The held-out predictions of the selected models only (simple per series, multiple per pool),
+    with the paper's choice as a third kind: what the validity chart and coverage are about."""
+    parts = []
+    for kind, col in (("simple (held-out choice)", "selected_feature"), ("simple (paper: max R²)", "paper_feature")):
+        sel = selection[["series", col]].rename(columns={col: "features"})
+        parts.append(folds.merge(sel, on=["series", "features"]).assign(kind=kind))
+    if len(mselection):
+        sel = mselection[["pool", "selected_features"]].rename(columns={"selected_features": "features"})
+        parts.append(mfolds.merge(sel, on=["pool", "features"]).assign(kind="multiple (held-out choice)"))
+    cols = ["kind", "series", *SERIES_COLUMNS, "features", "held_out", "truth", "prediction",
+            "lower", "upper", "abs_error", "pct_error", "covered", "interval_flag"]
+    out = pd.concat(parts, ignore_index=True)
+    return out[[c for c in cols if c in out.columns]]

@@ -1,12 +1,12 @@
-"""Tests of benchcast.validate: held-out-device validation against hand computation, refusals, selection."""
+"""Tests of benchcast.heldout: held-out-device validation against hand computation, refusals, selection."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from benchcast import models, validate
-from test_models import make_agg
+from analysis_util import make_agg
+from benchcast import features, fits, heldout, workloads
 
 F64 = ("randwrite", 65536, "lat_mean")
 F4 = ("randwrite", 4096, "lat_mean")
@@ -44,7 +44,7 @@ def four_devices():
 
 def test_loo_simple_matches_hand_computation():
     agg, x64, x4, y = four_devices()
-    folds, summary = validate.loo_simple(agg, alpha=0.1)
+    folds, summary = heldout.loo_simple(agg, alpha=0.1)
     devs = ["a", "b", "c", "d"]
     yv = np.array([y[d] for d in devs])
     for fid, xd in (("randwrite_64K_lat_mean", x64), ("randwrite_4K_lat_mean", x4)):
@@ -73,10 +73,11 @@ def test_loo_simple_agrees_with_statsmodels():
     x = rng.uniform(5, 50, 7)
     y = 100 + 8 * x + rng.normal(0, 20, 7)
     agg = make_agg({d: {F64: v} for d, v in zip(devs, x)}, dict(zip(devs, y)))
-    folds, _ = validate.loo_simple(agg)
+    folds, _ = heldout.loo_simple(agg)
     for i, d in enumerate(devs):
-        fit = models.fit_simple(np.delete(x, i), np.delete(y, i))
-        p = models.predict_simple(fit, [x[i]]).iloc[0]
+        train = pd.DataFrame({"x": np.delete(x, i)})
+        fit = fits.fit_ols(fits.design_matrix(train, ["x"]), np.delete(y, i))
+        p = fits.predict_ols(fit, pd.DataFrame({"x": [x[i]]})).iloc[0]
         row = folds[folds["held_out"] == d].iloc[0]
         assert row[["prediction", "lower", "upper"]].to_numpy(float) == pytest.approx(
             p[["prediction", "lower", "upper"]].to_numpy(float))
@@ -84,11 +85,11 @@ def test_loo_simple_agrees_with_statsmodels():
 
 def test_loo_simple_three_devices_zero_df_flagged_not_crashing():
     agg = make_agg({"a": {F64: 10.0}, "b": {F64: 20.0}, "c": {F64: 40.0}}, {"a": 110.0, "b": 190.0, "c": 420.0})
-    folds, summary = validate.loo_simple(agg)
+    folds, summary = heldout.loo_simple(agg)
     hand = hand_loo(np.array([10.0, 20.0, 40.0]), np.array([110.0, 190.0, 420.0]))
     assert folds.set_index("held_out").loc[["a", "b", "c"], "prediction"].to_numpy() == pytest.approx(hand[:, 0])
     assert folds["lower"].isna().all() and folds["upper"].isna().all() and folds["covered"].isna().all()
-    assert (folds["interval_flag"] == models.FLAG_ZERO_DF).all()
+    assert (folds["interval_flag"] == fits.FLAG_ZERO_DF).all()
     s = summary.iloc[0]
     assert np.isfinite(s["mape"]) and np.isnan(s["coverage"]) and s["n_intervals"] == 0
 
@@ -96,7 +97,7 @@ def test_loo_simple_three_devices_zero_df_flagged_not_crashing():
 def test_loo_simple_missing_figure_and_candidates():
     agg, *_ = four_devices()
     agg = agg[~((agg["device"] == "d") & (agg["block_size"] == 4096))]
-    folds, summary = validate.loo_simple(agg, candidates=lambda k: ["randwrite_4K_lat_mean", "randwrite_64K_lat_mean"])
+    folds, summary = heldout.loo_simple(agg, candidates=lambda k: ["randwrite_4K_lat_mean", "randwrite_64K_lat_mean"])
     assert set(summary["features"]) == {"randwrite_4K_lat_mean", "randwrite_64K_lat_mean"}
     s4 = summary.set_index("features").loc["randwrite_4K_lat_mean"]
     assert (s4["n_devices"], s4["n_folds"], s4["n_predicted"]) == (3, 3, 3)
@@ -110,7 +111,7 @@ def test_loo_simple_coverage_on_known_linear_model():
     x = dict(zip(devs, rng.uniform(10, 100, 8)))
     res = {d: {(k + 1) * 10**9: 50 + 4 * x[d] + rng.normal(0, 5) for k in range(200)} for d in devs}
     agg = make_agg({d: {F64: x[d]} for d in devs}, res)
-    folds, summary = validate.loo_simple(agg)
+    folds, summary = heldout.loo_simple(agg)
     assert len(summary) == 200 and len(folds) == 1600
     cov = folds["covered"].astype(float).mean()
     assert 0.90 <= cov <= 0.99
@@ -118,8 +119,8 @@ def test_loo_simple_coverage_on_known_linear_model():
 
 def test_select_simple_both_choices_and_differ_flag():
     agg, *_ = four_devices()
-    _, summary = validate.loo_simple(agg)
-    sel = validate.select_simple(summary)
+    _, summary = heldout.loo_simple(agg)
+    sel = heldout.select_simple(summary)
     row = sel.iloc[0]
     best_r2 = summary.loc[summary["r2"].idxmax()]
     best_mape = summary.loc[summary["mape"].idxmin()]
@@ -130,7 +131,7 @@ def test_select_simple_both_choices_and_differ_flag():
     s = pd.DataFrame({"series": "s", **{c: "" for c in ["benchmark", "engine", "workload", "op", "metric", "unit"]},
                       "threads": 0, "data_size": 0, "features": ["f1", "f2", "f3"], "r2": [0.99, 0.95, 0.5],
                       "mape": [12.0, 3.0, 1.0], "coverage": np.nan, "n_folds": 3, "n_predicted": [3, 3, 2]})
-    out = validate.select_simple(s).iloc[0]
+    out = heldout.select_simple(s).iloc[0]
     assert (out["paper_feature"], out["selected_feature"], out["differ"]) == ("f1", "f2", True)  # f3 incomplete
 
 
@@ -146,11 +147,11 @@ def pooled(n_dev, sizes=(2, 8, 32), noise=1.0, seed=5):
 
 def test_loo_multiple_matches_hand_least_squares_and_holds_out_device_rows_together():
     agg, devs = pooled(4)
-    folds, summary, refusals = validate.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"])
+    folds, summary, refusals = heldout.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"])
     assert refusals.empty and len(summary) == 1
     s = summary.iloc[0]
     assert s["variables"] == "data_gb+log2_data_gb" and (s["n_rows"], s["n_devices"]) == (12, 4)
-    P = models.pool_table(agg)
+    P = features.pool_table(agg)
     X = np.column_stack([np.ones(len(P)), P["randwrite_64K_lat_mean"], P["data_size"] / 1e9,
                          np.log2(P["data_size"] / 1e9)])
     yv = P["value"].to_numpy()
@@ -167,19 +168,19 @@ def test_loo_multiple_matches_hand_least_squares_and_holds_out_device_rows_toget
 
 def test_loo_multiple_refuses_over_parameterised_models():
     agg, _ = pooled(3)
-    folds, summary, refusals = validate.loo_multiple(agg)
+    folds, summary, refusals = heldout.loo_multiple(agg)
     assert set(summary["features"]) == {"randwrite_4K_lat_mean", "randwrite_64K_lat_mean"}
     assert refusals["features"].tolist() == ["randwrite_4K_lat_mean+randwrite_64K_lat_mean"]
     r = refusals.iloc[0]
     assert (r["model"], r["n_figures"], r["n_devices"]) == ("multiple", 2, 3)
     assert "need at least 4 devices" in r["reason"]
     # 3 devices, 1 figure: each fold fits on 2 devices -> flagged
-    assert (folds["device_df"] == 0).all() and (folds["interval_flag"] == models.FLAG_NO_DEVICE_DF).all()
+    assert (folds["device_df"] == 0).all() and (folds["interval_flag"] == fits.FLAG_NO_DEVICE_DF).all()
     # with 4 devices the pair is allowed
     agg4, _ = pooled(4)
-    _, summary4, refusals4 = validate.loo_multiple(agg4)
+    _, summary4, refusals4 = heldout.loo_multiple(agg4)
     assert refusals4.empty and len(summary4) == 3
-    sel = validate.select_multiple(summary, refusals)
+    sel = heldout.select_multiple(summary, refusals)
     assert sel.iloc[0]["n_refused"] == 1 and sel.iloc[0]["selected_features"] in set(summary["features"])
 
 
@@ -188,20 +189,20 @@ def test_loo_multiple_across_workloads_needs_read_fraction():
     agg_r, _ = pooled(4, seed=2)
     app = agg_r[agg_r["benchmark"] != "fio"].assign(workload="write-heavy")
     agg = pd.concat([agg_w, app], ignore_index=True)
-    _, summary, refusals = validate.loo_multiple(agg, pool_by=models.POOL_ACROSS_WORKLOADS, max_figures=1)
+    _, summary, refusals = heldout.loo_multiple(agg, pool_by=features.POOL_ACROSS_WORKLOADS, max_figures=1)
     assert summary.empty and len(refusals) == 2
     assert refusals["reason"].str.contains("read fraction unknown for workload").all()
-    _, summary, refusals = validate.loo_multiple(agg, pool_by=models.POOL_ACROSS_WORKLOADS, max_figures=1,
-                                                 read_fraction=models.PAPER_READ_FRACTION)
+    _, summary, refusals = heldout.loo_multiple(agg, pool_by=features.POOL_ACROSS_WORKLOADS, max_figures=1,
+                                                 read_fraction=workloads.read_fractions())
     assert refusals.empty and (summary["variables"] == "data_gb+log2_data_gb+read_fraction").all()
     assert (summary["n_rows"] == 24).all()
 
 
 def test_baseline_mape_is_leave_one_out_mean():
     agg, _, _, y = four_devices()
-    _, summary = validate.loo_simple(agg)
+    _, summary = heldout.loo_simple(agg)
     yv = np.array(list(y.values()))
     pred = (yv.sum() - yv) / 3
     expect = np.abs(100 * (pred - yv) / yv).mean()
     assert summary["baseline_mape"].tolist() == pytest.approx([expect] * len(summary))
-    assert validate.select_simple(summary)["baseline_mape"].iloc[0] == summary["baseline_mape"].iloc[0]
+    assert heldout.select_simple(summary)["baseline_mape"].iloc[0] == summary["baseline_mape"].iloc[0]

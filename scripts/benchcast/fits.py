@@ -1,0 +1,277 @@
+"""The fitting core: one simple least-squares fit (vectorised) and one OLS for multiple models.
+
+Convention, everywhere in benchcast: a simple model is the paper's ``Y = a X + b`` (section 2.3),
+``a`` the slope and ``b`` the intercept. Tables that spell it out call them ``slope`` and
+``intercept``.
+
+* :func:`simple` fits every row of Y on every row of X at once, in closed form over arrays: the
+  screening (all series x all features), the held-out validation (one fold = the same fit with the
+  held-out device masked) and the regression over data size all use it. :func:`simple_predict`
+  predicts from it with the textbook prediction interval (identical to statsmodels' obs_ci).
+* :func:`fit_ols` / :func:`predict_ols` fit a multiple model (statsmodels OLS on a design matrix
+  from :func:`design_matrix`) and predict with statsmodels' observation intervals. A fit with zero
+  residual degrees of freedom predicts, but its interval is undefined: NaN with ``interval_flag``
+  saying why, never raised.
+* :func:`check_device_figures` is the rule how many device figures a model may use;
+  :func:`extrapolation_flags` flags predictions outside the measured range.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats
+
+from . import BenchcastError
+
+# Interval flags (strings so that a report can print them as they are).
+FLAG_ZERO_DF = "zero residual df: interval undefined"
+FLAG_NO_DEVICE_DF = "no residual df across devices: interval ignores device-to-device error"
+
+
+# --------------------------------------------------------------------------------------------
+# Simple least squares, vectorised
+# --------------------------------------------------------------------------------------------
+
+
+class SimpleFits(NamedTuple):
+    """Fits of Y (T x D) on X (F x D), every array T x F.
+
+    ``a`` slope, ``b`` intercept (NaN where fewer than ``min_n`` points or X has no spread),
+    ``r2`` (also NaN where Y has no spread), ``n`` points used, ``xbar`` mean of X over them,
+    ``sxx`` centred sum of squares of X, ``sse`` residual sum of squares.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    r2: np.ndarray
+    n: np.ndarray
+    xbar: np.ndarray
+    sxx: np.ndarray
+    sse: np.ndarray
+
+
+def simple(Y, X, min_n: int = 3) -> SimpleFits:
+    """Least-squares fits ``Y = a X + b`` of every row of Y (T x D) on every row of X (F x D).
+
+    NaN marks a missing value: each pair uses the D positions where both are present. R^2 = SSR/SST,
+    which for least squares with an intercept equals Sxy^2 / (Sxx Syy).
+    """
+    Y = np.asarray(Y, dtype=float)
+    X = np.asarray(X, dtype=float)
+    # shift each row by its mean first: slopes and R^2 do not change, and the raw sums below stay
+    # small, so the one-pass centring loses no precision on figures like bandwidth in bytes/s
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        cy = np.nan_to_num(np.nanmean(Y, axis=1)) if Y.size else np.zeros(len(Y))
+        cx = np.nan_to_num(np.nanmean(X, axis=1)) if X.size else np.zeros(len(X))
+    Y = Y - cy[:, None]
+    X = X - cx[:, None]
+    my = ~np.isnan(Y)
+    mx = ~np.isnan(X)
+    y0 = np.where(my, Y, 0.0)
+    x0 = np.where(mx, X, 0.0)
+    myf = my.astype(float)
+    mxf = mx.astype(float)
+    # counts and sums over devices present in both: matrix products over the device axis
+    n = myf @ mxf.T  # T x F
+    sx = myf @ x0.T
+    sy = y0 @ mxf.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xbar = sx / n
+        ybar = sy / n
+        sxy_raw = y0 @ x0.T
+        sxx_raw = myf @ (x0**2).T
+        syy_raw = (y0**2) @ mxf.T
+        # centred sums; for large raw magnitudes recompute exactly below where precision is at risk
+        sxx = sxx_raw - n * xbar**2
+        syy = syy_raw - n * ybar**2
+        sxy = sxy_raw - n * xbar * ybar
+    risky = (sxx <= 1e-9 * sxx_raw) | (syy <= 1e-9 * syy_raw)
+    if risky.any():
+        # exact two-pass centring for the few pairs where cancellation could bite
+        for t, f in zip(*np.nonzero(risky & (n >= 2))):
+            m = my[t] & mx[f]
+            dx = X[f, m] - X[f, m].mean()
+            dy = Y[t, m] - Y[t, m].mean()
+            sxx[t, f], syy[t, f], sxy[t, f] = dx @ dx, dy @ dy, dx @ dy
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = sxy / sxx
+        b = (ybar + cy[:, None]) - a * (xbar + cx[None, :])
+        r2 = sxy**2 / (sxx * syy)
+        sse = np.maximum(syy - sxy * a, 0.0)
+    no_x = (n < min_n) | (sxx <= 1e-12 * np.maximum(sxx_raw, 1e-300))
+    no_y = syy <= 1e-12 * np.maximum(syy_raw, 1e-300)
+    a[no_x] = np.nan
+    b[no_x] = np.nan
+    sse[no_x] = np.nan
+    sse[no_y & ~no_x] = 0.0
+    r2[no_x | no_y] = np.nan
+    r2 = np.clip(r2, 0.0, 1.0)
+    return SimpleFits(a, b, r2, n.astype(int), xbar + cx[None, :], sxx, sse)
+
+
+def simple_predict(fit: SimpleFits, x0, alpha: float = 0.05):
+    """Predict ``a x0 + b`` with the (1 - alpha) prediction interval of simple regression.
+
+    ``x0`` broadcasts against the fit's arrays. Returns (prediction, lower, upper, resid_df); the
+    bounds are NaN where the fit has no residual df (two points).
+    """
+    x0 = np.asarray(x0, dtype=float)
+    df = fit.n - 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pred = fit.a * x0 + fit.b
+        s2 = np.where(df > 0, fit.sse / np.where(df > 0, df, 1), np.nan)
+        se = np.sqrt(s2 * (1 + 1 / fit.n + (x0 - fit.xbar) ** 2 / fit.sxx))
+        t = stats.t.ppf(1 - alpha / 2, np.where(df > 0, df, 1))
+        lo = np.where(df > 0, pred - t * se, np.nan)
+        hi = np.where(df > 0, pred + t * se, np.nan)
+    return pred, lo, hi, np.maximum(df, 0)
+
+
+# --------------------------------------------------------------------------------------------
+# Multiple regression (statsmodels OLS)
+# --------------------------------------------------------------------------------------------
+
+
+def design_matrix(df: pd.DataFrame, columns, intercept: bool = True) -> pd.DataFrame:
+    """Design matrix: ``const`` (if intercept) then ``columns`` of ``df`` as float, same index."""
+    cols = list(columns)
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise BenchcastError(f"design matrix: missing column(s) {', '.join(missing)}")
+    X = df[cols].astype(float).copy()
+    if intercept:
+        X.insert(0, "const", 1.0)
+    return X
+
+
+@dataclass
+class OLSFit:
+    """A fitted OLS model: the statsmodels results plus what prediction needs."""
+
+    result: object  # statsmodels RegressionResults
+    columns: list[str]  # design columns, 'const' first when there is an intercept
+    n: int
+    resid_df: float
+    rsquared: float
+    rsquared_adj: float
+    params: pd.Series = field(repr=False)
+
+
+def fit_ols(X: pd.DataFrame, y) -> OLSFit:
+    """Fit OLS of ``y`` on design matrix ``X`` (build it with :func:`design_matrix`).
+
+    Raises :class:`BenchcastError` if ``X`` is rank-deficient or has fewer rows than columns.
+    """
+    X = pd.DataFrame(X).astype(float)
+    y = np.asarray(y, dtype=float)
+    if len(y) != len(X):
+        raise BenchcastError(f"fit_ols: {len(X)} design rows but {len(y)} results")
+    if len(X) < X.shape[1] or np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]:
+        raise BenchcastError(f"fit_ols: design of {len(X)} rows x {X.shape[1]} columns is rank-deficient")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zero-df fits warn about division by zero
+        res = sm.OLS(y, X.to_numpy()).fit()
+        r2 = float(res.rsquared) if res.df_resid >= 0 else np.nan
+        r2a = float(res.rsquared_adj) if res.df_resid > 0 else np.nan
+    return OLSFit(res, list(X.columns), len(y), float(res.df_resid), r2, r2a,
+                  pd.Series(res.params, index=list(X.columns)))
+
+
+def predict_ols(fit: OLSFit, X_new: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """Predict new rows with a (1 - alpha) prediction interval.
+
+    ``X_new`` needs the fit's design columns (``const`` is added if missing). Returns a DataFrame
+    with the index of ``X_new`` and columns prediction, lower, upper, resid_df, interval_flag
+    (empty, or :data:`FLAG_ZERO_DF` with NaN bounds when the fit has no residual df).
+    """
+    X_new = pd.DataFrame(X_new).copy()
+    if "const" in fit.columns and "const" not in X_new:
+        X_new["const"] = 1.0
+    X = X_new[fit.columns].astype(float).to_numpy()
+    if fit.resid_df > 0:
+        sf = fit.result.get_prediction(X).summary_frame(alpha=alpha)
+        pred, lo, hi, flag = sf["mean"].to_numpy(), sf["obs_ci_lower"].to_numpy(), sf["obs_ci_upper"].to_numpy(), ""
+    else:
+        pred = X @ fit.params.to_numpy()
+        lo = hi = np.full(len(X), np.nan)
+        flag = FLAG_ZERO_DF
+    return pd.DataFrame(
+        {"prediction": pred, "lower": lo, "upper": hi, "resid_df": fit.resid_df, "interval_flag": flag},
+        index=X_new.index,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# How many device figures, and extrapolation guards
+# --------------------------------------------------------------------------------------------
+
+
+def max_device_figures(n_devices: int) -> int:
+    """The most device figures a model fitted over ``n_devices`` devices may use.
+
+    Rule: device-figure count k <= n_devices - 2. Device figures vary only between devices, so
+    however many data sizes or workloads are pooled, their coefficients (and the intercept) are
+    identified by the n_devices device points alone; k figures plus the intercept on n_devices
+    points leaves n_devices - k - 1 residual df across devices, and the rule keeps that >= 1 (the
+    devices outnumber the figures by at least two). Workload variables (data size, read fraction,
+    threads) vary within a device and do not count against it.
+    """
+    return max(int(n_devices) - 2, 0)
+
+
+def check_device_figures(k: int, n_devices: int) -> str | None:
+    """None if ``k`` device figures are allowed over ``n_devices`` devices, else the refusal reason."""
+    if k <= max_device_figures(n_devices):
+        return None
+    return (f"{k} device figure(s) need at least {k + 2} devices (rule: figures <= devices - 2); "
+            f"the pool has {n_devices}")
+
+
+def feature_ranges(F: pd.DataFrame) -> pd.DataFrame:
+    """Measured range of each feature over the training devices: index feature, columns min, max."""
+    return pd.DataFrame({"min": F.min(axis=0), "max": F.max(axis=0)}).rename_axis("feature")
+
+
+def extrapolation_flags(x_new: pd.DataFrame, ranges: pd.DataFrame, data_size=None, max_data_size=None,
+                        factor: float = 2.0) -> pd.DataFrame:
+    """Flag predictions that extrapolate.
+
+    ``x_new``: one row per prediction, a column per feature id the model uses (NaN/absent columns
+    are ignored). ``ranges``: :func:`feature_ranges` of the training devices. A feature value
+    outside [min, max] is flagged. ``data_size`` (bytes, scalar or per row) beyond ``factor`` x
+    ``max_data_size`` (the largest measured data size, scalar or per row) is flagged too.
+
+    Returns a DataFrame with the index of ``x_new`` and columns feature_out_of_range (bool),
+    out_of_range_features (';'-joined 'feature=value not in [min, max]'), data_size_extrapolated
+    (bool) and extrapolation (bool: either).
+    """
+    x_new = pd.DataFrame(x_new)
+    out_any = np.zeros(len(x_new), dtype=bool)
+    notes = [[] for _ in range(len(x_new))]
+    for col in x_new.columns:
+        if col not in ranges.index:
+            continue
+        v = x_new[col].to_numpy(dtype=float)
+        lo, hi = float(ranges.at[col, "min"]), float(ranges.at[col, "max"])
+        bad = np.isfinite(v) & ((v < lo) | (v > hi))
+        out_any |= bad
+        for i in np.flatnonzero(bad):
+            notes[i].append(f"{col}={v[i]:g} not in [{lo:g}, {hi:g}]")
+    if data_size is not None and max_data_size is not None:
+        ds = np.broadcast_to(np.asarray(data_size, dtype=float), (len(x_new),))
+        mx = np.broadcast_to(np.asarray(max_data_size, dtype=float), (len(x_new),))
+        ds_bad = np.isfinite(ds) & np.isfinite(mx) & (ds > factor * mx)
+    else:
+        ds_bad = np.zeros(len(x_new), dtype=bool)
+    return pd.DataFrame(
+        {"feature_out_of_range": out_any, "out_of_range_features": ["; ".join(n) for n in notes],
+         "data_size_extrapolated": ds_bad, "extrapolation": out_any | ds_bad},
+        index=x_new.index,
+    )

@@ -1,0 +1,43 @@
+"""Helpers of the analysis tests: the paper study as configured, its aggregated records, and small
+aggregated tables built by hand (:func:`make_agg`)."""
+import copy
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from benchcast import aggregate, config, importers
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+PAPER = config.validate(copy.deepcopy(CONFIG))["studies"]["paper"]
+
+
+def paper_records():
+    return importers.soga2018(
+        ROOT / "resources/soga2018/fio.csv",
+        ROOT / "resources/soga2018/ycsb_mysql.csv",
+        study="paper",
+        source="import:soga2018",
+        devices=list(PAPER["devices"]),
+    )
+
+
+def paper_agg():
+    return aggregate.aggregate(paper_records(), trim=1)
+
+
+def make_agg(features: dict, results: dict, data_size=16 * 10**9, workload="write-only", op="write"):
+    """features: {device: {(rw, bs, metric): value}}; results: {device: value or {data_size: value}}."""
+    rows = []
+    for dev, figs in features.items():
+        for (rw, bs, metric), v in figs.items():
+            rows.append(dict(device=dev, benchmark="fio", engine="", workload=rw, block_size=bs, threads=0,
+                             data_size=0, op="write" if "write" in rw else "read", metric=metric,
+                             unit="us" if metric.startswith("lat") else "MB/s", value=v))
+    for dev, res in results.items():
+        res = res if isinstance(res, dict) else {data_size: res}
+        for ds, v in res.items():
+            rows.append(dict(device=dev, benchmark="ycsb", engine="mysql", workload=workload, block_size=0,
+                             threads=0, data_size=ds, op=op, metric="lat_mean", unit="us", value=v))
+    return pd.DataFrame(rows).assign(study="s", source="test", n=3)

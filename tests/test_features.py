@@ -1,0 +1,72 @@
+"""Tests of benchcast.features: feature and series tables, names, spec cards, candidates, workload variables."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_util import PAPER, make_agg, paper_agg
+from benchcast import BenchcastError, features
+
+
+def test_tables_feature_ids_series_labels_and_targets():
+    agg = make_agg({"a": {("randwrite", 65536, "lat_mean"): 10.0, ("randwrite", 1024, "bw"): 5.0},
+                    "b": {("randwrite", 65536, "lat_mean"): 20.0}}, {"a": 100.0, "b": 200.0})
+    F = features.feature_matrix(agg)
+    assert list(F.columns) == ["randwrite_1K_bw", "randwrite_64K_lat_mean"]
+    assert np.isnan(F.at["b", "randwrite_1K_bw"])
+    Y, keys = features.series_matrix(agg)
+    assert list(Y.columns) == ["ycsb/mysql/write-only/write/lat_mean/16GB"]
+    assert keys.iloc[0]["data_size"] == 16 * 10**9
+    T = features.target_figures({"S": {"figures": [{"workload": "randwrite", "block_size": "64K",
+                                                  "metric": "lat_mean", "value": 50}]}})
+    assert T.at["S", "randwrite_64K_lat_mean"] == 50.0
+    dup = pd.concat([agg, agg.iloc[[0]].assign(threads=4)])
+    with pytest.raises(BenchcastError, match="several values for feature"):
+        features.feature_matrix(dup)
+
+
+def test_candidate_feature_forms():
+    avail = ["f1", "f2", "f3"]
+    assert features.candidate_features("s", {}, None, avail) == avail
+    assert features.candidate_features("s", {}, {"s": ["f3", "nope", "f1"]}, avail) == ["f3", "f1"]
+    assert features.candidate_features("s", {"op": "w"}, lambda k: ["f2"] if k["op"] == "w" else [], avail) == ["f2"]
+    df = pd.DataFrame({"series": ["s", "t"], "feature": ["f1", "f2"]})
+    assert features.candidate_features("s", {}, df, avail) == ["f1"]
+
+
+def test_varying_workload_variables():
+    d = pd.DataFrame({"data_size": [2e9, 4e9, 2e9, 4e9], "workload": ["w", "w", "r", "r"], "threads": [1, 1, 1, 1]})
+    wv = features.workload_variables(d, {"w": 0.0, "r": 1.0})
+    assert wv["log2_data_gb"].tolist() == pytest.approx([1, 2, 1, 2])
+    # two sizes: log2 would be collinear with data_gb; threads constant
+    assert features.varying_workload_variables(wv) == ["data_gb", "read_fraction"]
+    d3 = pd.concat([d, d.assign(data_size=8e9)])
+    assert features.varying_workload_variables(features.workload_variables(d3, {"w": 0, "r": 1})) == [
+        "data_gb", "log2_data_gb", "read_fraction"]
+
+
+def test_spec_card_op_of_a_mixed_workload():
+    """A figure of a mixed workload names its op (the schema allows the key, the feature name uses it);
+    without it the card is refused rather than silently read as a write."""
+    card = {"T": {"figures": [{"workload": "randrw", "op": "read", "block_size": "4K", "metric": "lat_mean",
+                               "value": 9.0},
+                              {"workload": "randrw", "op": "write", "block_size": "4K", "metric": "lat_mean",
+                               "value": 11.0},
+                              {"workload": "randread", "block_size": "4K", "metric": "lat_mean", "value": 8.0}]}}
+    spec = features.spec_features(card).set_index("feature")["x"].to_dict()
+    assert spec == {"randrw_4K_read_lat_mean": 9.0, "randrw_4K_write_lat_mean": 11.0, "randread_4K_lat_mean": 8.0}
+    agg = make_agg({"a": {("randrw", 4096, "lat_mean"): 1.0}}, {"a": 2.0}).assign(op=["read", "write"])
+    assert features.feature_table(agg)["feature"].tolist() == ["randrw_4K_read_lat_mean"]
+    del card["T"]["figures"][0]["op"]
+    with pytest.raises(BenchcastError, match=r"targets.T.figures\[0\]: workload 'randrw' is mixed"):
+        features.spec_features(card)
+
+
+def test_feature_and_series_tables_follow_the_study_settings():
+    agg = paper_agg()
+    feats = features.feature_table(agg, PAPER["features"])
+    assert set(feats["metric"]) == {"lat_mean", "bw"} and feats["feature"].nunique() == 20
+    assert feats.groupby("feature")["device"].nunique().eq(3).all()
+    ser = features.series_table(agg, PAPER["features"], PAPER["series"])
+    assert set(ser["benchmark"]) == {"ycsb"} and ser["series"].str.startswith("ycsb/mysql/").all()
+    assert len(features.study_table(agg, PAPER["features"], PAPER["series"])) == len(feats) + len(ser)

@@ -1,0 +1,170 @@
+"""Tests of benchcast.fits: the one simple least-squares fit against the paper's formulas, scikit-learn and
+statsmodels; OLS intervals; the device-figure rule; extrapolation flags."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+from sklearn.linear_model import LinearRegression
+
+from benchcast import BenchcastError, fits
+
+
+def hand_fit(x, y):
+    """The paper's section 2.3 formulas, literally."""
+    n = len(x)
+    sx, sy, sxy, sxx = sum(x), sum(y), sum(a * b for a, b in zip(x, y)), sum(a * a for a in x)
+    a = (n * sxy - sx * sy) / (n * sxx - sx**2)
+    b = (sxx * sy - sxy * sx) / (n * sxx - sx**2)
+    ybar = sy / n
+    yhat = [a * xi + b for xi in x]
+    r2 = sum((h - ybar) ** 2 for h in yhat) / sum((yi - ybar) ** 2 for yi in y)
+    return a, b, r2
+
+
+def test_simple_matches_hand_formulas():
+    x = [222.34, 55.427, 19.527]  # paper Table 5, 64K write latency
+    y = [4590.5499, 2164.09408, 1684.78087]  # Figure 2, write-only 16 GB
+    a, b, r2, n, *_ = fits.simple(np.array([y]), np.array([x]))
+    ha, hb, hr2 = hand_fit(x, y)
+    assert a[0, 0] == pytest.approx(ha, rel=1e-12)
+    assert b[0, 0] == pytest.approx(hb, rel=1e-12)
+    assert r2[0, 0] == pytest.approx(hr2, rel=1e-12)
+    assert n[0, 0] == 3
+    # and the paper's published figures (Table 8, Table 12)
+    assert r2[0, 0] == pytest.approx(0.999852, abs=1e-6)
+    assert a[0, 0] == pytest.approx(14.39262, abs=1e-3)
+    assert b[0, 0] == pytest.approx(1386.865, abs=0.05)
+
+
+def test_simple_handles_missing_and_degenerate():
+    Y = np.array([[1.0, 2.0, np.nan, 4.0], [5.0, 5.0, 5.0, 5.0]])
+    X = np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0], [1.0, np.nan, np.nan, 3.0]])
+    a, b, r2, n, *_ = fits.simple(Y, X, min_n=3)
+    assert a[0, 0] == pytest.approx(1.0) and b[0, 0] == pytest.approx(0.0) and r2[0, 0] == pytest.approx(1.0)
+    assert n[0, 0] == 3
+    assert np.isnan(r2[0, 1])  # no spread in X
+    assert np.isnan(r2[1, 0])  # no spread in Y
+    assert n[0, 2] == 2 and np.isnan(a[0, 2])  # too few devices
+
+
+def test_simple_equals_sklearn_on_random_grid_with_large_values():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1e9, 3e9, size=(7, 6))  # bandwidths in B/s: large magnitudes
+    Y = rng.uniform(100, 5000, size=(11, 6))
+    a, b, r2, *_ = fits.simple(Y, X)
+    for t in range(11):
+        for f in range(7):
+            m = LinearRegression().fit(X[f][:, None], Y[t])
+            assert a[t, f] == pytest.approx(m.coef_[0], rel=1e-7)
+            assert b[t, f] == pytest.approx(m.intercept_, rel=1e-7)
+            assert r2[t, f] == pytest.approx(m.score(X[f][:, None], Y[t]), rel=1e-7, abs=1e-12)
+
+
+def test_simple_interval_matches_textbook_formula():
+    x = np.array([1.0, 2.0, 4.0, 5.0, 7.0])
+    y = np.array([3.1, 4.9, 9.2, 10.8, 15.3])
+    fit = fits.simple(y[None, :], x[None, :])
+    pr, lo, hi, df = fits.simple_predict(fit, np.array([3.0, 10.0]), alpha=0.1)
+    p = pd.DataFrame({"prediction": pr[0], "lower": lo[0], "upper": hi[0], "resid_df": df[0, 0]})
+    n, xbar = len(x), x.mean()
+    sxx = ((x - xbar) ** 2).sum()
+    b = ((x - xbar) * (y - y.mean())).sum() / sxx
+    a = y.mean() - b * xbar
+    s = np.sqrt(((y - a - b * x) ** 2).sum() / (n - 2))
+    for i, x0 in enumerate([3.0, 10.0]):
+        half = stats.t.ppf(0.95, n - 2) * s * np.sqrt(1 + 1 / n + (x0 - xbar) ** 2 / sxx)
+        assert p.at[i, "prediction"] == pytest.approx(a + b * x0)
+        assert p.at[i, "lower"] == pytest.approx(a + b * x0 - half)
+        assert p.at[i, "upper"] == pytest.approx(a + b * x0 + half)
+    assert (p["resid_df"] == 3).all()
+    assert fit.r2[0, 0] == pytest.approx(np.corrcoef(x, y)[0, 1] ** 2)
+
+
+def test_zero_df_predicts_with_nan_interval():
+    fit = fits.simple(np.array([[10.0, 20.0]]), np.array([[1.0, 3.0]]), min_n=2)
+    pred, lo, hi, df = fits.simple_predict(fit, np.array([2.0, 5.0]))
+    assert pred[0].tolist() == pytest.approx([15.0, 30.0])
+    assert np.isnan(lo).all() and np.isnan(hi).all() and (df == 0).all()
+    ols = fits.fit_ols(fits.design_matrix(pd.DataFrame({"x": [1.0, 3.0]}), ["x"]), [10.0, 20.0])
+    p = fits.predict_ols(ols, pd.DataFrame({"x": [2.0, 5.0]}))
+    assert p["prediction"].tolist() == pytest.approx([15.0, 30.0])
+    assert p["lower"].isna().all() and (p["interval_flag"] == fits.FLAG_ZERO_DF).all()
+
+
+def test_rank_deficient_design_raises():
+    X = fits.design_matrix(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [2.0, 4.0, 6.0]}), ["a", "b"])
+    with pytest.raises(BenchcastError, match="rank-deficient"):
+        fits.fit_ols(X, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("multiple", [False, True])
+def test_interval_coverage_on_known_linear_model(multiple):
+    rng = np.random.default_rng(1)
+    hits = 0
+    reps = 200
+    for _ in range(reps):
+        d = pd.DataFrame({"x": rng.uniform(0, 10, 12), "z": rng.uniform(-1, 1, 12)})
+        y = 2 + 3 * d["x"] + (4 * d["z"] if multiple else 0) + rng.normal(0, 1.5, 12)
+        cols = ["x", "z"] if multiple else ["x"]
+        fit = fits.fit_ols(fits.design_matrix(d, cols), y)
+        new = pd.DataFrame({"x": [rng.uniform(0, 12)], "z": [rng.uniform(-1, 1)]})
+        truth = 2 + 3 * new["x"][0] + (4 * new["z"][0] if multiple else 0) + rng.normal(0, 1.5)
+        p = fits.predict_ols(fit, new[cols], alpha=0.05).iloc[0]
+        hits += p["lower"] <= truth <= p["upper"]
+    assert 0.90 <= hits / reps <= 0.99
+
+
+def test_device_figure_rule():
+    assert fits.max_device_figures(3) == 1
+    assert fits.max_device_figures(2) == 0
+    assert fits.max_device_figures(10) == 8
+    assert fits.check_device_figures(1, 3) is None
+    assert "need at least 4 devices" in fits.check_device_figures(2, 3)
+    assert fits.check_device_figures(1, 2) is not None
+
+
+def test_extrapolation_flags():
+    ranges = fits.feature_ranges(pd.DataFrame({"f": [10.0, 20.0, 40.0], "g": [1.0, 2.0, 3.0]}))
+    x = pd.DataFrame({"f": [5.0, 10.0, 40.0, 41.0], "g": [2.0, 2.0, np.nan, 2.0]})
+    flags = fits.extrapolation_flags(x, ranges, data_size=[1e9, 256e9, 257e9, 100e9], max_data_size=128e9)
+    assert flags["feature_out_of_range"].tolist() == [True, False, False, True]
+    assert flags["out_of_range_features"][0] == "f=5 not in [10, 40]"
+    assert flags["data_size_extrapolated"].tolist() == [False, False, True, False]  # 2x exactly is allowed
+    assert flags["extrapolation"].tolist() == [True, False, True, True]
+    none = fits.extrapolation_flags(x, ranges)
+    assert not none["data_size_extrapolated"].any()
+
+
+def test_simple_equals_statsmodels_on_random_data_with_gaps():
+    """The one simple least-squares fit against statsmodels OLS, pair by pair, including missing
+    values, and its prediction interval against statsmodels' obs_ci."""
+    rng = np.random.default_rng(11)
+    X = rng.lognormal(3, 1.5, size=(9, 8))
+    Y = 50 + 3 * X[rng.integers(0, 9, 13)] + rng.normal(0, 30, size=(13, 8))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Y[rng.random(Y.shape) < 0.1] = np.nan
+    fit = fits.simple(Y, X)
+    x0 = rng.uniform(1, 100, size=(13, 9))
+    pred, lo, hi, df = fits.simple_predict(fit, x0, alpha=0.1)
+    checked = 0
+    for t in range(13):
+        for f in range(9):
+            m = ~np.isnan(Y[t]) & ~np.isnan(X[f])
+            assert fit.n[t, f] == m.sum()
+            if m.sum() < 3:
+                assert np.isnan(fit.a[t, f])
+                continue
+            res = sm.OLS(Y[t, m], sm.add_constant(X[f, m])).fit()
+            assert fit.b[t, f] == pytest.approx(res.params[0], rel=1e-9)
+            assert fit.a[t, f] == pytest.approx(res.params[1], rel=1e-9)
+            assert fit.r2[t, f] == pytest.approx(res.rsquared, rel=1e-9, abs=1e-12)
+            assert fit.sse[t, f] == pytest.approx(res.ssr, rel=1e-7)
+            sf = res.get_prediction(np.array([[1.0, x0[t, f]]])).summary_frame(alpha=0.1)
+            assert pred[t, f] == pytest.approx(sf["mean"].iloc[0], rel=1e-9)
+            if res.df_resid > 0:
+                assert lo[t, f] == pytest.approx(sf["obs_ci_lower"].iloc[0], rel=1e-7, abs=1e-9)
+                assert hi[t, f] == pytest.approx(sf["obs_ci_upper"].iloc[0], rel=1e-7, abs=1e-9)
+            checked += 1
+    assert checked > 80
