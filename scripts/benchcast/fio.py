@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import subprocess
 import sys
 from pathlib import Path
 
-from . import BenchcastError, protect
+from . import BenchcastError, host, protect
 from .units import parse_size, size_label
 
 #: fio rw values a grid may use; the mixed ones take rwmixread.
@@ -296,19 +295,6 @@ def load(path) -> dict:
     return data
 
 
-def _host() -> dict:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"kernel": platform.release(), "cpu_model": cpu or platform.processor()}
-
-
 def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
           source: str = "fio", provenance: dict | None = None) -> "pd.DataFrame":
     """Records from one fio JSON output (one job with group_reporting).
@@ -359,7 +345,9 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
             rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
     if not rows:
         raise BenchcastError(f"{path}: fio job did no I/O")
-    prov = {"fio_version": data.get("fio version", ""), **_host(), "device_model": "", "mount_options": "",
+    here = host.machine()
+    prov = {"fio_version": data.get("fio version", ""), "kernel": here["kernel"], "cpu_model": here["cpu_model"],
+            "device_model": "", "mount_options": "",
             "cell": cell if cell is not None else job.get("jobname", "")}
     prov.update(provenance or {})
     from . import records  # pandas: only where records are made, so fio runs start fast

@@ -26,7 +26,7 @@ import signal
 import threading
 from pathlib import Path
 
-from .. import BenchcastError
+from .. import BenchcastError, host
 from . import base, blockdev, fsdax, loop, throttled, tmpfs, zram
 from . import dir as dir_kind
 from .base import UnavailableError, read_state
@@ -319,26 +319,8 @@ def describe(state_or_path) -> dict:
     for key in ("direct_ok", "mount_options", "limits", "reason", "comp_algorithm", "loop_direct_io"):
         if key in state:
             out[key] = state[key]
-    out["host"] = host()
+    out["host"] = {**host.machine(), "fio_version": host.fio_version()}
     return out
-
-
-def host() -> dict:
-    """The machine a device lives on: hostname, kernel, CPU model, fio version."""
-    import platform
-    import shutil
-    import subprocess
-
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), "")
-    except OSError:
-        pass
-    fio = ""
-    if shutil.which("fio"):
-        fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
-    return {"hostname": platform.node(), "kernel": platform.release(), "cpu_model": cpu, "fio_version": fio}
 
 
 def provenance(state_or_path) -> dict:
