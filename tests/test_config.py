@@ -47,8 +47,17 @@ def test_target_without_usable_feature():
 
 
 def test_mariadb_buffer_pool_below_innodb_minimum():
-    check(lambda c: c["studies"]["local"]["sources"]["ycsb"]["mariadb"].__setitem__("buffer_pool_size", "4M"),
+    check(lambda c: c["studies"]["local"]["sources"]["ycsb"].__setitem__("mariadb", {"buffer_pool_size": "4M"}),
           r"studies.local.sources.ycsb.mariadb.buffer_pool_size: 4M is below InnoDB's minimum")
+
+
+def test_defaults_live_in_the_schema():
+    """The MariaDB settings a study leaves out are the schema's, and code outside a config reads them there."""
+    cfg = config.validate(copy.deepcopy(CONFIG))
+    assert cfg["studies"]["local"]["sources"]["ycsb"]["mariadb"] == config.defaults("mariadb")
+    assert config.defaults("mariadb") == {"buffer_pool_size": "8M", "log_file_size": "8M"}
+    with pytest.raises(BenchcastError, match="no definition 'nope'"):
+        config.defaults("nope")
 
 
 def test_target_figure_op_is_a_config_key():

@@ -7,6 +7,7 @@ Every error is one line naming the key, e.g.
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 
 import jsonschema
@@ -68,16 +69,51 @@ def _deepest(err):
     return err
 
 
-def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
-    """Validate ``config`` in place (defaults filled in) and return it; raise BenchcastError."""
+def _schema(schema_path: Path = SCHEMA) -> dict:
     try:
-        schema = yaml.safe_load(Path(schema_path).read_text())
+        return yaml.safe_load(Path(schema_path).read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise BenchcastError(f"{schema_path}: cannot read schema ({exc})") from None
+
+
+def _validator(schema: dict):
+    cls = _with_defaults(jsonschema.validators.validator_for(schema), schema.get("$defs", {}))
+    return cls(schema)
+
+
+def defaults(definition: str, schema_path: Path = SCHEMA) -> dict:
+    """The schema's defaults of one definition (``$defs/<definition>``), e.g. ``defaults("mariadb")``
+    -> {"buffer_pool_size": "8M", ...}: for code that runs outside a validated config (tests, the
+    command line), so that defaults still live only in the schema."""
+    schema = _schema(schema_path)
+    if definition not in schema.get("$defs", {}):
+        raise BenchcastError(f"{schema_path}: no definition {definition!r}")
+    sub = {"$schema": schema.get("$schema"), "$defs": schema["$defs"], **schema["$defs"][definition]}
+    out: dict = {}
+    _validator(sub).validate(out)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def device_keys(kind: str) -> tuple[frozenset, tuple, frozenset]:
+    """What the schema's device definition (``$defs/device``) allows for one device kind:
+    (allowed keys, required keys, keys that must be booleans). The device code checks specs given
+    outside a validated config (the command line, tests) against these, not a list of its own."""
+    schema = _schema()
+    for branch in schema["$defs"]["device"].get("allOf", []):
+        if branch.get("if", {}).get("properties", {}).get("kind", {}).get("const") == kind:
+            props = branch["then"].get("properties", {})
+            booleans = frozenset(k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "boolean")
+            return frozenset(props), tuple(branch["then"].get("required", ())), booleans
+    raise BenchcastError(f"{SCHEMA}: $defs/device has no kind {kind!r}")
+
+
+def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
+    """Validate ``config`` in place (defaults filled in) and return it; raise BenchcastError."""
+    schema = _schema(schema_path)
     if not isinstance(config, dict):
         raise BenchcastError("config: not a mapping")
-    cls = _with_defaults(jsonschema.validators.validator_for(schema), schema.get("$defs", {}))
-    errors = sorted(cls(schema).iter_errors(config), key=lambda e: (len(list(e.absolute_path)), e.path))
+    errors = sorted(_validator(schema).iter_errors(config), key=lambda e: (len(list(e.absolute_path)), e.path))
     if errors:
         err = errors[-1]
         expected = err.schema.get("x-expected") if isinstance(err.schema, dict) else None

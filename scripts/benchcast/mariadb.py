@@ -30,9 +30,6 @@ from . import BenchcastError
 from .records import parse_size
 
 PID_FILE = "mariadbd.pid"
-#: Defaults recorded with results (provenance).
-DEFAULT_BUFFER_POOL = "16M"
-DEFAULT_LOG_FILE_SIZE = "96M"
 _SBIN = ("/usr/sbin", "/usr/local/sbin", "/sbin")
 
 
@@ -205,8 +202,17 @@ class MariaDBServer:
         return not _alive(self.pid)
 
 
-def install_db(datadir, log, *, log_file_size=DEFAULT_LOG_FILE_SIZE, timeout: float = 300) -> None:
-    """Create a fresh MariaDB datadir (must not exist or be empty)."""
+def _default(key: str):
+    """A server setting's default: config/schema.yaml ``$defs/mariadb`` (the only place it lives)."""
+    from . import config
+
+    return config.defaults("mariadb")[key]
+
+
+def install_db(datadir, log, *, log_file_size=None, timeout: float = 300) -> None:
+    """Create a fresh MariaDB datadir (must not exist or be empty); ``log_file_size`` None: the
+    schema's default."""
+    log_file_size = log_file_size or _default("log_file_size")
     datadir = Path(datadir)
     if datadir.exists() and any(datadir.iterdir()):
         raise BenchcastError(f"mariadb: datadir {datadir} exists and is not empty")
@@ -225,14 +231,17 @@ def install_db(datadir, log, *, log_file_size=DEFAULT_LOG_FILE_SIZE, timeout: fl
         raise BenchcastError(f"mariadb: mariadb-install-db failed for {datadir}: {_tail(Path(log))}")
 
 
-def start(datadir, run_dir, *, buffer_pool_size=DEFAULT_BUFFER_POOL, log_file_size=DEFAULT_LOG_FILE_SIZE,
+def start(datadir, run_dir, *, buffer_pool_size=None, log_file_size=None,
           options: dict | None = None, database: str = "ycsb", user: str = "ycsb",
           start_timeout: float = 120, install: bool = True) -> MariaDBServer:
     """Install (unless ``install=False``) and start a server; return once it accepts connections and
     ``database`` and ``user`` exist. Stops the server again if any of that fails.
 
     ``options`` are further ``mariadbd`` options ({"innodb-flush-method": "fsync"}), kept in provenance.
+    ``buffer_pool_size`` and ``log_file_size`` None: the schema's defaults (``$defs/mariadb``).
     """
+    buffer_pool_size = buffer_pool_size or _default("buffer_pool_size")
+    log_file_size = log_file_size or _default("log_file_size")
     if err := available():
         raise BenchcastError(err)
     datadir, run_dir = Path(datadir).absolute(), Path(run_dir).absolute()

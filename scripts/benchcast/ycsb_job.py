@@ -20,7 +20,7 @@ def run_job(job: dict) -> None:
     from . import devices, records, ycsb
 
     src = job["source"]
-    maria = src.get("mariadb", {})
+    maria = src["mariadb"]  # the validated config: the schema filled in its defaults
     props = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (src.get("properties") or {}).items()}
     # raw files and records go under temporary names, renamed when the run is complete: a killed
     # job leaves nothing that could pass as a result
@@ -46,8 +46,8 @@ def run_job(job: dict) -> None:
             fieldlength=src.get("fieldlength", 100),
             properties=props,
             mariadb_options={
-                "buffer_pool_size": maria.get("buffer_pool_size", "16M"),
-                "log_file_size": maria.get("log_file_size", "8M"),
+                "buffer_pool_size": maria["buffer_pool_size"],
+                "log_file_size": maria["log_file_size"],
                 "options": maria.get("options"),
             },
         )

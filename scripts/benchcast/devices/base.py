@@ -27,11 +27,6 @@ from pathlib import Path
 from .. import BenchcastError
 from ..units import parse_size
 
-#: Keys every device spec may carry.
-COMMON_KEYS = {"kind", "label", "optional"}
-#: Keys of kinds that make and mount a filesystem.
-FS_KEYS = {"fstype", "mkfs_options", "mount_options", "mountpoint"}
-
 FSTYPES = ("ext4", "xfs")
 
 
@@ -171,10 +166,13 @@ class Recorder:
 # --------------------------------------------------------------------------- spec checks
 
 
-def check_keys(device_id: str, spec: dict, allowed: set, required=()) -> None:
+def check_keys(device_id: str, spec: dict) -> None:
+    """Check a spec's keys against the schema's device definition for its kind (config/schema.yaml)."""
+    from ..config import device_keys  # yaml + jsonschema: only when a spec is checked
+
     if not isinstance(spec, dict):
         raise BenchcastError(f"device {device_id}: spec must be a mapping, not {type(spec).__name__}")
-    allowed = allowed | COMMON_KEYS
+    allowed, required, booleans = device_keys(spec.get("kind"))
     for key in spec:
         if key not in allowed:
             raise BenchcastError(
@@ -184,7 +182,7 @@ def check_keys(device_id: str, spec: dict, allowed: set, required=()) -> None:
     for key in required:
         if key not in spec or spec[key] in (None, ""):
             raise BenchcastError(f"device {device_id}: kind {spec.get('kind')} needs key {key!r}")
-    for key in ("optional", "disposable", "overwrite", "direct_io", "shm_fallback"):
+    for key in sorted(booleans):
         if key in spec and not isinstance(spec[key], bool):
             raise BenchcastError(f"device {device_id}: {key}: must be true or false, not {spec[key]!r}")
 

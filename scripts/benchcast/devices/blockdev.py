@@ -11,12 +11,10 @@ from pathlib import Path
 
 from . import base
 
-KEYS = {"path", "disposable", "overwrite"} | base.FS_KEYS
-REQUIRED = ("path",)
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.check_keys(device_id, spec)
     base.fstype_of(device_id, spec)
     base.list_of_str(device_id, spec, "mkfs_options")
     base.mount_opts_of(device_id, spec)

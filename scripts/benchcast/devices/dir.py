@@ -15,12 +15,10 @@ from pathlib import Path
 
 from . import base
 
-KEYS = {"path"}
-REQUIRED = ("path",)
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.check_keys(device_id, spec)
 
 
 def available(device_id: str, spec: dict) -> None:

@@ -14,12 +14,10 @@ import shutil
 from .. import BenchcastError
 from . import base
 
-KEYS = {"region", "size"} | base.FS_KEYS
-REQUIRED = ("region", "size")
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.check_keys(device_id, spec)
     base.size_of(device_id, spec, "size", minimum=16 << 20)
     base.fstype_of(device_id, spec, default="xfs")
     base.list_of_str(device_id, spec, "mkfs_options")

@@ -9,12 +9,10 @@ from pathlib import Path
 
 from . import base
 
-KEYS = {"size", "backing_dir", "direct_io"} | base.FS_KEYS
-REQUIRED = ("size",)
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.check_keys(device_id, spec)
     base.size_of(device_id, spec, "size", minimum=1 << 20)
     base.fstype_of(device_id, spec)
     base.list_of_str(device_id, spec, "mkfs_options")

@@ -16,8 +16,6 @@ from pathlib import Path
 from .. import BenchcastError
 from . import base
 
-KEYS = {"backing", "read_bps", "write_bps", "read_iops", "write_iops"}
-REQUIRED = ("backing",)
 LIMITS = ("read_bps", "write_bps", "read_iops", "write_iops")
 V1_ROOT = Path("/sys/fs/cgroup/blkio")
 V2_NAMES = {"read_bps": "rbps", "write_bps": "wbps", "read_iops": "riops", "write_iops": "wiops"}
@@ -49,7 +47,7 @@ def limits(device_id: str, spec: dict) -> dict[str, int]:
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.check_keys(device_id, spec)
     mod = backing_module(device_id, spec)
     mod.check(f"{device_id}.backing", spec["backing"])
     limits(device_id, spec)

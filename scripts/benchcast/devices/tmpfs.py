@@ -9,12 +9,10 @@ import tempfile
 
 from . import base
 
-KEYS = {"size", "mountpoint", "mount_options", "shm_fallback"}
-REQUIRED = ("size",)
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.check_keys(device_id, spec)
     base.size_of(device_id, spec, "size")
     base.mount_opts_of(device_id, spec)
 

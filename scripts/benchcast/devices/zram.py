@@ -9,13 +9,11 @@ from pathlib import Path
 
 from . import base
 
-KEYS = {"disksize", "comp_algorithm"} | base.FS_KEYS
-REQUIRED = ("disksize",)
 CONTROL = Path("/sys/class/zram-control")
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec, KEYS, REQUIRED)
+    base.check_keys(device_id, spec)
     base.size_of(device_id, spec, "disksize", minimum=1 << 20)
     base.fstype_of(device_id, spec)
     base.list_of_str(device_id, spec, "mkfs_options")
