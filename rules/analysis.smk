@@ -12,7 +12,7 @@ rule aggregate:
     conda:
         "../envs/analysis.yaml"
     params:
-        trim=lambda wc: study_cfg(wc)["aggregate"]["trim"],
+        trim=lookup(dpath="studies/{study}/aggregate/trim", within=config),
     script:
         "../scripts/aggregate.py"
 
@@ -29,10 +29,10 @@ rule screen:
     conda:
         "../envs/analysis.yaml"
     params:
-        features=lambda wc: study_cfg(wc)["features"],
-        series=lambda wc: study_cfg(wc)["series"],
-        pairing=lambda wc: study_cfg(wc)["pairing"],
-        min_devices=lambda wc: study_cfg(wc)["screen"]["min_devices"],
+        features=lookup(dpath="studies/{study}/features", within=config),
+        series=lookup(dpath="studies/{study}/series", within=config),
+        pairing=lookup(dpath="studies/{study}/pairing", within=config),
+        min_devices=lookup(dpath="studies/{study}/screen/min_devices", within=config),
     script:
         "../scripts/screen.py"
 
@@ -47,7 +47,7 @@ rule predict:
     conda:
         "../envs/analysis.yaml"
     params:
-        targets=lambda wc: study_cfg(wc)["targets"],
+        targets=lookup(dpath="studies/{study}/targets", within=config),
     script:
         "../scripts/predict.py"
 
@@ -64,9 +64,9 @@ rule extrapolate:
     conda:
         "../envs/analysis.yaml"
     params:
-        features=lambda wc: study_cfg(wc)["features"],
-        series=lambda wc: study_cfg(wc)["series"],
-        extrapolate=lambda wc: study_cfg(wc)["extrapolate"],
+        features=lookup(dpath="studies/{study}/features", within=config),
+        series=lookup(dpath="studies/{study}/series", within=config),
+        extrapolate=lookup(dpath="studies/{study}/extrapolate", within=config),
     script:
         "../scripts/extrapolate.py"
 
@@ -89,10 +89,10 @@ rule heldout:
     conda:
         "../envs/analysis.yaml"
     params:
-        features=lambda wc: study_cfg(wc)["features"],
-        series=lambda wc: study_cfg(wc)["series"],
-        pairing=lambda wc: study_cfg(wc)["pairing"],
-        settings=lambda wc: study_cfg(wc)["validate"],
+        features=lookup(dpath="studies/{study}/features", within=config),
+        series=lookup(dpath="studies/{study}/series", within=config),
+        pairing=lookup(dpath="studies/{study}/pairing", within=config),
+        settings=lookup(dpath="studies/{study}/validate", within=config),
     script:
         "../scripts/heldout.py"
 
@@ -110,10 +110,10 @@ rule predict_intervals:
     conda:
         "../envs/analysis.yaml"
     params:
-        features=lambda wc: study_cfg(wc)["features"],
-        series=lambda wc: study_cfg(wc)["series"],
-        targets=lambda wc: study_cfg(wc)["targets"],
-        settings=lambda wc: study_cfg(wc)["validate"],
-        data_sizes=lambda wc: study_cfg(wc)["extrapolate"]["data_sizes"],
+        features=lookup(dpath="studies/{study}/features", within=config),
+        series=lookup(dpath="studies/{study}/series", within=config),
+        targets=lookup(dpath="studies/{study}/targets", within=config),
+        settings=lookup(dpath="studies/{study}/validate", within=config),
+        data_sizes=lookup(dpath="studies/{study}/extrapolate/data_sizes", within=config),
     script:
         "../scripts/predict_intervals.py"

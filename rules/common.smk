@@ -98,8 +98,9 @@ wildcard_constraints:
     size="[0-9]+",
 
 
-def study_cfg(wildcards):
-    return STUDIES[wildcards.study]
+def get_device_ids(wildcards):
+    """The study's device ids (None if it names none: then an import accepts any)."""
+    return list(STUDIES[wildcards.study].get("devices", {})) or None
 
 
 def get_record_files(wildcards):

@@ -1,4 +1,10 @@
 # fio grids: one job and one JSON per (study, source, device, cell, repeat); records per source.
+#
+# The measuring rules (fio_run here, ycsb_run, provisioning and teardown) are shell commands over the
+# package (`python -m benchcast.fio ...`), not `script:` rules: with the `code` rerun trigger,
+# Snakemake reruns a job whose code changed, and a rule's code is its script or its command line.
+# A command line changes only when what is measured changes (its params), so editing Python never
+# re-measures a device; the analysis rules are scripts and do rerun when their code changes.
 
 
 rule fio_run:

@@ -11,7 +11,9 @@ rule import_soga2018:
     conda:
         "../envs/analysis.yaml"
     params:
-        devices=lambda wc: list(study_cfg(wc).get("devices", {})) or None,
-        benchmark=lambda wc: get_source(wc).get("benchmark", "ycsb"),
+        devices=get_device_ids,
+        benchmark=lookup(
+            dpath="studies/{study}/sources/{source}/benchmark", within=config
+        ),
     script:
         "../scripts/import_soga2018.py"

@@ -156,7 +156,7 @@ rule device_figures:
     conda:
         "../envs/analysis.yaml"
     params:
-        metrics=lambda wc: study_cfg(wc)["features"]["metrics"],
+        metrics=lookup(dpath="studies/{study}/features/metrics", within=config),
         labels=get_device_labels,
     script:
         "../scripts/device_figures.py"
@@ -205,7 +205,7 @@ rule tables_validity:
     conda:
         "../envs/analysis.yaml"
     params:
-        level=lambda wc: study_cfg(wc)["validate"]["level"],
+        level=lookup(dpath="studies/{study}/validate/level", within=config),
     script:
         "../scripts/tables_validity.py"
 
