@@ -16,7 +16,6 @@ it is gone, so it can be re-run any number of times.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -192,10 +191,7 @@ def size_of(device_id: str, spec: dict, key: str, default=None, minimum: int = 1
         if default is None:
             raise BenchcastError(f"device {device_id}: kind {spec.get('kind')} needs key {key!r}")
         return parse_size(default)
-    try:
-        n = parse_size(spec[key], what=f"device {device_id}: {key}")
-    except BenchcastError:
-        raise
+    n = parse_size(spec[key], what=f"device {device_id}: {key}")
     if n < minimum:
         raise BenchcastError(f"device {device_id}: {key}: {spec[key]!r} is smaller than {minimum} bytes")
     return n
@@ -415,126 +411,30 @@ def _umount(target: str, source: str | None, errors: list) -> bool:
     return False
 
 
-def cgroup_remove(path: str, errors: list) -> bool:
-    p = Path(path)
-    if not p.exists():
-        return True
-    parent_procs = p.parent / "cgroup.procs"
-    for _ in range(3):
-        try:
-            pids = (p / "cgroup.procs").read_text().split()
-        except OSError:
-            pids = []
-        for pid in pids:  # move leftovers (a killed run's fio) out so the cgroup can go
-            try:
-                parent_procs.write_text(pid)
-            except OSError:
-                pass
-        try:
-            p.rmdir()
-            return True
-        except OSError as exc:
-            err = exc
-            time.sleep(0.1)
-    errors.append(f"cannot remove cgroup {path}: {err.strerror}")
-    return False
-
-
-def loops_of(backing_file: str) -> list[str]:
-    proc = run(["losetup", "-j", backing_file, "-O", "NAME", "-n"], "losetup -j", check=False)
-    return [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
-
-
-def teardown_created(rec: Recorder) -> list[str]:
-    """Undo everything ``rec.created`` lists, in reverse order of making; return error strings.
+def teardown_mounted(rec: Recorder, undo_device=None) -> list[str]:
+    """Undo a filesystem kind's resources in ``rec.created``, in reverse order of making; return
+    error strings: unmount, then (once unmounted) ``undo_device(rec, errors)`` (the kind's own
+    device: zram reset, loop detach, namespace destroy ...), then the mount directory.
 
     Each resource leaves the record as soon as it is gone, so a second call only retries what
     failed. Only resources named in the record are touched.
     """
     created = rec.created
     errors: list[str] = []
-    if "cgroup" in created:
-        if cgroup_remove(created["cgroup"], errors):
-            rec.drop("cgroup")
-    for key in ("backing",):  # a wrapped device (throttled) goes after its cgroup
-        sub = rec.state.get(key)
-        if isinstance(sub, dict) and sub.get("created"):
-            child = Recorder(sub, rec.path, parent=rec)
-            errors += teardown_created(child)
     if "mount" in created:
         if _umount(created["mount"], created.get("mount_source"), errors):
             rec.drop("mount")
             rec.drop("mount_source")
     if "mount" not in created:
-        if "probe_dir" in created:  # dir kind: the fresh subdirectory we wrote into
-            shutil.rmtree(created["probe_dir"], ignore_errors=True)
-            if not os.path.exists(created["probe_dir"]):
-                rec.drop("probe_dir")
-        if "zram" in created:
-            dev = created["zram"]
-            name = os.path.basename(dev)
-            sysd = Path(f"/sys/block/{name}")
-            if sysd.exists():
-                other = mounts_of_source(dev)
-                if other:
-                    errors.append(f"{dev} is mounted at {other[0]} (not by this record): left alone")
-                else:
-                    # just after umount, udev's probes may still hold the device open: reset
-                    # answers EBUSY then, so retry for a few seconds before giving up
-                    for attempt in range(50):
-                        try:
-                            (sysd / "reset").write_text("1")
-                            Path("/sys/class/zram-control/hot_remove").write_text(name.removeprefix("zram"))
-                            break
-                        except OSError as exc:
-                            if exc.errno != errno.EBUSY or attempt == 49:
-                                errors.append(f"reset/hot_remove {dev}: {exc.strerror}")
-                                break
-                            time.sleep(0.1)
-            if not sysd.exists() or not errors:
-                rec.drop("zram")
-        if "backing_file" in created:
-            bf = created["backing_file"]
-            ok = True
-            if os.path.exists(bf):
-                for loop in loops_of(bf):
-                    proc = run(["losetup", "-d", loop], "losetup -d", check=False)
-                    if proc.returncode != 0:
-                        ok = False
-                        errors.append(f"losetup -d {loop}: {proc.stderr.strip()}")
-                # detach is asynchronous while the device is still open; wait for it
-                for _ in range(20):
-                    if not loops_of(bf):
-                        break
-                    time.sleep(0.1)
-                if ok and not loops_of(bf):
-                    os.unlink(bf)
-                else:
-                    ok = False
-                    errors.append(f"{bf} still attached to a loop device")
-            if ok:
-                rec.drop("loop")
-                rec.drop("backing_file")
-        if "namespace" in created:
-            from . import fsdax  # only fsdax records namespaces
-
-            if fsdax.destroy_namespace(rec, errors):
-                rec.drop("namespace")
-                rec.drop("pmem")
-        if "mountdir" in created:
-            d = created["mountdir"]
-            try:
-                if os.path.isdir(d) and not is_mountpoint(d):
-                    os.rmdir(d)
-            except OSError as exc:
-                errors.append(f"rmdir {d}: {exc.strerror}")
-            if not os.path.exists(d):
-                rec.drop("mountdir")
-        for key in ("formattable", "shm_dir"):
-            if key == "shm_dir" and key in created:
-                shutil.rmtree(created[key], ignore_errors=True)
-                if os.path.exists(created[key]):
-                    errors.append(f"cannot remove {created[key]}")
-                    continue
-            rec.drop(key)
+        if undo_device is not None:
+            undo_device(rec, errors)
+    if "mountdir" in created:
+        d = created["mountdir"]
+        try:
+            if os.path.isdir(d) and not is_mountpoint(d):
+                os.rmdir(d)
+        except OSError as exc:
+            errors.append(f"rmdir {d}: {exc.strerror}")
+        if not os.path.exists(d):
+            rec.drop("mountdir")
     return errors

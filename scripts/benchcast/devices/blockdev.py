@@ -105,8 +105,13 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     rec.update(block_device=dev)
 
 
+def _undo(rec: base.Recorder, errors: list) -> None:
+    """Nothing to undo on the device itself: forget that it was formattable."""
+    rec.drop("formattable")
+
+
 def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_created(rec)
+    return base.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:

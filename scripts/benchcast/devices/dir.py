@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import shutil
 from pathlib import Path
 
 from . import base
@@ -69,8 +70,17 @@ def provision(rec: base.Recorder, spec: dict) -> None:
                filesystem=entry[0]["fstype"], mounted_from=entry[0]["source"])
 
 
+def _undo(rec: base.Recorder, errors: list) -> None:
+    """The fresh subdirectory benchmarks wrote into."""
+    created = rec.created
+    if "probe_dir" in created:  # dir kind: the fresh subdirectory we wrote into
+        shutil.rmtree(created["probe_dir"], ignore_errors=True)
+        if not os.path.exists(created["probe_dir"]):
+            rec.drop("probe_dir")
+
+
 def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_created(rec)
+    return base.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:

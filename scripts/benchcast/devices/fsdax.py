@@ -179,12 +179,21 @@ def destroy_namespace(rec: base.Recorder, errors: list) -> bool:
     return True
 
 
+def _undo(rec: base.Recorder, errors: list) -> None:
+    """Destroy the namespace this record created."""
+    created = rec.created
+    if "namespace" in created:
+        if destroy_namespace(rec, errors):
+            rec.drop("namespace")
+            rec.drop("pmem")
+
+
 def teardown(rec: base.Recorder) -> list[str]:
     if "namespace_pending" in rec.created:
         rec.note("killed during ndctl create-namespace: a namespace may exist that this record does "
                  "not name; it is left alone (check ndctl list -N)")
         rec.drop("namespace_pending")
-    return base.teardown_created(rec)
+    return base.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:

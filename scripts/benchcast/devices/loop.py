@@ -5,6 +5,7 @@ teardown unmounts, detaches every loop device on that backing file and deletes t
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from . import base
@@ -63,8 +64,40 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     base.format_and_mount(rec, dev, spec)
 
 
+def loops_of(backing_file: str) -> list[str]:
+    proc = base.run(["losetup", "-j", backing_file, "-O", "NAME", "-n"], "losetup -j", check=False)
+    return [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+
+
+def _undo(rec: base.Recorder, errors: list) -> None:
+    """Detach every loop device on the backing file, then delete the file."""
+    created = rec.created
+    if "backing_file" in created:
+        bf = created["backing_file"]
+        ok = True
+        if os.path.exists(bf):
+            for loop in loops_of(bf):
+                proc = base.run(["losetup", "-d", loop], "losetup -d", check=False)
+                if proc.returncode != 0:
+                    ok = False
+                    errors.append(f"losetup -d {loop}: {proc.stderr.strip()}")
+            # detach is asynchronous while the device is still open; wait for it
+            for _ in range(20):
+                if not loops_of(bf):
+                    break
+                time.sleep(0.1)
+            if ok and not loops_of(bf):
+                os.unlink(bf)
+            else:
+                ok = False
+                errors.append(f"{bf} still attached to a loop device")
+        if ok:
+            rec.drop("loop")
+            rec.drop("backing_file")
+
+
 def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_created(rec)
+    return base.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:

@@ -11,23 +11,24 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import time
 from pathlib import Path
 
 from .. import BenchcastError
-from . import base
+from . import base, loop, zram
 
 LIMITS = ("read_bps", "write_bps", "read_iops", "write_iops")
 V1_ROOT = Path("/sys/fs/cgroup/blkio")
 V2_NAMES = {"read_bps": "rbps", "write_bps": "wbps", "read_iops": "riops", "write_iops": "wiops"}
+#: The kinds a throttled device can wrap.
+BACKING = {"zram": zram, "loop": loop}
 
 
 def backing_module(device_id: str, spec: dict):
-    from . import loop, zram
-
     b = spec.get("backing")
     if not isinstance(b, dict) or b.get("kind") not in ("zram", "loop"):
         raise BenchcastError(f"device {device_id}: backing: must be a zram or loop device spec (kind: zram|loop)")
-    return {"zram": zram, "loop": loop}[b["kind"]]
+    return BACKING[b["kind"]]
 
 
 def limits(device_id: str, spec: dict) -> dict[str, int]:
@@ -171,21 +172,51 @@ def leave(before: Path) -> None:
     Path(before, "cgroup.procs").write_text(str(os.getpid()))
 
 
+def cgroup_remove(path: str, errors: list) -> bool:
+    p = Path(path)
+    if not p.exists():
+        return True
+    parent_procs = p.parent / "cgroup.procs"
+    for _ in range(3):
+        try:
+            pids = (p / "cgroup.procs").read_text().split()
+        except OSError:
+            pids = []
+        for pid in pids:  # move leftovers (a killed run's fio) out so the cgroup can go
+            try:
+                parent_procs.write_text(pid)
+            except OSError:
+                pass
+        try:
+            p.rmdir()
+            return True
+        except OSError as exc:
+            err = exc
+            time.sleep(0.1)
+    errors.append(f"cannot remove cgroup {path}: {err.strerror}")
+    return False
+
+
 def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_created(rec)
+    """Remove the cgroup (moving out any process left in it), then tear the backing device down,
+    then whatever the record itself mounted."""
+    errors: list[str] = []
+    if "cgroup" in rec.created:
+        if cgroup_remove(rec.created["cgroup"], errors):
+            rec.drop("cgroup")
+    sub = rec.state.get("backing")
+    if isinstance(sub, dict) and sub.get("created"):
+        errors += BACKING[sub.get("kind", "zram")].teardown(base.Recorder(sub, rec.path, parent=rec))
+    return errors + base.teardown_mounted(rec)
 
 
 def alive(state: dict) -> bool:
-    from . import KINDS
-
     sub = state.get("backing") or {}
     cg = state.get("created", {}).get("cgroup")
-    return bool(cg) and os.path.isdir(cg) and KINDS[sub.get("kind", "zram")].alive(sub)
+    return bool(cg) and os.path.isdir(cg) and BACKING[sub.get("kind", "zram")].alive(sub)
 
 
 def model(state: dict) -> str:
-    from . import KINDS
-
     sub = state.get("backing") or {}
     lim = ", ".join(f"{k}={v}" for k, v in (state.get("limits") or {}).items())
-    return f"{KINDS[sub.get('kind', 'zram')].model(sub)} throttled ({lim})"
+    return f"{BACKING[sub.get('kind', 'zram')].model(sub)} throttled ({lim})"

@@ -5,6 +5,7 @@ note saying so."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
 from . import base
@@ -39,8 +40,19 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     base.do_mount(rec, f"benchcast-{rec.device}", mp, "tmpfs", opts)
 
 
+def _undo(rec: base.Recorder, errors: list) -> None:
+    """The /dev/shm directory used instead of a tmpfs when not root."""
+    d = rec.created.get("shm_dir")
+    if d:
+        shutil.rmtree(d, ignore_errors=True)
+        if os.path.exists(d):
+            errors.append(f"cannot remove {d}")
+            return
+        rec.drop("shm_dir")
+
+
 def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_created(rec)
+    return base.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:

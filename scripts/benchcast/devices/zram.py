@@ -4,7 +4,9 @@ unmounts, resets and ``hot_remove``s it."""
 
 from __future__ import annotations
 
+import errno
 import os
+import time
 from pathlib import Path
 
 from . import base
@@ -51,8 +53,6 @@ def make_block(rec: base.Recorder, spec: dict) -> str:
     for _ in range(50):  # udev may take a moment to create the node
         if os.path.exists(dev):
             break
-        import time
-
         time.sleep(0.05)
     rec.update(block_device=dev, comp_algorithm=next(a for a in Path(f"/sys/block/{name}/comp_algorithm").read_text().split() if a.startswith("[")).strip("[]"))
     return dev
@@ -63,8 +63,36 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     base.format_and_mount(rec, dev, spec)
 
 
+def _undo(rec: base.Recorder, errors: list) -> None:
+    """Reset and hot-remove the zram device (not while mounted by anyone)."""
+    created = rec.created
+    if "zram" in created:
+        dev = created["zram"]
+        name = os.path.basename(dev)
+        sysd = Path(f"/sys/block/{name}")
+        if sysd.exists():
+            other = base.mounts_of_source(dev)
+            if other:
+                errors.append(f"{dev} is mounted at {other[0]} (not by this record): left alone")
+            else:
+                # just after umount, udev's probes may still hold the device open: reset
+                # answers EBUSY then, so retry for a few seconds before giving up
+                for attempt in range(50):
+                    try:
+                        (sysd / "reset").write_text("1")
+                        Path("/sys/class/zram-control/hot_remove").write_text(name.removeprefix("zram"))
+                        break
+                    except OSError as exc:
+                        if exc.errno != errno.EBUSY or attempt == 49:
+                            errors.append(f"reset/hot_remove {dev}: {exc.strerror}")
+                            break
+                        time.sleep(0.1)
+        if not sysd.exists() or not errors:
+            rec.drop("zram")
+
+
 def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_created(rec)
+    return base.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:
