@@ -15,9 +15,20 @@ HAS_ZRAM = (zram_kind.CONTROL / "hot_add").exists()
 HAS_LOOP = os.path.exists("/dev/loop-control")
 HAS_BLKIO_V1 = Path("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device").exists()
 
-needs_root = pytest.mark.skipif(not IS_ROOT, reason="provisioning real devices needs root")
-needs_zram = pytest.mark.skipif(not (IS_ROOT and HAS_ZRAM), reason="needs root and a kernel with zram (zram-control)")
-needs_loop = pytest.mark.skipif(not (IS_ROOT and HAS_LOOP), reason="needs root and the loop driver")
+#: Tests that provision real devices carry the `root` marker (conftest skips them when not root;
+#: `pytest -m "not root"` leaves them out); the kind-specific ones also need the kernel's driver.
+needs_root = pytest.mark.root
+
+
+def _root_and(have: bool, reason: str):
+    def mark(test):
+        return pytest.mark.root(pytest.mark.skipif(not have, reason=reason)(test))
+
+    return mark
+
+
+needs_zram = _root_and(HAS_ZRAM, "needs a kernel with zram (zram-control)")
+needs_loop = _root_and(HAS_LOOP, "needs the loop driver")
 needs_blkio = pytest.mark.skipif(not HAS_BLKIO_V1, reason="needs cgroup v1 blkio throttling")
 
 

@@ -23,8 +23,6 @@ TOOLS = {
     "maven": (["mvn", "-v"], r"Apache Maven (\S+)"),
     "mariadb": (["mariadbd", "--version"], r"Ver (\d+\.\d+\.\d+)"),
 }
-#: conda package names whose pip name differs
-CONDA_TO_PIP = {}
 
 
 def env_files():
@@ -65,9 +63,8 @@ def test_env_pins_match_what_is_installed_here(path):
     for name, ver in pins(path).items():
         if name == "python":
             continue
-        pip_name = CONDA_TO_PIP.get(name, name)
-        if pip_name in REQS:
-            assert REQS[pip_name] == ver, f"{path.name}: {name}={ver} but requirements.txt pins {REQS[pip_name]}"
+        if name in REQS:  # conda and pip names agree for every pinned package
+            assert REQS[name] == ver, f"{path.name}: {name}={ver} but requirements.txt pins {REQS[name]}"
         elif name in TOOLS:
             cmd, pattern = TOOLS[name]
             if shutil.which(cmd[0]) is None:

@@ -1,4 +1,5 @@
-"""Partial reruns on a real measured study: real fio and YCSB runs first, then dry runs after edits."""
+"""Partial reruns on a real measured study (conftest.mini_local_study): real fio and YCSB runs first,
+then dry runs after edits."""
 import os
 import shutil
 import stat
@@ -14,37 +15,12 @@ pytestmark = [pytest.mark.workflow, pytest.mark.root]
 BENCH_RULES = {"provision_device", "fio_run", "ycsb_run", "teardown_device", "build_ycsb"}
 
 
-def mini(cfg):
-    """Three real devices, a tiny fio grid and one tiny YCSB configuration."""
-    local = cfg["studies"]["local"]
-    local["devices"] = {
-        "dram": {"kind": "tmpfs", "size": "64M"},
-        "dram2": {"kind": "tmpfs", "size": "64M", "label": "a second tmpfs"},
-        "disk": {"kind": "dir", "path": "."},
-    }
-    local["sources"] = {
-        "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "repeats": 2,
-                "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
-        "ycsb": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only", "read-only"],
-                 "data_sizes": ["1MB", "2MB", "4MB"], "operationcount": 200, "repeats": 1},
-    }
-    local["features"]["block_sizes"] = ["4K", "16K"]
-    local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
-                       "focus_data_size": "2MB"}
-    local["extrapolate"] = {"data_sizes": ["8MB"]}
-    local["targets"] = {
-        "fast": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 3}]},
-        "slow": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 20}]},
-    }
-    cfg["studies"] = {"local": local}
-
-
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory, ycsb_jar):
+def measured(tmp_path_factory, ycsb_jar, mini_study):
     if os.geteuid() != 0:
         pytest.skip("provisioning tmpfs devices needs root")
     wd = copy_workflow(tmp_path_factory.mktemp("reruns"))
-    edit_config(wd, mini)
+    edit_config(wd, mini_study)
     jar = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
     jar.parent.mkdir(parents=True)
     shutil.copy2(ycsb_jar, jar)
@@ -74,10 +50,10 @@ def _dry(wd, mutate):
 
 def test_adding_a_block_size_runs_only_the_new_cells(measured):
     jobs = _dry(measured, lambda c: c["studies"]["local"]["sources"]["fio"]["block_sizes"].append("16K"))
-    # 3 devices x 2 rw x 2 repeats, nothing else measured again
-    assert jobs["fio_run"] == 12
+    # 4 devices x 2 rw x 2 repeats, nothing else measured again
+    assert jobs["fio_run"] == 16
     assert "ycsb_run" not in jobs and "provision_device" not in jobs and "build_ycsb" not in jobs
-    assert jobs["teardown_device"] == 3 and jobs["fio_records"] == 1 and "screen" in jobs
+    assert jobs["teardown_device"] == 4 and jobs["fio_records"] == 1 and "screen" in jobs
 
 
 def test_changing_one_devices_fio_options_reruns_only_its_cells(measured):

@@ -21,6 +21,7 @@ from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 pytestmark = [
     pytest.mark.workflow,
+    pytest.mark.root,
     pytest.mark.skipif(slurm_util.skip_reason() is not None, reason=str(slurm_util.skip_reason())),
 ]
 
@@ -106,13 +107,8 @@ def assert_went_through_slurm(cluster, workdir: Path, proc) -> list[str]:
     return ids
 
 
-def paper_only(cfg):
-    cfg["studies"] = {"paper": cfg["studies"]["paper"]}
-    cfg.pop("run", None)
-
-
 @pytest.fixture(scope="module")
-def paper_runs(slurm_cluster, tmp_path_factory):
+def paper_runs(slurm_cluster, tmp_path_factory, paper_only):
     local = copy_workflow(tmp_path_factory.mktemp("paper_local"))
     edit_config(local, paper_only)
     snakemake(local)
@@ -142,37 +138,12 @@ def test_paper_nothing_to_do_after_slurm_run(slurm_cluster, paper_runs):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
-# --- a measured study: real fio on a tmpfs and a dir device, grouped per device -------------------
+# --- a measured study (conftest.mini_local_study): real fio and YCSB, grouped per device ----------
 
 FIO_RULES = ROOT / "rules" / "fio.smk"
 
 
-def mini(cfg):
-    """The `local` study cut down: two tmpfs devices and two directories in the scratch copy (four
-    devices: target intervals need figures <= devices - 2), fio
-    2 block sizes x randread/randwrite x 2 repeats (1 s, 4M), one tiny RocksDB YCSB series."""
-    local = cfg["studies"]["local"]
-    local["devices"] = {
-        "dram": {"kind": "tmpfs", "size": "64M"},
-        "dram2": {"kind": "tmpfs", "size": "64M", "label": "a second tmpfs"},
-        "disk": {"kind": "dir", "path": "."},
-        "disk2": {"kind": "dir", "path": "resources", "label": "a second directory"},
-    }
-    local["sources"] = {
-        "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K", "64K"], "repeats": 2,
-                "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
-        "ycsb": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only", "read-only"],
-                 "data_sizes": ["1MB", "2MB", "4MB"], "operationcount": 200, "repeats": 1},
-    }
-    local["features"]["block_sizes"] = ["4K", "64K"]
-    local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
-                       "focus_data_size": "2MB"}
-    local["extrapolate"] = {"data_sizes": ["8MB"]}
-    cfg["studies"] = {"local": local}
-    cfg.pop("run", None)
-
-
-def measured_copy(tmp_path_factory, name, jar):
+def measured_copy(tmp_path_factory, name, jar, mini):
     wd = copy_workflow(tmp_path_factory.mktemp(name))
     edit_config(wd, mini)
     dest = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
@@ -188,11 +159,11 @@ def mounted_under(wd: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def measured_runs(slurm_cluster, tmp_path_factory, ycsb_jar):
+def measured_runs(slurm_cluster, tmp_path_factory, ycsb_jar, mini_study):
     if not FIO_RULES.exists():
         pytest.skip("rules/fio.smk not in the tree yet")
-    local = measured_copy(tmp_path_factory, "measured_local", ycsb_jar)
-    wd = measured_copy(tmp_path_factory, "measured_slurm", ycsb_jar)
+    local = measured_copy(tmp_path_factory, "measured_local", ycsb_jar, mini_study)
+    wd = measured_copy(tmp_path_factory, "measured_slurm", ycsb_jar, mini_study)
     try:
         start = time.monotonic()
         snakemake(local)

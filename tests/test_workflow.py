@@ -10,13 +10,8 @@ from workflow_util import ROOT, copy_workflow, edit_config, planned_jobs, snakem
 pytestmark = pytest.mark.workflow
 
 
-def paper_only(cfg):
-    cfg["studies"] = {"paper": cfg["studies"]["paper"]}
-    cfg.pop("run", None)
-
-
 @pytest.fixture(scope="module")
-def done(tmp_path_factory):
+def done(tmp_path_factory, paper_only):
     wd = copy_workflow(tmp_path_factory.mktemp("wf"))
     edit_config(wd, paper_only)
     snakemake(wd)
@@ -117,7 +112,7 @@ def test_bad_config_one_line_error_names_key(tmp_path):
     assert "config: studies.paper: unknown key 'screan'" in err
 
 
-def test_bad_input_file_fails_naming_file_and_row(tmp_path):
+def test_bad_input_file_fails_naming_file_and_row(tmp_path, paper_only):
     wd = copy_workflow(tmp_path)
     edit_config(wd, paper_only)
     fio = wd / "resources" / "soga2018" / "fio.csv"

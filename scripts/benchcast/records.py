@@ -111,7 +111,8 @@ def read(path) -> pd.DataFrame:
     """Read a record CSV written by :func:`write`; errors name the file."""
     path = Path(path)
     try:
-        df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={c: str for c in STR_COLUMNS})
+        # every column as text: check() makes the numbers; provenance stays as written ("6.10", "0")
+        df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype=str)
     except FileNotFoundError:
         raise BenchcastError(f"{path}: no such record file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:

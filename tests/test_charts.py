@@ -1,0 +1,49 @@
+"""Tests of benchcast.charts: every chart of the report drawn from the paper study, saved as SVG."""
+import pytest
+
+from benchcast import BenchcastError, charts
+
+FOCUS = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write", "metric": "lat_mean"}
+LABELS = {"dram": "DRAM (tmpfs)"}
+
+
+def svg(chart, tmp_path, name):
+    path = tmp_path / f"{name}.svg"
+    charts.save(chart, path)
+    text = path.read_text()
+    assert text.lstrip().startswith("<svg")
+    return text
+
+
+def test_fig3_scatter_has_devices_targets_and_the_fitted_line(paper_analysis, tmp_path):
+    a = paper_analysis
+    text = svg(charts.fig3_scatter(a["agg"], a["screen"], a["predictions"], a["features"], FOCUS, "16GB", LABELS),
+               tmp_path, "fig3")
+    assert "DRAM (tmpfs)" in text and "S-SCM" in text and "R² = 0.9999" in text
+    assert "randwrite_64K_lat_mean" in text  # the best feature is the X axis
+
+
+def test_fig4_heatmap_and_device_figures(paper_analysis, tmp_path):
+    a = paper_analysis
+    assert "M-SCM" in svg(charts.fig4_data_size(a["agg"], a["predictions"], a["points"], FOCUS), tmp_path, "fig4")
+    assert "best R²" in svg(charts.heatmap_best_r2(a["best"]), tmp_path, "heat")
+    table = charts.device_figures_table(a["agg"])
+    assert set(table["metric"]) == {"lat_mean", "bw"} and len(table) == 3 * 2 * 5 * 2
+    assert "nand_flash" in svg(charts.device_figures(table), tmp_path, "figs")
+
+
+def test_validity_charts_and_placeholders(paper_analysis, tmp_path):
+    a = paper_analysis
+    assert "held-out device" in svg(charts.heldout(a["chosen_folds"], LABELS), tmp_path, "heldout")
+    assert "hypothetical device" in svg(charts.target_intervals(a["target_predictions"], FOCUS), tmp_path, "ti")
+    empty = svg(charts.heldout(a["chosen_folds"].iloc[:0]), tmp_path, "empty")
+    assert "too few devices" in empty
+
+
+def test_bad_focus_and_format_are_one_line_errors(paper_analysis, tmp_path):
+    a = paper_analysis
+    with pytest.raises(BenchcastError, match="report.focus_data_size: 16GB was not measured"):
+        charts.fig3_scatter(a["agg"], a["screen"], a["predictions"], a["features"], {**FOCUS, "engine": "x"},
+                            "16GB")
+    with pytest.raises(BenchcastError, match="unsupported chart format 'gif'"):
+        charts.save(charts.heatmap_best_r2(a["best"]), tmp_path / "x.gif")

@@ -1,0 +1,23 @@
+"""Tests of benchcast.host: the machine's provenance."""
+import platform
+import shutil
+import subprocess
+
+from benchcast import host
+
+
+def test_machine_names_this_host():
+    m = host.machine()
+    assert m["hostname"] == platform.node() and m["kernel"] == platform.release()
+    cpu = subprocess.run(["grep", "-m1", "model name", "/proc/cpuinfo"], capture_output=True, text=True).stdout
+    if cpu:
+        assert m["cpu_model"] == cpu.split(":", 1)[1].strip()
+
+
+def test_fio_version_is_the_fio_on_path():
+    v = host.fio_version()
+    if shutil.which("fio"):
+        assert v.startswith("fio-") and v == subprocess.run(["fio", "--version"], capture_output=True,
+                                                             text=True).stdout.strip()
+    else:
+        assert v == ""

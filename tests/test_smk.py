@@ -1,0 +1,33 @@
+"""Tests of benchcast.smk: the glue of the rule scripts (log file, one-line errors, exit status)."""
+import logging
+from types import SimpleNamespace
+
+import pytest
+
+from benchcast import BenchcastError, smk
+
+
+def fake(tmp_path):
+    return SimpleNamespace(log=[str(tmp_path / "rule.log")])
+
+
+def test_main_runs_and_logs_to_the_rules_log(tmp_path):
+    smk.run(lambda sm: logging.getLogger("benchcast").info("did %s", "it"), fake(tmp_path))
+    assert "did it" in (tmp_path / "rule.log").read_text()
+
+
+def test_benchcast_error_is_one_line_and_exit_1(tmp_path, capsys):
+    def bad(sm):
+        raise BenchcastError("config: studies.x: unknown key 'y'")
+
+    with pytest.raises(SystemExit) as info:
+        smk.run(bad, fake(tmp_path))
+    assert info.value.code == 1
+    log = (tmp_path / "rule.log").read_text()
+    assert "benchcast: config: studies.x: unknown key 'y'" in log and "Traceback" not in log
+
+
+def test_other_errors_keep_their_traceback(tmp_path):
+    with pytest.raises(ZeroDivisionError):
+        smk.run(lambda sm: 1 / 0, fake(tmp_path))
+    assert "Traceback" in (tmp_path / "rule.log").read_text()

@@ -1,0 +1,67 @@
+"""Tests of benchcast.tables: reading analysis outputs back, and the report's tables (the paper's
+Tables 8-14 and the validity tables) from the paper study analysed in memory."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchcast import BenchcastError, tables
+
+FOCUS = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write", "metric": "lat_mean"}
+
+
+def test_read_table_types_and_errors(tmp_path):
+    p = tmp_path / "t.csv"
+    pd.DataFrame({"engine": ["0", ""], "covered": [True, None], "x": [1.5, None], "feature": ["", "f"]}).to_csv(
+        p, index=False)
+    df = tables.read_table(p, required=["engine"])
+    assert df["engine"].tolist() == ["0", ""] and df["feature"].tolist() == ["", "f"]  # strings stay strings
+    assert df["covered"].iloc[0] is True and np.isnan(df["covered"].iloc[1])
+    assert df["x"].iloc[0] == 1.5 and np.isnan(df["x"].iloc[1])
+    with pytest.raises(BenchcastError, match=r"t.csv: missing column\(s\) nope"):
+        tables.read_table(p, required=["nope"])
+    with pytest.raises(BenchcastError, match="no such file"):
+        tables.read_table(tmp_path / "none.csv")
+
+
+def test_focus_completion_and_size(paper_analysis):
+    best = paper_analysis["best"]
+    assert tables.default_focus(best, {"workload": "write-only", "op": "write"}) == FOCUS
+    with pytest.raises(BenchcastError, match="report.focus: no result series matches"):
+        tables.default_focus(best, {"workload": "nope"})
+    assert tables.focus_size(paper_analysis["screen"], FOCUS, "16GB") == 16 * 10**9
+    with pytest.raises(BenchcastError, match=r"report.focus_data_size: 3GB was not measured"):
+        tables.focus_size(paper_analysis["screen"], FOCUS, "3GB")
+
+
+def test_paper_tables_8_to_14(paper_analysis):
+    a = paper_analysis
+    t8 = tables.table08(a["screen"], FOCUS, "16GB")
+    assert t8["data_size_gb"].unique().tolist() == [16.0] and len(t8) == 10
+    assert t8.iloc[0]["feature"] == "randwrite_64K_lat_mean" and t8.iloc[0]["r2"] == pytest.approx(0.999852, abs=1e-6)
+    t9 = tables.table09_10(a["best"])
+    assert len(t9) == 42 and list(t9.columns[:5]) == ["benchmark", "engine", "workload", "threads", "data_size_gb"]
+    t11 = tables.table11(a["best"]).set_index("op")
+    assert t11.loc["write", "mean_best_r2"] == pytest.approx(0.998331, abs=2e-6)
+    assert t11.loc["read", "series"] == 21 and t11.loc["read", "fitted"] == 21
+    t12 = tables.table12(a["predictions"], FOCUS)
+    assert ((t12["a"] * t12["spec_value"] + t12["b"]) - t12["prediction"]).abs().max() < 1e-9
+    t13 = tables.table13(a["points"], FOCUS).set_index("data_size_gb")
+    assert list(t13.columns[:3]) == ["S-SCM", "M-SCM", "Optane-P4800X"]  # hypothetical devices first
+    assert t13.loc[48.0, "S-SCM"] == pytest.approx(2027.159, abs=0.05) and not t13["beyond_2x"].any()
+    t14 = tables.table14(a["fits"], FOCUS).set_index("device")
+    assert t14.loc["M-SCM", "r2"] == pytest.approx(0.484443, abs=2e-5) and t14.loc["dram", "kind"] == "measured"
+
+
+def test_validity_tables(paper_analysis):
+    a = paper_analysis
+    cov = tables.validity_coverage(a["chosen_folds"], 0.95).set_index("model")
+    assert cov.loc["simple (paper: max R²)", "with_interval"] == 0  # two training devices: no df
+    assert cov.loc["multiple (held-out choice)", "with_interval"] > 0
+    assert (cov["nominal_level"] == 0.95).all()
+    ref = tables.validity_refusals(a["multiple_refusals"])
+    assert ref["models"].sum() == len(a["multiple_refusals"]) and (ref["n_devices"] == 3).all()
+    assert list(tables.validity_refusals(a["multiple_refusals"].iloc[:0]).columns) == [
+        "pool", "n_figures", "n_devices", "reason", "models"]
+    iv = tables.validity_intervals(a["target_predictions"])
+    assert "data_size_gb" in iv and "data_size" not in iv
+    assert set(iv["kind"]) == {"simple", "multiple"} and set(iv["target"]) >= {"S-SCM", "M-SCM"}
