@@ -153,25 +153,6 @@ def validity_coverage(chosen: pd.DataFrame, level: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def target_predictions(agg, features, series, selection, mselection, targets, settings, data_sizes):
-    """Predictions with intervals for the hypothetical devices: the paper's choice, the held-out
-    choice (simple) and the selected multiple model per pool; plus what was skipped and why."""
-    alpha = 1 - settings["level"]
-    table = study_table(agg, features, series)
-    preds, skipped = [], []
-    for choice in ("paper", "heldout"):
-        p, s = models.predict_targets_simple(table, selection, targets, alpha=alpha, choice=choice)
-        preds.append(p.assign(kind="simple"))
-        skipped.append(s.assign(kind="simple"))
-    if len(mselection):
-        p, s = models.predict_targets_multiple(
-            table, mselection, targets, alpha=alpha, read_fraction=read_fractions(), data_sizes=data_sizes
-        )
-        preds.append(p.assign(kind="multiple", choice="heldout"))
-        skipped.append(s.assign(kind="multiple"))
-    return pd.concat(preds, ignore_index=True), pd.concat(skipped, ignore_index=True)
-
-
 def validity_refusals(refusals: pd.DataFrame) -> pd.DataFrame:
     """Models refused, counted per pool, number of device figures and reason."""
     cols = ["pool", "n_figures", "n_devices", "reason"]
