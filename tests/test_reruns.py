@@ -61,7 +61,7 @@ def test_changing_one_devices_fio_options_reruns_only_its_cells(measured):
         c["studies"]["local"]["sources"]["fio"]["per_device"] = {"dram": {"iodepth": 2}}
 
     jobs = _dry(measured, deeper)
-    assert jobs["fio_run"] == 4  # dram: 2 rw x 2 repeats
+    assert jobs["fio_run"] == 8  # dram: 2 rw x 2 block sizes x 2 repeats
     assert jobs["teardown_device"] == 1
     assert "ycsb_run" not in jobs and "provision_device" not in jobs
 
