@@ -14,51 +14,12 @@ from pathlib import Path
 import pytest
 
 from benchcast import protect
+from conftest import mini_local_study
 from devices_util import benchcast_cgroups, losetup_all, zram_devices
 from workflow_util import copy_workflow, edit_config, measured_tree, planned_jobs, snakemake
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 VENV_BIN = Path(sys.executable).absolute().parent
-
-
-# --------------------------------------------------------------------------- protect, unit level
-
-
-def test_refusal_lists_existing_raw_outputs_and_what_to_do(tmp_path):
-    a, b = tmp_path / "a.json", tmp_path / "b.json"
-    a.write_text("{}")
-    planned = [("fio_run", [str(a), str(tmp_path / "a.fio")]), ("fio_run", [str(b)])]
-    why = protect.refusal(planned, listing=str(tmp_path / "lost.txt"))
-    assert why.startswith("benchcast: refusing to re-measure 1 existing raw result(s): ")
-    assert str(a) in why and str(b) not in why and "\n" not in why and "remeasure=" in why
-    assert (tmp_path / "lost.txt").read_text() == f"{a}\n"
-
-
-def test_refusal_allows_what_the_user_named(tmp_path):
-    a = tmp_path / "fio" / "disk" / "c1" / "run0.json"
-    a.parent.mkdir(parents=True)
-    a.write_text("{}")
-    planned = [("fio_run", [str(a)])]
-    assert protect.refusal(planned) is not None
-    assert protect.refusal(planned, patterns=[f"{tmp_path}/fio/disk/*"]) is None
-    assert protect.refusal(planned, patterns=[f"{tmp_path}/fio/disk"]) is None
-    assert protect.refusal(planned, patterns=[f"{tmp_path}/fio/other/*"]) is not None
-    assert protect.refusal(planned, forcerun={"fio_run"}) is None
-    assert protect.refusal(planned, forcerun={str(a)}) is None
-    assert protect.refusal(planned, forcerun={"ycsb_run"}) is not None
-
-
-def test_commit_renames_only_a_complete_output(tmp_path):
-    out = tmp_path / "run0.json"
-    protect.atomic_path(out).write_text('{"jobs": []}')
-    assert not out.exists()
-    protect.commit(out)
-    assert out.read_text() == '{"jobs": []}' and not protect.atomic_path(out).exists()
-    d = tmp_path / "raw"
-    protect.atomic_path(d).mkdir()
-    (protect.atomic_path(d) / "x").write_text("1")
-    protect.clear_partial(d)
-    assert not protect.atomic_path(d).exists()
 
 
 # --------------------------------------------------------------------------- the workflow
@@ -73,28 +34,12 @@ def checksums(root: Path) -> dict[str, str]:
 
 
 def small(cfg):
-    """Two real devices (a fresh tmpfs and a directory on the project disk), fio and YCSB."""
+    """The one cut-down study of the workflow tests (conftest), on two of its devices: a fresh tmpfs
+    and a directory on the project disk, fio and YCSB."""
+    mini_local_study(cfg)
     local = cfg["studies"]["local"]
-    local["devices"] = {
-        "dram": {"kind": "tmpfs", "size": "64M"},
-        "dram2": {"kind": "tmpfs", "size": "64M"},
-        "disk": {"kind": "dir", "path": "."},
-    }
-    local["sources"] = {
-        "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "repeats": 2,
-                "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
-        "ycsb": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only", "read-only"],
-                 "data_sizes": ["1MB", "2MB"], "operationcount": 200, "repeats": 1},
-    }
-    local["features"]["block_sizes"] = ["4K"]
+    local["devices"] = {d: local["devices"][d] for d in ("dram", "disk")}
     local["screen"] = {"min_devices": 2}
-    local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
-                       "focus_data_size": "1MB"}
-    local["extrapolate"] = {"data_sizes": ["4MB"]}
-    local["targets"] = {
-        "fast": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 3}]},
-    }
-    cfg["studies"] = {"local": local}
 
 
 def bare_env() -> dict:
@@ -144,8 +89,8 @@ def test_a_change_that_would_remeasure_stops_first_and_loses_nothing(finished, t
     assert len(lines) == 1 and "results/local/fio/fio/dram/" in lines[0], proc.stderr[-3000:]
     assert checksums(wd / "results") == before
     lost = (wd / "logs" / "remeasure-refused.txt").read_text().split()
-    # dram: 2 fio cells x 2 repeats (JSON + job file) and 2 YCSB sizes (records + raw folder)
-    assert len(lost) == 4 * 2 + 2 * 2 and all("/dram/" in p for p in lost)
+    # dram: 4 fio cells x 2 repeats (JSON + job file) and 3 YCSB sizes (records + raw folder)
+    assert len(lost) == 8 * 2 + 3 * 2 and all("/dram/" in p for p in lost)
     # named, it runs: only the dram measurements, nothing of the disk
     proc = run_bare(wd, "--config", 'remeasure=["results/local/*/*/dram/*"]')
     assert proc.returncode == 0, proc.stderr[-3000:]

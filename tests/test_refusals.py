@@ -1,6 +1,6 @@
 """A refusal for every bad input: config keys, types, sizes and units; devices; corrupt raw outputs;
 bad imported tables; a read-only results folder. Each case runs the real workflow on a copy of a
-finished tree (the paper study and a small measured study) and must exit non-zero with one line
+finished tree (the paper study and the one cut-down measured study of conftest) and must exit non-zero with one line
 naming the key or the file, leave every earlier result byte-identical and leave nothing mounted."""
 import hashlib
 import json
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import mini_local_study
 from devices_util import mounts_under
 from workflow_util import edit_config, measured_tree
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
@@ -18,32 +19,11 @@ from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
 
 
-def tiny(cfg):
-    """Three real devices (two fresh tmpfs, the project disk), one fio repeat, a tiny YCSB sweep."""
-    local = cfg["studies"]["local"]
-    local["devices"] = {"dram": {"kind": "tmpfs", "size": "64M"}, "dram2": {"kind": "tmpfs", "size": "64M"},
-                        "disk": {"kind": "dir", "path": "."}}
-    local["sources"] = {
-        "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "repeats": 1,
-                "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
-        "ycsb": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only"],
-                 "data_sizes": ["1MB", "2MB"], "operationcount": 100, "repeats": 1},
-    }
-    local["features"]["block_sizes"] = ["4K"]
-    local["aggregate"] = {"trim": 0}
-    local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
-                       "focus_data_size": "1MB"}
-    local["extrapolate"] = {"data_sizes": ["4MB"]}
-    local["targets"] = {
-        "fast": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 3}]},
-    }
-
-
 @pytest.fixture(scope="module")
 def base(tmp_path_factory, ycsb_jar):
     if os.geteuid() != 0:
         pytest.skip("provisioning a tmpfs needs root")
-    wd = measured_tree(tmp_path_factory.mktemp("refusals") / "base", tiny, ycsb_jar)
+    wd = measured_tree(tmp_path_factory.mktemp("refusals") / "base", mini_local_study, ycsb_jar)
     return wd
 
 

@@ -1,0 +1,70 @@
+"""preflight: the files planned jobs will read are checked before any job runs."""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from benchcast import BenchcastError, preflight
+
+ROOT_RESULTS = "results/local/fio/fio/dram/randread-4K-abc123/run0.json"
+
+
+def fio_json(tmp_path, data) -> str:
+    path = tmp_path / ROOT_RESULTS
+    path.parent.mkdir(parents=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return str(path)
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_a_real_fio_json_passes_and_its_truncation_is_refused(tmp_path):
+    out = tmp_path / "real.json"
+    subprocess.run(["fio", "--name=p", f"--directory={tmp_path}", "--rw=randread", "--bs=4k", "--size=1M",
+                    "--runtime=1", "--time_based=0", "--output-format=json", f"--output={out}"], check=True,
+                   capture_output=True)
+    path = fio_json(tmp_path, out.read_text())
+    preflight.check_file(path)
+    with open(path, "r+") as fh:
+        fh.truncate(len(out.read_text()) // 2)
+    with pytest.raises(BenchcastError, match="run0.json: fio JSON is truncated or malformed"):
+        preflight.check_file(path)
+
+
+def test_a_failed_fio_job_is_refused(tmp_path):
+    data = {"fio version": "fio-3.33", "jobs": [{"jobname": "x", "error": 5, "job options": {"rw": "randread"}}]}
+    with pytest.raises(BenchcastError, match="ended with error 5"):
+        preflight.check_file(fio_json(tmp_path, data))
+
+
+def test_ycsb_records_with_a_negative_value_are_refused(tmp_path):
+    from benchcast import records
+
+    path = tmp_path / "results/local/ycsb/ycsb/dram/rocksdb/1000000/run0.csv"
+    recs = records.make([{"op": "update", "metric": "lat_mean", "unit": "us", "value": 1.0}], study="local",
+                        source="ycsb:ycsb", device="dram", benchmark="ycsb", workload="write-only", run=0)
+    path.parent.mkdir(parents=True)
+    recs.assign(value=-1.0).to_csv(path, index=False)
+    with pytest.raises(BenchcastError, match="value is negative"):
+        preflight.check_file(str(path))
+
+
+def test_other_files_are_not_read(tmp_path):
+    preflight.check_file(str(tmp_path / "results/local/devices/dram/provisioned.json"))  # not there: no error
+
+
+def test_a_read_only_results_folder_is_refused(tmp_path):
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root")
+    res = tmp_path / "results"
+    res.mkdir()
+    preflight.check_writable(str(res))
+    subprocess.run(["mount", "--bind", str(res), str(res)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(res)], check=True)
+        with pytest.raises(BenchcastError, match="results folder is not writable \\(read-only file system\\)"):
+            preflight.check_writable(str(res))
+    finally:
+        subprocess.run(["umount", str(res)], check=True)
