@@ -1,7 +1,6 @@
 """Measurements are precious: a finished tree moved elsewhere plans nothing, a run that would
 re-measure stops first, a killed run resumes with only the unfinished cells, partial outputs never
 pass as results, and planning needs no root. Real devices, real fio and YCSB, real Snakemake."""
-import hashlib
 import os
 import shutil
 import signal
@@ -16,21 +15,13 @@ import pytest
 from benchcast import protect
 from conftest import mini_local_study
 from devices_util import benchcast_cgroups, losetup_all, zram_devices
-from workflow_util import copy_workflow, edit_config, measured_tree, planned_jobs, snakemake
+from workflow_util import checksums, copy_workflow, edit_config, measured_tree, planned_jobs, snakemake
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 VENV_BIN = Path(sys.executable).absolute().parent
 
 
 # --------------------------------------------------------------------------- the workflow
-
-
-def checksums(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 def small(cfg):

@@ -2,7 +2,6 @@
 bad imported tables; a read-only results folder. Each case runs the real workflow on a copy of a
 finished tree (the paper study and the one cut-down measured study of conftest) and must exit non-zero with one line
 naming the key or the file, leave every earlier result byte-identical and leave nothing mounted."""
-import hashlib
 import json
 import os
 import subprocess
@@ -13,7 +12,7 @@ import pytest
 
 from conftest import mini_local_study
 from devices_util import mounts_under
-from workflow_util import edit_config, measured_tree
+from workflow_util import checksums, edit_config, measured_tree
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
@@ -25,11 +24,6 @@ def base(tmp_path_factory, ycsb_jar):
         pytest.skip("provisioning a tmpfs needs root")
     wd = measured_tree(tmp_path_factory.mktemp("refusals") / "base", mini_local_study, ycsb_jar)
     return wd
-
-
-def checksums(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 # --------------------------------------------------------------------------- the cases

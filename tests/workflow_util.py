@@ -67,3 +67,11 @@ def measured_tree(dest: Path, mutate, jar: Path) -> Path:
     os.utime(target)
     snakemake(wd)
     return wd
+
+
+def checksums(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root``, by relative path."""
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
