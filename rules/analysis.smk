@@ -77,6 +77,8 @@ rule heldout:
         screen="results/{study}/screen.csv",
     output:
         chosen_folds="results/{study}/validation/chosen_folds.csv",
+        tiers="results/{study}/validation/tiers.csv",
+        verdicts="results/{study}/validation/verdicts.csv",
         simple_folds="results/{study}/validation/simple_folds.csv",
         simple_summary="results/{study}/validation/simple_summary.csv",
         simple_selection="results/{study}/validation/simple_selection.csv",

@@ -165,11 +165,25 @@ rule device_figures:
 rule tables_validity:
     input:
         chosen="results/{study}/validation/chosen_folds.csv",
+        tiers="results/{study}/validation/tiers.csv",
+        verdicts="results/{study}/validation/verdicts.csv",
         simple_selection="results/{study}/validation/simple_selection.csv",
         multiple_selection="results/{study}/validation/multiple_selection.csv",
         refusals="results/{study}/validation/multiple_refusals.csv",
         predictions="results/{study}/validation/target_predictions.csv",
     output:
+        verdicts=report(
+            "results/{study}/tables/validity_verdicts.csv",
+            caption="../report/validity_verdicts.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+        tiers=report(
+            "results/{study}/tables/validity_tiers.csv",
+            caption="../report/validity_tiers.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
         simple=report(
             "results/{study}/tables/validity_simple_selection.csv",
             caption="../report/validity_simple_selection.rst",
@@ -206,6 +220,7 @@ rule tables_validity:
         "../envs/analysis.yaml"
     params:
         level=lookup(dpath="studies/{study}/validate/level", within=config),
+        labels=get_device_labels,
     script:
         "../scripts/tables_validity.py"
 

@@ -1,8 +1,10 @@
-"""Rule script: the report's validity tables (held-out error, coverage, refusals, target intervals)."""
+"""Rule script: the report's validity tables (verdicts per series, held-out error per tier, coverage, refusals, target intervals)."""
 from benchcast import smk, tables
 
 
 def main(sm):
+    tables.validity_verdicts(tables.read_table(sm.input.verdicts)).to_csv(sm.output.verdicts, index=False)
+    tables.validity_tiers(tables.read_table(sm.input.tiers), sm.params.labels).to_csv(sm.output.tiers, index=False)
     tables.read_table(sm.input.simple_selection).to_csv(sm.output.simple, index=False)
     tables.read_table(sm.input.multiple_selection).to_csv(sm.output.multiple, index=False)
     chosen = tables.read_table(sm.input.chosen)

@@ -20,7 +20,7 @@ def test_tables_feature_ids_series_labels_and_targets():
     T = features.target_figures({"S": {"figures": [{"workload": "randwrite", "block_size": "64K",
                                                   "metric": "lat_mean", "value": 50}]}})
     assert T.at["S", "randwrite_64K_lat_mean"] == 50.0
-    dup = pd.concat([agg, agg.iloc[[0]].assign(threads=4)])
+    dup = pd.concat([agg, agg.iloc[[0]].assign(source="other")])  # two sources of one figure
     with pytest.raises(BenchcastError, match="several values for feature"):
         features.feature_matrix(dup)
 
@@ -70,3 +70,23 @@ def test_feature_and_series_tables_follow_the_study_settings():
     ser = features.series_table(agg, PAPER["features"], PAPER["series"])
     assert set(ser["benchmark"]) == {"ycsb"} and ser["series"].str.startswith("ycsb/mysql/").all()
     assert len(features.study_table(agg, PAPER["features"], PAPER["series"])) == len(feats) + len(ser)
+
+
+def test_feature_names_carry_sync_op_and_queue_depth():
+    """The sync calls of a logging job and a queue depth above 1 are named; plain QD1 figures keep
+    the paper's names (so the paper study's tables do not change)."""
+    assert features.feature_name("randwrite", 65536, "write", "lat_mean") == "randwrite_64K_lat_mean"
+    assert features.feature_name("randwrite", 65536, "write", "lat_mean", 1) == "randwrite_64K_lat_mean"
+    assert features.feature_name("write", 4096, "sync", "lat_mean") == "write_4K_sync_lat_mean"
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 32) == "randread_4K_qd32_lat_mean"
+    assert features.feature_name("randrw", 4096, "read", "bw", 4) == "randrw_4K_qd4_read_bw"
+    agg = make_agg({"a": {("write", 4096, "lat_mean"): 1.0, ("randread", 4096, "lat_mean"): 9.0}}, {"a": 2.0})
+    agg.loc[agg["workload"] == "write", "op"] = "sync"
+    agg.loc[agg["workload"] == "randread", "threads"] = 8
+    assert sorted(features.feature_table(agg)["feature"]) == ["randread_4K_qd8_lat_mean", "write_4K_sync_lat_mean"]
+    card = {"T": {"figures": [{"workload": "write", "op": "sync", "block_size": "4K", "metric": "lat_mean",
+                               "value": 5.0},
+                              {"workload": "randread", "block_size": "4K", "iodepth": 8, "metric": "lat_mean",
+                               "value": 20.0}]}}
+    assert features.spec_features(card).set_index("feature")["x"].to_dict() == {
+        "write_4K_sync_lat_mean": 5.0, "randread_4K_qd8_lat_mean": 20.0}

@@ -243,3 +243,24 @@ def test_the_same_device_unthrottled_is_far_faster_than_the_cap(clean):
     with devices.session("lp", spec, clean / "lp.json") as st:
         df = fio.run_and_parse(cell, st, 0, clean / "job.fio", clean / "out.json", study="s")
     assert df[(df.op == "write") & (df.metric == "bw")]["value"].item() > 3 * (4 << 20)
+
+
+def test_real_fio_log_commit_job_gives_sync_records(tmp_path):
+    """A log-commit job (4K appends, fdatasync after each) is parsed into op ``sync`` records from
+    fio's own sync statistics (jobs[].sync.lat_ns), which fio reports apart from the writes."""
+    src = {**SMALL, "rw": ["write"], "block_sizes": ["4K"], "direct": False, "ioengine": "psync",
+           "extra": {"fdatasync": 1}}
+    cell = fio.expand_grid(src, {"d": {"kind": "dir", "path": str(tmp_path)}})[0]
+    state = {"device": "d", "kind": "dir", "status": "ready", "target": str(tmp_path), "direct_ok": True}
+    fio.run(cell, state, 0, tmp_path / "j.fio", tmp_path / "o.json")
+    assert "fdatasync=1" in (tmp_path / "j.fio").read_text()
+    df = fio.parse(tmp_path / "o.json", study="s", device="d")
+    sync = df[df["op"] == "sync"].set_index("metric")["value"]
+    assert set(sync.index) == {"lat_mean", "lat_p50", "lat_p99", "lat_p99.9"}
+    assert (sync > 0).all() and sync["lat_p50"] <= sync["lat_p99"] <= sync["lat_p99.9"]
+    lat = json.loads((tmp_path / "o.json").read_text())["jobs"][0]["sync"]["lat_ns"]
+    assert sync["lat_mean"] == pytest.approx(lat["mean"] / 1000.0)
+    assert set(df["op"]) == {"write", "sync"} and (df["workload"] == "write").all()
+    plain = fio_json()
+    (tmp_path / "p.json").write_text(json.dumps(plain))
+    assert "sync" not in set(fio.parse(tmp_path / "p.json", study="s", device="d")["op"])

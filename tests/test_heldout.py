@@ -206,3 +206,82 @@ def test_baseline_mape_is_leave_one_out_mean():
     expect = np.abs(100 * (pred - yv) / yv).mean()
     assert summary["baseline_mape"].tolist() == pytest.approx([expect] * len(summary))
     assert heldout.select_simple(summary)["baseline_mape"].iloc[0] == summary["baseline_mape"].iloc[0]
+
+
+def six_tiers():
+    """Six devices; y = 50 + 2 x64 exactly except on device e (+20 %), so x64 predicts well; x4 is noise."""
+    x64 = {"a": 1.0, "b": 10.0, "c": 30.0, "d": 60.0, "e": 100.0, "f": 200.0}
+    x4 = {"a": 5.0, "b": 1.0, "c": 4.0, "d": 2.0, "e": 6.0, "f": 3.0}
+    y = {d: 50 + 2 * x64[d] for d in x64}
+    y["e"] *= 1.2
+    feats = {d: {F64: x64[d], F4: x4[d]} for d in x64}
+    return make_agg(feats, y), x64, x4, y
+
+
+def test_nested_choice_never_sees_the_held_out_device():
+    """For each held-out device the feature is chosen by leave-one-out error over the others only,
+    and the prediction is the fold fitted without that device: checked by hand for every device."""
+    agg, x64, x4, y = six_tiers()
+    folds, _ = heldout.loo_simple(agg)
+    nested = heldout.nested_simple(agg, None, folds)
+    devs = list(x64)
+    for d in devs:
+        rest = [e for e in devs if e != d]
+        # inner choice: leave-one-out MAPE over the other five devices, per feature
+        mapes = {}
+        for fid, xd in (("randwrite_64K_lat_mean", x64), ("randwrite_4K_lat_mean", x4)):
+            xv, yv = np.array([xd[e] for e in rest]), np.array([y[e] for e in rest])
+            pred = hand_loo(xv, yv)[:, 0]
+            mapes[fid] = np.mean(np.abs(100 * (pred - yv) / yv))
+        chosen = min(mapes, key=mapes.get)
+        row = nested[nested["held_out"] == d]
+        assert row["features"].tolist() == [chosen]
+        xd = x64 if chosen == "randwrite_64K_lat_mean" else x4
+        xv, yv = np.array([xd[e] for e in rest]), np.array([y[e] for e in rest])
+        b, a = np.polyfit(xv, yv, 1)
+        assert row["prediction"].iloc[0] == pytest.approx(a + b * xd[d])
+
+
+def test_tier_table_and_verdicts_by_hand():
+    """Positions, baseline and model errors per tier and the verdicts, computed by hand on six tiers."""
+    agg, x64, x4, y = six_tiers()
+    screened = pd.DataFrame({"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "threads": 0,
+                             "data_size": 16 * 10**9, "op": "write", "metric": "lat_mean", "unit": "us",
+                             "feature": ["randwrite_64K_lat_mean", "randwrite_4K_lat_mean"]})
+    settings = {"level": 0.95, "pool": "workload", "max_figures": 1, "tolerance": 10}
+    out = heldout.run(agg, screened, {"workloads": ["randwrite"], "block_sizes": ["4K", "64K"],
+                                      "metrics": ["lat_mean"]}, {"metrics": ["lat_mean"]}, [], settings)
+    t = out["tiers"]
+    assert t["position"].tolist() == ["interior"] * 4 + ["extreme"] * 2  # interior first
+    assert set(t.loc[t["position"] == "extreme", "held_out"]) == {"a", "f"}  # lowest and highest result
+    yv = pd.Series(y)
+    base = {d: 100 * ((yv.sum() - yv[d]) / 5 - yv[d]) / yv[d] for d in yv.index}
+    assert t.set_index("held_out")["baseline_pct_error"].to_dict() == pytest.approx(base)
+    nested = out["chosen_folds"].query("kind == @heldout.KIND_NESTED").set_index("held_out")["pct_error"]
+    assert t.set_index("held_out")["nested_pct_error"].to_dict() == pytest.approx(nested.to_dict())
+    v = out["verdicts"].iloc[0]
+    interior = ["b", "c", "d", "e"]
+    assert v["interior_mape"] == pytest.approx(np.mean([abs(nested[d]) for d in interior]))
+    assert v["interior_baseline_mape"] == pytest.approx(np.mean([abs(base[d]) for d in interior]))
+    assert v["baseline_mape"] == pytest.approx(np.mean(np.abs(list(base.values()))))
+    assert (v["n_devices"], v["n_interior"]) == (6, 4)
+    assert v["spread"] == pytest.approx(yv.max() / yv.min())
+    expected = heldout.VERDICT_PREDICTABLE if v["interior_mape"] <= 10 else heldout.VERDICT_BETTER
+    assert v["interior_mape"] < v["interior_baseline_mape"] and v["verdict"] == expected
+
+
+def test_verdicts_label_device_independent_and_unpredictable_series():
+    tier = lambda errs, base: pd.DataFrame({  # noqa: E731
+        "series": "s", "benchmark": "ycsb", "engine": "e", "workload": "w", "threads": 0, "data_size": 1, "op": "read",
+        "metric": "lat_mean", "unit": "us", "held_out": list("abcd"), "position": ["interior", "interior", "extreme",
+                                                                                  "extreme"],
+        "truth": [2.0, 3.0, 1.0, 4.0], "baseline_pct_error": base, "nested_pct_error": errs,
+        "nested_features": "f", "multiple_pct_error": np.nan})
+    flat = heldout.verdicts(tier([1.0, -2.0, 3.0, 1.0], [2.0, 1.0, -3.0, 4.0]), 10)
+    assert flat["verdict"].iloc[0] == heldout.VERDICT_INDEPENDENT
+    worse = heldout.verdicts(tier([40.0, -50.0, 3.0, 1.0], [20.0, 30.0, -30.0, 40.0]), 10)
+    assert worse["verdict"].iloc[0] == heldout.VERDICT_NONE
+    missed = heldout.verdicts(tier([15.0, -15.0, 3.0, 1.0], [20.0, 30.0, -30.0, 40.0]), 10)
+    assert missed["verdict"].iloc[0] == heldout.VERDICT_BETTER
+    few = heldout.verdicts(tier([np.nan] * 4, [20.0, 30.0, -30.0, 40.0]), 10)
+    assert few["verdict"].iloc[0] == heldout.VERDICT_FEW

@@ -15,7 +15,7 @@ Input is the *aggregated* table (:mod:`benchcast.aggregate`): the record key col
   or across workloads: same benchmark, engine, op, metric, unit). :func:`pool_table` builds one,
   with the workload variables (:func:`workload_variables`) and the features as columns.
 * A *target* is a hypothetical device given as a spec card ``{name: {"figures": [{"workload",
-  "block_size", "metric", "value"[, "op"]}, ...]}}``; :func:`spec_features` reads the cards.
+  "block_size", "metric", "value"[, "op", "iodepth"]}, ...]}}``; :func:`spec_features` reads the cards.
 * The study's ``pairing`` rules say which features may explain which series
   (:func:`match_rule`, :func:`multiple_candidates`).
 """
@@ -61,11 +61,15 @@ def _select(df: pd.DataFrame, col: str, values) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def feature_name(workload: str, block_size: int, op: str, metric: str) -> str:
-    """'randwrite_64K_lat_mean'; a mixed workload names its op: 'randrw_4K_read_lat_mean'."""
-    if rw_op(workload) is not None:
-        return f"{workload}_{records.size_label(block_size)}_{metric}"
-    return f"{workload}_{records.size_label(block_size)}_{op}_{metric}"
+def feature_name(workload: str, block_size: int, op: str, metric: str, threads: int = 1) -> str:
+    """'randwrite_64K_lat_mean'. The op is named where the workload does not say it: a mixed
+    workload ('randrw_4K_read_lat_mean') or the sync calls of a logging job
+    ('write_4K_sync_lat_mean', fio with fdatasync=1); a queue depth above 1 (fio's iodepth x numjobs,
+    the records' threads) is named too ('randread_4K_qd32_lat_mean')."""
+    qd = f"_qd{int(threads)}" if int(threads or 1) > 1 else ""
+    if rw_op(workload) == op:
+        return f"{workload}_{records.size_label(block_size)}{qd}_{metric}"
+    return f"{workload}_{records.size_label(block_size)}{qd}_{op}_{metric}"
 
 
 def data_size_label(nbytes) -> str:
@@ -108,7 +112,8 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
         df = _select(df, "block_size", bs)
     df = _select(df, "metric", features.get("metrics")).copy()
     df["feature"] = [
-        feature_name(w, bs, op, m) for w, bs, op, m in zip(df["workload"], df["block_size"], df["op"], df["metric"])
+        feature_name(w, bs, op, m, t)
+        for w, bs, op, m, t in zip(df["workload"], df["block_size"], df["op"], df["metric"], df["threads"])
     ]
     dup = df.duplicated(["feature", "device"], keep=False)
     if dup.any():
@@ -193,7 +198,8 @@ def spec_features(targets: Mapping) -> pd.DataFrame:
             op = fig.get("op") or rw_op(fig["workload"])
             if op is None:
                 raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
-            rows.append({"target": name, "feature": feature_name(fig["workload"], bs, op, fig["metric"]),
+            qd = int(fig.get("iodepth", 1))
+            rows.append({"target": name, "feature": feature_name(fig["workload"], bs, op, fig["metric"], qd),
                          "x": float(fig["value"])})
     df = pd.DataFrame(rows, columns=["target", "feature", "x"])
     dup = df.duplicated(["target", "feature"])

@@ -12,7 +12,8 @@ only that device's cell ids.
 
 fio's text output is never parsed: runs write ``--output-format=json``; records take latencies
 (``lat_ns``, ``clat_ns`` and its percentiles) in us, ``bw_bytes`` in B/s and ``iops`` in ops/s, for
-each operation (read, write, trim) that did I/O.
+each operation (read, write, trim) that did I/O; a job that syncs (``fdatasync=1``: a log commit)
+also gets op ``sync`` with the sync calls' latency (``jobs[].sync.lat_ns``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ OVERRIDE_KEYS = set(OPTION_KEYS) | {"rwmixread"}
 DEFAULT_REPEATS = 5
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
 PERCENTILES = {"clat_p50": "50.000000", "clat_p99": "99.000000", "clat_p99.9": "99.900000"}
+#: Percentiles of the sync calls (op ``sync``; fio keeps only their total latency).
+SYNC_PERCENTILES = {"lat_p50": "50.000000", "lat_p99": "99.000000", "lat_p99.9": "99.900000"}
 
 
 # --------------------------------------------------------------------------- grid
@@ -343,6 +346,7 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
         for metric, value in vals.items():
             unit = "B/s" if metric == "bw" else "ops/s" if metric == "iops" else "us"
             rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
+    rows += _sync_rows(job.get("sync"))
     if not rows:
         raise BenchcastError(f"{path}: fio job did no I/O")
     here = host.machine()
@@ -356,6 +360,21 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
         rows, study=study, source=source, device=device, benchmark="fio", engine=opts.get("ioengine", "psync"),
         workload=rw, block_size=bs, threads=numjobs * iodepth, data_size=data_size, run=int(run), **prov,
     )
+
+
+def _sync_rows(st) -> list[dict]:
+    """Records of fio's ``sync`` section (jobs with ``fsync``/``fdatasync``: the latency of each sync
+    call after writes), op ``sync``: lat_mean and the lat percentiles of :data:`SYNC_PERCENTILES` in
+    us. fio leaves ``total_ios`` at 0 there; ``lat_ns.N`` counts the calls."""
+    lat = (st or {}).get("lat_ns") if isinstance(st, dict) else None
+    if not isinstance(lat, dict) or not lat.get("N"):
+        return []
+    vals = {"lat_mean": lat["mean"] / 1000.0}
+    pct = lat.get("percentile") or {}
+    for metric, key in SYNC_PERCENTILES.items():
+        if key in pct:
+            vals[metric] = pct[key] / 1000.0
+    return [{"op": "sync", "metric": m, "unit": "us", "value": v} for m, v in vals.items()]
 
 
 def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: str,

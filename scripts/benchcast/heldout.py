@@ -323,12 +323,120 @@ def select_multiple(summary: pd.DataFrame, refusals: pd.DataFrame | None = None)
     return base.reset_index()
 
 
+KIND_NESTED = "simple (nested choice)"
+KIND_HELDOUT = "simple (held-out choice)"
+KIND_PAPER = "simple (paper: max R²)"
+KIND_MULTIPLE = "multiple (held-out choice)"
+
+
+def nested_simple(table: pd.DataFrame, candidates, folds: pd.DataFrame) -> pd.DataFrame:
+    """Held-out predictions of a device the model never saw, not even to choose its feature.
+
+    The held-out choice (:func:`select_simple`) picks the feature with the lowest MAPE over all
+    folds, the held-out device's own fold included, so its MAPE flatters. Here, for each device
+    d, the feature is chosen by leave-one-out MAPE over the other devices alone, and d's
+    prediction is the fold of ``folds`` (fitted without d) for that feature. Rows as ``folds``.
+    """
+    parts = []
+    for d in pd.unique(folds["held_out"]):
+        _, inner = loo_simple(table[table["device"] != d], candidates)
+        if inner.empty:
+            continue
+        sel = select_simple(inner)[["series", "selected_feature"]].dropna()
+        sel = sel.rename(columns={"selected_feature": "features"})
+        parts.append(folds[folds["held_out"] == d].merge(sel, on=["series", "features"]))
+    if not parts:
+        return folds.iloc[:0]
+    return pd.concat(parts, ignore_index=True)
+
+
+TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "baseline_pct_error",
+                "nested_features", "nested_pct_error", "heldout_features", "heldout_pct_error",
+                "paper_features", "paper_pct_error", "multiple_features", "multiple_pct_error"]
+_TIER_KINDS = {KIND_NESTED: "nested", KIND_HELDOUT: "heldout", KIND_PAPER: "paper", KIND_MULTIPLE: "multiple"}
+
+
+def tiers(chosen: pd.DataFrame) -> pd.DataFrame:
+    """Per series and held-out device (tier): the held-out percent error of each kind of model and
+    of the baseline (the mean of the other devices), and the tier's position: ``interior`` when
+    its result lies inside the other devices' range (the model interpolates), ``extreme`` when it
+    is the lowest or highest (extrapolation). Rows interior first; columns :data:`TIER_COLUMNS`."""
+    if chosen.empty:
+        return pd.DataFrame(columns=TIER_COLUMNS)
+    t = chosen.drop_duplicates(["series", "held_out"])[["series", *SERIES_COLUMNS, "held_out", "truth"]].copy()
+    g = t.groupby("series")["truth"]
+    n, total = g.transform("count"), g.transform("sum")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        baseline = (total - t["truth"]) / (n - 1)
+        t["baseline_pct_error"] = 100 * (baseline - t["truth"]) / t["truth"]
+    t["position"] = np.where((t["truth"] == g.transform("min")) | (t["truth"] == g.transform("max")),
+                             "extreme", "interior")
+    for kind, short in _TIER_KINDS.items():
+        k = chosen[chosen["kind"] == kind][["series", "held_out", "features", "pct_error"]]
+        k = k.rename(columns={"features": f"{short}_features", "pct_error": f"{short}_pct_error"})
+        t = t.merge(k.drop_duplicates(["series", "held_out"]), on=["series", "held_out"], how="left")
+    t["_pos"] = (t["position"] != "interior").astype(int)
+    t = t.sort_values(["_pos", "series", "truth"], kind="mergesort")
+    return t[TIER_COLUMNS].reset_index(drop=True)
+
+
+VERDICT_PREDICTABLE = "predictable from device figures"
+VERDICT_INDEPENDENT = "device-independent"
+VERDICT_BETTER = "device-dependent; the model beats the baseline but misses the tolerance"
+VERDICT_NONE = "not predictable: no better than the mean of the other devices"
+VERDICT_FEW = "too few devices to judge (a nested choice needs 4, an interior tier 3)"
+VERDICT_COLUMNS = ["series", *SERIES_COLUMNS, "n_devices", "n_interior", "spread", "feature",
+                   "interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
+                   "extreme_baseline_mape",
+                   "multiple_interior_mape", "verdict"]
+
+
+def verdicts(tier_table: pd.DataFrame, tolerance: float) -> pd.DataFrame:
+    """Per series, what held-out validation says: MAPE on interior and extreme tiers of the
+    nested-choice simple model (:func:`nested_simple`) and of the baseline, the spread of the
+    results over devices (max / min), and a verdict: device-independent (the baseline is within
+    ``tolerance`` % on every tier taken together: the device hardly matters), predictable (beats
+    the baseline on the interior tiers, interior MAPE <= ``tolerance`` %), better than the
+    baseline but outside the tolerance, not predictable, or too few devices to judge.
+    Columns :data:`VERDICT_COLUMNS`."""
+    if tier_table.empty:
+        return pd.DataFrame(columns=VERDICT_COLUMNS)
+    rows = []
+    for series, t in tier_table.groupby("series", sort=False):
+        inner, outer = t[t["position"] == "interior"], t[t["position"] != "interior"]
+        mape = lambda df, c: float(df[c].abs().mean()) if df[c].notna().any() else np.nan  # noqa: E731
+        m, b = mape(inner, "nested_pct_error"), mape(inner, "baseline_pct_error")
+        if mape(t, "baseline_pct_error") <= tolerance:
+            verdict = VERDICT_INDEPENDENT
+        elif len(inner) == 0 or np.isnan(b) or np.isnan(m):
+            verdict = VERDICT_FEW
+        elif m < b and m <= tolerance:
+            verdict = VERDICT_PREDICTABLE
+        elif m < b:
+            verdict = VERDICT_BETTER
+        else:
+            verdict = VERDICT_NONE
+        feats = t["nested_features"].dropna()
+        rows.append({
+            "series": series, **t.iloc[0][SERIES_COLUMNS].to_dict(), "n_devices": len(t), "n_interior": len(inner),
+            "spread": float(t["truth"].max() / t["truth"].min()) if t["truth"].min() > 0 else np.nan,
+            "feature": feats.mode().iloc[0] if len(feats) else "", "interior_mape": m,
+            "interior_baseline_mape": b, "baseline_mape": mape(t, "baseline_pct_error"),
+            "extreme_mape": mape(outer, "nested_pct_error"),
+            "extreme_baseline_mape": mape(outer, "baseline_pct_error"),
+            "multiple_interior_mape": mape(inner, "multiple_pct_error"), "verdict": verdict,
+        })
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
 def run(agg, screened, features, series, pairing, settings: dict):
     """All validation tables of a study, as a dict name -> DataFrame."""
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
-    folds, summary = loo_simple(table, simple_candidates(screened), alpha=alpha)
+    candidates = simple_candidates(screened)
+    folds, summary = loo_simple(table, candidates, alpha=alpha)
     selection = select_simple(summary)
+    nested = nested_simple(table, candidates, folds)
     pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS
     mfolds, msummary, refusals = loo_multiple(
         table,
@@ -339,8 +447,12 @@ def run(agg, screened, features, series, pairing, settings: dict):
         max_figures=settings["max_figures"],
     )
     mselection = select_multiple(msummary, refusals)
+    chosen = selected_folds(folds, selection, mfolds, mselection, nested)
+    tier_table = tiers(chosen)
     return {
-        "chosen_folds": selected_folds(folds, selection, mfolds, mselection),
+        "chosen_folds": chosen,
+        "tiers": tier_table,
+        "verdicts": verdicts(tier_table, settings["tolerance"]),
         "simple_folds": folds,
         "simple_summary": summary,
         "simple_selection": selection,
@@ -351,16 +463,17 @@ def run(agg, screened, features, series, pairing, settings: dict):
     }
 
 
-def selected_folds(folds, selection, mfolds, mselection) -> pd.DataFrame:
+def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.DataFrame:
     """The held-out predictions of the selected models only (simple per series, multiple per pool),
-    with the paper's choice as a third kind: what the validity chart and coverage are about."""
-    parts = []
-    for kind, col in (("simple (held-out choice)", "selected_feature"), ("simple (paper: max R²)", "paper_feature")):
+    with the paper's choice and the nested choice (:func:`nested_simple`) as further kinds: what
+    the validity chart, coverage and tier tables are about."""
+    parts = [] if nested is None else [nested.assign(kind=KIND_NESTED)]
+    for kind, col in ((KIND_HELDOUT, "selected_feature"), (KIND_PAPER, "paper_feature")):
         sel = selection[["series", col]].rename(columns={col: "features"})
         parts.append(folds.merge(sel, on=["series", "features"]).assign(kind=kind))
     if len(mselection):
         sel = mselection[["pool", "selected_features"]].rename(columns={"selected_features": "features"})
-        parts.append(mfolds.merge(sel, on=["pool", "features"]).assign(kind="multiple (held-out choice)"))
+        parts.append(mfolds.merge(sel, on=["pool", "features"]).assign(kind=KIND_MULTIPLE))
     cols = ["kind", "series", *SERIES_COLUMNS, "features", "held_out", "truth", "prediction",
             "lower", "upper", "abs_error", "pct_error", "covered", "interval_flag"]
     out = pd.concat(parts, ignore_index=True)

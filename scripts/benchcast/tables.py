@@ -134,6 +134,31 @@ def table14(fits: pd.DataFrame, focus: dict) -> pd.DataFrame:
     return sel[cols].reset_index(drop=True)
 
 
+def validity_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The verdict per series (:func:`benchcast.heldout.verdicts`), data size in GB, MAPEs rounded
+    to 0.1 %, predictable series first."""
+    out = verdicts.copy()
+    out.insert(out.columns.get_loc("data_size"), "data_size_gb", out["data_size"] / 1e9)
+    out = out.drop(columns=["series", "data_size"])
+    for c in ("interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
+              "extreme_baseline_mape", "multiple_interior_mape"):
+        out[c] = out[c].astype(float).round(1)
+    out["spread"] = out["spread"].astype(float).round(2)
+    return out.reset_index(drop=True)
+
+
+def validity_tiers(tier_table: pd.DataFrame, labels=None) -> pd.DataFrame:
+    """Held-out percent error per tier and series (:func:`benchcast.heldout.tiers`): interior tiers
+    first, extreme tiers marked, percent errors rounded to 0.1 %."""
+    out = tier_table.copy()
+    out.insert(out.columns.get_loc("held_out") + 1, "label", out["held_out"].map(dict(labels or {})).fillna(""))
+    out.insert(out.columns.get_loc("data_size"), "data_size_gb", out["data_size"] / 1e9)
+    out = out.drop(columns=["series", "data_size"])
+    for c in [c for c in out.columns if c.endswith("_pct_error")]:
+        out[c] = out[c].astype(float).round(1)
+    return out.reset_index(drop=True)
+
+
 def validity_coverage(chosen: pd.DataFrame, level: float) -> pd.DataFrame:
     """Per model kind: held-out MAPE, and how often the held-out truth fell inside the interval."""
     rows = []

@@ -267,7 +267,7 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
              repeats=1, reload_per_workload: bool = False, fieldcount: int = 10, fieldlength: int = 100,
              properties: dict | None = None, run_properties: dict | None = None,
              load_threads: int | None = None, mariadb_options: dict | None = None, java: str = "java", jvm_args=(),
-             timeout: float | None = None, keep_data: bool = False) -> pd.DataFrame:
+             timeout: float | None = None, keep_data: bool = False, fast_load: bool = False) -> pd.DataFrame:
     """Load and run YCSB workloads on one device with one engine at one data size; return records.
 
     For each repeat (``repeats``: a count, or the run indices to use) the data is loaded into a fresh
@@ -282,6 +282,10 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
     ``db.batchsize`` ...), ``run_properties`` extra ones for the run phases only (they override
     everything, the record count too); ``mariadb_options`` are :func:`benchcast.mariadb.start` keyword arguments
     (``buffer_pool_size``, ``log_file_size``, ``options``). Every setting is kept as provenance.
+
+    ``fast_load``: the load is not a measurement, so it runs without a sync per insert (RocksDB
+    ``rocksdb.sync=false``; MariaDB ``innodb_flush_log_at_trx_commit=0`` and batched inserts, the
+    server's own setting restored before the workloads run).
     """
     if engine not in ENGINES:
         raise BenchcastError(f"ycsb: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
@@ -310,6 +314,7 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
         "reload": "per-workload" if reload_per_workload else "once",
         "fieldcount": int(fieldcount), "fieldlength": int(fieldlength),
         "operationcount": int(operationcount or 0), "maxexecutiontime": float(maxexecutiontime or 0),
+        "load_mode": "fast" if fast_load else "measured settings",
     }
     for prefix, extra in (("prop", properties), ("runprop", run_properties)):
         for key, val in sorted((extra or {}).items()):
@@ -329,15 +334,16 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
                 load_threads=load_threads or threads, jar=jar, common=common, provenance=provenance,
                 fieldcount=fieldcount, fieldlength=fieldlength, operationcount=operationcount,
                 maxexecutiontime=maxexecutiontime, properties=properties or {},
-                run_properties=run_properties or {}, mariadb_options=mariadb_options or {}, java=java, jvm_args=jvm_args, timeout=timeout,
-                keep_data=keep_data)
+                run_properties=run_properties or {}, mariadb_options=mariadb_options or {}, java=java,
+                jvm_args=jvm_args, timeout=timeout, keep_data=keep_data, fast_load=fast_load)
     out = pd.concat(frames, ignore_index=True)
     return rec.check(out, where=f"ycsb {engine} {device}")
 
 
 def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes, threads, load_threads, jar,
               common, provenance, fieldcount, fieldlength, operationcount, maxexecutiontime, properties,
-              run_properties, mariadb_options, java, jvm_args, timeout, keep_data) -> list[pd.DataFrame]:
+              run_properties, mariadb_options, java, jvm_args, timeout, keep_data,
+              fast_load=False) -> list[pd.DataFrame]:
     """Load a fresh database in ``data_dir`` and run the ``unit`` workloads ((order, name) pairs) on it;
     raw files are ``run_dir/{label}load.*`` and ``run_dir/{order:02d}-{name}.*``."""
     from . import mariadb
@@ -361,10 +367,21 @@ def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes,
             props = workload_properties(unit[0][1], nbytes, **sizes, extra=properties)
             records_now = int(props["recordcount"])
             load_over = {**conn, "db.droptable": "true"} if engine == "mariadb" else dict(conn)
+            restore = None
+            if fast_load:  # loads are not measured: no sync per insert, batched inserts
+                if srv is None:
+                    load_over["rocksdb.sync"] = "false"
+                else:
+                    load_over["db.batchsize"] = "100"
+                    restore = srv.sql("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").strip()
+                    srv.sql("SET GLOBAL innodb_flush_log_at_trx_commit=0")
             df = run_phase("load", engine=engine, jar=jar, props=props, overrides=load_over,
                            threads=load_threads, prefix=run_dir / f"{label}load", java=java,
                            jvm_args=jvm_args, columns={**common, **prov, "workload": "load", "run": run,
                                                        "recordcount": records_now, "order": 0})
+            if restore is not None:  # the measured settings again, the loaded data made durable first
+                srv.sql(f"SET GLOBAL innodb_flush_log_at_trx_commit={int(restore)}")
+                srv.sql("FLUSH TABLES")
             if keep_load:
                 frames.append(df)
             for order, w in unit:

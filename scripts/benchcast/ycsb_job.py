@@ -45,6 +45,7 @@ def run_job(job: dict) -> None:
             fieldcount=src.get("fieldcount", 10),
             fieldlength=src.get("fieldlength", 100),
             properties=props,
+            fast_load=src["fast_load"],
             mariadb_options={
                 "buffer_pool_size": maria["buffer_pool_size"],
                 "log_file_size": maria["log_file_size"],
