@@ -1,12 +1,18 @@
 # YCSB: our bindings built once; load + workloads per (device, engine, data size, repeat).
 
+YCSB_JAR = "results/ycsb/benchcast-ycsb.jar"
+
+
+def ycsb_output(wc, suffix):
+    return f"results/{wc.study}/ycsb/{wc.source}/{wc.device}/{wc.engine}/{wc.size}/run{wc.repeat}{suffix}"
+
 
 rule build_ycsb:
     input:
         pom="ycsb/pom.xml",
         sources=YCSB_SOURCES,
     output:
-        "results/ycsb/benchcast-ycsb.jar",
+        YCSB_JAR,
     log:
         "logs/build_ycsb.log",
     conda:
@@ -20,7 +26,7 @@ rule build_ycsb:
 rule ycsb_run:
     input:
         # ancient: rebuilding the bindings never re-measures by itself
-        jar=ancient("results/ycsb/benchcast-ycsb.jar"),
+        jar=ancient(YCSB_JAR),
         provisioned="results/{study}/devices/{device}/provisioned.json",
     output:
         records=protected(
@@ -42,7 +48,9 @@ rule ycsb_run:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        job=lambda wc, input, output: json.dumps(
+        # a function of the wildcards alone: Snakemake records such params (not those that take
+        # input or output), so a changed YCSB setting is seen as a change of the measurement
+        job=lambda wc: json.dumps(
             {
                 "study": wc.study,
                 "device": wc.device,
@@ -53,9 +61,9 @@ rule ycsb_run:
                 "engine": wc.engine,
                 "size": int(wc.size),
                 "repeat": int(wc.repeat),
-                "jar": input.jar,
-                "records": output.records,
-                "raw": output.raw,
+                "jar": YCSB_JAR,
+                "records": ycsb_output(wc, ".csv"),
+                "raw": ycsb_output(wc, ""),
             }
         ),
     shell:

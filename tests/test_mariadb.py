@@ -135,6 +135,18 @@ def test_ycsb_on_mariadb_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
     assert_no_processes_under(tmpfs)
 
 
+def test_fast_load_on_mariadb_batches_without_syncs_and_loses_no_record(ycsb_jar, tmpfs, tmp_path):
+    out = tmp_path / "out"
+    df = ycsb.run_ycsb("mariadb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+                       device="tmpfs", operationcount=1000, mariadb_options=SMALL, fast_load=True)
+    assert "-p db.batchsize=100" in (out / "r0" / "load.cmd").read_text()
+    assert "db.batchsize" not in (out / "r0" / "01-write-only.cmd").read_text()
+    ops = df[df["metric"] == "ops"].set_index(["workload", "op"])["value"]
+    # every record loaded (a lost batch would make the updates fail with NOT_FOUND, which raises)
+    assert ops[("load", "insert")] == 1000 and ops[("write-only", "update")] == 1000
+    assert set(df["load_mode"]) == {"fast"}
+
+
 def test_ycsb_on_mariadb_failing_run_shuts_the_server_down(ycsb_jar, tmpfs, tmp_path):
     # 1000 records loaded (1MB), reads over 2000 keys: about half are NOT_FOUND
     out = tmp_path / "out"

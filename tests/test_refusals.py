@@ -21,7 +21,12 @@ pytestmark = [pytest.mark.workflow, pytest.mark.root]
 @pytest.fixture(scope="module")
 def base(tmp_path_factory, ycsb_jar):
     """The finished tree every case starts from (tests marked root: skipped without root)."""
-    return measured_tree(tmp_path_factory.mktemp("refusals") / "base", mini_local_study, ycsb_jar)
+    def both(c):  # the paper study (imported tables, targets) beside the cut-down measured one
+        paper = c["studies"]["paper"]
+        mini_local_study(c)
+        c["studies"] = {"paper": paper, **c["studies"]}
+
+    return measured_tree(tmp_path_factory.mktemp("refusals") / "base", both, ycsb_jar)
 
 
 # --------------------------------------------------------------------------- the cases

@@ -86,3 +86,12 @@ def test_changing_analysis_settings_never_reruns_a_benchmark(measured):
     jobs = _dry(measured, analysis)
     assert {"aggregate", "screen", "heldout"} <= set(jobs)
     assert not (set(jobs) & BENCH_RULES), jobs
+
+
+def test_changing_a_ycsb_setting_plans_its_runs_again(measured):
+    """A YCSB setting shapes the measurement: the changed runs are planned (and the re-measure guard
+    stops a real run before them), fio cells are not. Snakemake records only params that are
+    functions of the wildcards, so the job's params must be one."""
+    jobs = _dry(measured, lambda c: c["studies"]["local"]["sources"]["ycsb"].update(operationcount=300))
+    assert jobs["ycsb_run"] == 12  # 4 devices x 3 data sizes x 1 repeat
+    assert "fio_run" not in jobs and "build_ycsb" not in jobs

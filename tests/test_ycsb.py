@@ -208,6 +208,21 @@ def test_rocksdb_reload_per_workload_and_inserting_workloads(ycsb_jar, tmpfs, tm
     assert set(df[df["workload"] == "f"]["recordcount"]) == {500}  # reloaded: d's inserts are gone
 
 
+def test_timed_runs_leave_the_load_whole_and_fast_loads_unsynced(ycsb_jar, tmpfs, tmp_path):
+    """maxexecutiontime bounds the workloads, never the load (a cut load made later updates fail
+    with NOT_FOUND); a fast load runs without the sync per write that the workloads keep."""
+    out = tmp_path / "out"
+    df = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+                       device="tmpfs", maxexecutiontime=1, properties={"rocksdb.sync": "true"}, fast_load=True)
+    load_cmd = (out / "r0" / "load.cmd").read_text()
+    assert "-p maxexecutiontime=0" in load_cmd and "-p rocksdb.sync=false" in load_cmd
+    run_cmd = (out / "r0" / "01-write-only.cmd").read_text()
+    assert "rocksdb.sync=false" not in run_cmd and "rocksdb.sync=true" in (out / "r0" / "01-write-only.properties").read_text()
+    ops = df[df["metric"] == "ops"].set_index(["workload", "op"])["value"]
+    assert ops[("load", "insert")] == 1000 and ops[("write-only", "update")] > 0
+    assert set(df["load_mode"]) == {"fast"}
+
+
 def test_rocksdb_failing_run_raises_and_leaves_nothing(ycsb_jar, tmpfs, tmp_path):
     # 1000 records loaded (1MB), the runs ask for keys of 2000: about half the ops find no record
     out = tmp_path / "out"

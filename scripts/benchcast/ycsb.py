@@ -367,6 +367,7 @@ def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes,
             props = workload_properties(unit[0][1], nbytes, **sizes, extra=properties)
             records_now = int(props["recordcount"])
             load_over = {**conn, "db.droptable": "true"} if engine == "mariadb" else dict(conn)
+            load_over["maxexecutiontime"] = "0"  # a load inserts every record, however long it takes
             restore = None
             if fast_load:  # loads are not measured: no sync per insert, batched inserts
                 if srv is None:

@@ -52,6 +52,8 @@ def run_job(job: dict) -> None:
                 "options": maria.get("options"),
             },
         )
+    if src["fast_load"]:  # a load without its syncs measures nothing of the device: raw files only
+        recs = recs[recs["workload"] != "load"]
     recs["source"] = f"ycsb:{job['source_name']}"
     for key, val in devices.provenance(state).items():
         recs[key] = val

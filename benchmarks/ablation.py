@@ -1,0 +1,89 @@
+"""Which lever makes held-out predictions trustworthy? An ablation over one measured study.
+
+Reads the raw records of a finished study (default ``results/local``) and redoes the analysis with
+one lever at a time switched off, printing the nested-choice held-out MAPE on interior tiers (the
+device the model never saw, not even to choose its feature) per series family, the baseline beside
+it, and the verdict counts:
+
+* tiers: the study's first four devices (the former default: tmpfs, zram, disk, one throttled loop)
+  or all of them;
+* figures: the paper's grid only (randread/randwrite, direct, QD1) or with the commit-shaped
+  figures (4K/16K appends with fdatasync: op ``sync``);
+* repeats: the trimmed mean of every repeat, or only the first repeat of every cell.
+
+    .venv/bin/python benchmarks/ablation.py [results/local] [--config config/config.yaml]
+
+Nothing is measured; the study's settings (features, series, pairing, validate) come from the config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+from benchcast import aggregate, config, heldout, records, screen  # noqa: E402
+
+FAMILIES = {
+    "write latency (update, insert)": lambda v: v["op"].isin(["update", "insert"]),
+    "read latency": lambda v: v["op"] == "read",
+}
+
+
+def analyse(recs: pd.DataFrame, study: dict, devices, workloads) -> pd.DataFrame:
+    recs = recs[recs["device"].isin(devices)]
+    agg = aggregate.aggregate(recs, trim=study["aggregate"]["trim"])
+    feats = {**study["features"], "workloads": workloads}
+    scr = screen.screen(agg, feats, study.get("series"), study["pairing"], study["screen"]["min_devices"])
+    return heldout.run(agg, scr, feats, study.get("series"), study["pairing"], study["validate"])["verdicts"]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("tree", nargs="?", default="results/local")
+    p.add_argument("--config", default="config/config.yaml")
+    p.add_argument("--study", default="local")
+    args = p.parse_args(argv)
+    cfg = config.validate(yaml.safe_load(Path(args.config).read_text()))
+    study = cfg["studies"][args.study]
+    recs = records.read_many(sorted(Path(args.tree).glob("records/*/*.csv")))
+    recs = recs[recs["benchmark"].isin(["fio", "ycsb"]) & (recs["workload"] != "load")]
+    all_devs = [d for d in study["devices"] if d in set(recs["device"])]
+    first = [d for d in ["dram", "zram", "disk", "slow"] if d in all_devs] or all_devs[:4]
+    grid = [w for w in study["features"]["workloads"] if w in ("randread", "randwrite")]
+    levers = [
+        ("4 tiers, paper grid", first, grid, False),
+        ("4 tiers, + commit figures", first, study["features"]["workloads"], False),
+        (f"{len(all_devs)} tiers, paper grid", all_devs, grid, False),
+        (f"{len(all_devs)} tiers, + commit figures", all_devs, study["features"]["workloads"], False),
+        (f"{len(all_devs)} tiers, + commit figures, first repeat only", all_devs,
+         study["features"]["workloads"], True),
+    ]
+    rows = []
+    for name, devs, wl, first_only in levers:
+        r = recs[recs["run"] == recs["run"].min()] if first_only else recs
+        v = analyse(r, study, devs, wl)
+        row = {"lever": name}
+        for fam, sel in FAMILIES.items():
+            f = v[sel(v)]
+            row[f"{fam}: model"] = f["interior_mape"].mean()
+            row[f"{fam}: baseline"] = f["interior_baseline_mape"].mean()
+            row[f"{fam}: worst series"] = f["interior_mape"].max()
+        for verdict, n in v["verdict"].value_counts().items():
+            row[verdict] = n
+        rows.append(row)
+    out = pd.DataFrame(rows).set_index("lever").fillna(0)
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_columns", 40)
+    print("nested-choice held-out MAPE (%) on interior tiers, mean over the series of a family:")
+    print(out.T.round(1).to_string())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
