@@ -7,8 +7,9 @@ it, and the verdict counts:
 
 * tiers: the study's first four devices (the former default: tmpfs, zram, disk, one throttled loop)
   or all of them;
-* figures: the paper's grid only (randread/randwrite, direct, QD1) or with the commit-shaped
-  figures (4K/16K appends with fdatasync: op ``sync``);
+* figures: the paper's grid only (randread/randwrite, direct, QD1), with the commit-shaped
+  figures (4K/16K writes in place with fdatasync: op ``sync``), and with appends too (workload
+  ``append``: writes past the end of the file with fdatasync, as a write-ahead log);
 * repeats: the trimmed mean of every repeat, or only the first repeat of every cell.
 
     .venv/bin/python benchmarks/ablation.py [results/local] [--config config/config.yaml]
@@ -30,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from benchcast import aggregate, config, heldout, records, screen  # noqa: E402
 
 FAMILIES = {
-    "write latency (update, insert)": lambda v: v["op"].isin(["update", "insert"]),
+    "RocksDB write latency": lambda v: (v["engine"] == "rocksdb") & v["op"].isin(["update", "insert"]),
+    "MariaDB write latency": lambda v: (v["engine"] == "mariadb") & v["op"].isin(["update", "insert"]),
     "read latency": lambda v: v["op"] == "read",
 }
 
@@ -55,14 +57,17 @@ def main(argv=None) -> int:
     recs = recs[recs["benchmark"].isin(["fio", "ycsb"]) & (recs["workload"] != "load")]
     all_devs = [d for d in study["devices"] if d in set(recs["device"])]
     first = [d for d in ["dram", "zram", "disk", "slow"] if d in all_devs] or all_devs[:4]
-    grid = [w for w in study["features"]["workloads"] if w in ("randread", "randwrite")]
+    wl = study["features"]["workloads"]
+    grid = [w for w in wl if w in ("randread", "randwrite")]
+    inplace = [w for w in wl if w != "append"]
+    n = len(all_devs)
     levers = [
         ("4 tiers, paper grid", first, grid, False),
-        ("4 tiers, + commit figures", first, study["features"]["workloads"], False),
-        (f"{len(all_devs)} tiers, paper grid", all_devs, grid, False),
-        (f"{len(all_devs)} tiers, + commit figures", all_devs, study["features"]["workloads"], False),
-        (f"{len(all_devs)} tiers, + commit figures, first repeat only", all_devs,
-         study["features"]["workloads"], True),
+        ("4 tiers, + in-place commits", first, inplace, False),
+        (f"{n} tiers, paper grid", all_devs, grid, False),
+        (f"{n} tiers, + in-place commits", all_devs, inplace, False),
+        (f"{n} tiers, + in-place commits and appends", all_devs, wl, False),
+        (f"{n} tiers, + in-place commits and appends, first repeat only", all_devs, wl, True),
     ]
     rows = []
     for name, devs, wl, first_only in levers:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchcast import BenchcastError, devices, fio, records
+from benchcast import BenchcastError, devices, features, fio, records
 from devices_util import HAS_ZRAM, clean, needs_blkio, needs_loop, needs_root  # noqa: F401
 
 DEVICES = {
@@ -264,3 +264,18 @@ def test_real_fio_log_commit_job_gives_sync_records(tmp_path):
     plain = fio_json()
     (tmp_path / "p.json").write_text(json.dumps(plain))
     assert "sync" not in set(fio.parse(tmp_path / "p.json", study="s", device="d")["op"])
+
+
+def test_real_fio_appends_are_their_own_workload(tmp_path):
+    """rw=write with file_append=1 (a write-ahead log: each append grows the file) is recorded as
+    workload ``append``, so its figures are told apart from in-place writes."""
+    src = {**SMALL, "rw": ["write"], "block_sizes": ["4K"], "direct": False, "ioengine": "psync",
+           "extra": {"fdatasync": 1, "file_append": 1}}
+    cell = fio.expand_grid(src, {"d": {"kind": "dir", "path": str(tmp_path)}})[0]
+    state = {"device": "d", "kind": "dir", "status": "ready", "target": str(tmp_path), "direct_ok": True}
+    fio.run(cell, state, 0, tmp_path / "j.fio", tmp_path / "o.json")
+    df = fio.parse(tmp_path / "o.json", study="s", device="d")
+    assert set(df["workload"]) == {"append"} and set(df["op"]) == {"write", "sync"}
+    agg = df.assign(n=1)
+    names = set(features.feature_table(agg, {"metrics": ["lat_mean"]})["feature"])
+    assert names == {"append_4K_lat_mean", "append_4K_sync_lat_mean"}

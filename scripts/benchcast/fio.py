@@ -13,7 +13,8 @@ only that device's cell ids.
 fio's text output is never parsed: runs write ``--output-format=json``; records take latencies
 (``lat_ns``, ``clat_ns`` and its percentiles) in us, ``bw_bytes`` in B/s and ``iops`` in ops/s, for
 each operation (read, write, trim) that did I/O; a job that syncs (``fdatasync=1``: a log commit)
-also gets op ``sync`` with the sync calls' latency (``jobs[].sync.lat_ns``).
+also gets op ``sync`` with the sync calls' latency (``jobs[].sync.lat_ns``). Sequential writes past
+the end of the file (``rw=write`` with ``file_append=1``) are recorded as workload ``append``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from . import BenchcastError, host, protect
 from .units import parse_size, size_label
+from .workloads import APPEND
 
 #: fio rw values a grid may use; the mixed ones take rwmixread.
 RW = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
@@ -324,6 +326,8 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
         bs = parse_size(opts.get("bs", "4K"), what=f"{path}: bs")
     except KeyError:
         raise BenchcastError(f"{path}: fio JSON lacks the job option rw") from None
+    if rw == "write" and str(opts.get("file_append", "0")).lower() in ("1", "true", "on", "yes"):
+        rw = APPEND  # appends grow the file: a log's writes, not overwrites of a laid-out file
     numjobs = int(opts.get("numjobs", 1))
     iodepth = int(opts.get("iodepth", 1))
     size = opts.get("size", "0")

@@ -1,7 +1,7 @@
 """What the benchmarks' workloads mean, for the sources and the analysis alike. Light: no pandas.
 
 * fio ``rw`` -> the operation it measures (:func:`rw_op`); mixed workloads (``randrw``) measure both,
-  so their figures name their op.
+  so their figures name their op; ``append`` is fio's ``rw=write`` with ``file_append=1``.
 * YCSB workload name -> CoreWorkload properties (:data:`WORKLOADS`: the paper's four read/update
   mixes and YCSB's core workloads ``a`` .. ``f``), and the read fraction of each
   (:func:`read_fractions`), a workload variable of the multiple regressions.
@@ -10,7 +10,11 @@
 from __future__ import annotations
 
 #: fio rw values whose op follows from the name; other (mixed) workloads measure several ops.
-RW_OP = {"randread": "read", "read": "read", "randwrite": "write", "write": "write"}
+RW_OP = {"randread": "read", "read": "read", "randwrite": "write", "write": "write", "append": "write"}
+
+#: The workload name of fio's sequential writes past the end of the file (rw=write, file_append=1):
+#: what a log does, each append growing the file (with fdatasync, a journal commit per sync).
+APPEND = "append"
 
 
 def rw_op(workload: str) -> str | None:
