@@ -207,6 +207,15 @@ def get_device_benchmarks(wildcards):
     return out
 
 
+YCSB_JAR = "results/ycsb/benchcast-ycsb.jar"
+
+
+def ycsb_output(wildcards, suffix):
+    """A YCSB job's output path from its wildcards (records: suffix .csv; raw folder: no suffix)."""
+    w = wildcards
+    return f"results/{w.study}/ycsb/{w.source}/{w.device}/{w.engine}/{w.size}/run{w.repeat}{suffix}"
+
+
 def get_fio_cell(wildcards):
     try:
         return FIO_CELLS[(wildcards.study, wildcards.source)][

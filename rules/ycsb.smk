@@ -1,11 +1,5 @@
 # YCSB: our bindings built once; load + workloads per (device, engine, data size, repeat).
 
-YCSB_JAR = "results/ycsb/benchcast-ycsb.jar"
-
-
-def ycsb_output(wc, suffix):
-    return f"results/{wc.study}/ycsb/{wc.source}/{wc.device}/{wc.engine}/{wc.size}/run{wc.repeat}{suffix}"
-
 
 rule build_ycsb:
     input:

@@ -71,4 +71,4 @@ def test_target_figure_op_is_a_config_key():
     mixed(cfg, "read")
     config.validate(cfg)
     check(lambda c: mixed(c, None), r"studies.paper.targets.S-SCM.figures\[1\]: workload 'randrw' is mixed")
-    check(lambda c: mixed(c, "both"), r"'both' is not one of \['read', 'write'\]")
+    check(lambda c: mixed(c, "both"), r"'both' is not one of \['read', 'write', 'sync'\]")

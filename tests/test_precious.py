@@ -187,6 +187,8 @@ def test_planning_zram_and_blockdev_as_an_ordinary_user_succeeds():
         loopdev = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True, text=True,
                                  check=True).stdout.strip()
         try:
+            grid = {}
+
             def devices(cfg):
                 local = cfg["studies"]["local"]
                 local["devices"] = {
@@ -196,6 +198,7 @@ def test_planning_zram_and_blockdev_as_an_ordinary_user_succeeds():
                              "write_iops": 100},
                 }
                 local["sources"] = {k: v for k, v in local["sources"].items() if k == "fio"}
+                grid.update(local["sources"]["fio"])
                 local.pop("report", None)
                 cfg["studies"] = {"local": local}
 
@@ -223,7 +226,8 @@ def test_planning_zram_and_blockdev_as_an_ordinary_user_succeeds():
                 if len(parts) != 2 or not parts[1].isdigit():
                     break
                 jobs[parts[0]] = int(parts[1])
-            assert jobs["provision_device"] == 3 and jobs["fio_run"] == 3 * 10 * 5
+            cells = len(grid["rw"]) * len(grid["block_sizes"]) * grid["repeats"]
+            assert jobs["provision_device"] == 3 and jobs["fio_run"] == 3 * cells
         finally:
             subprocess.run(["losetup", "-d", loopdev], check=False)
     finally:
