@@ -54,6 +54,14 @@ SIMPLE_SUMMARY_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "n_dev
                           "mape", "coverage", "n_intervals", "r2", "slope", "intercept", "baseline_mape"]
 
 
+def baseline_pct_error(y) -> np.ndarray:
+    """Percent error of the baseline: each device predicted by the mean of the other devices'
+    results (no feature at all), 100 * (prediction - truth) / truth, for the values ``y``."""
+    y = np.asarray(y, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100 * ((y.sum() - y) / (len(y) - 1) - y) / y
+
+
 def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
 
@@ -89,10 +97,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
         XT = np.where(A, Xv, np.nan).T  # features x devices
         whole = fits.simple(yv[None, :], XT, min_n=2)
         slope_all, intercept_all, r2_all = whole.a[0], whole.b[0], whole.r2[0]
-        n = len(yv)
-        base_pred = (yv.sum() - yv) / (n - 1)  # leave-one-out mean of the other devices
-        with np.errstate(divide="ignore", invalid="ignore"):
-            baseline_mape = float(np.mean(np.abs(100 * (base_pred - yv) / yv)))
+        baseline_mape = float(np.mean(np.abs(baseline_pct_error(yv))))
         for _, test in logo.split(Xv, yv, groups=devs):
             i = int(test[0])
             y_train = yv.copy()
@@ -365,10 +370,7 @@ def tiers(chosen: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=TIER_COLUMNS)
     t = chosen.drop_duplicates(["series", "held_out"])[["series", *SERIES_COLUMNS, "held_out", "truth"]].copy()
     g = t.groupby("series")["truth"]
-    n, total = g.transform("count"), g.transform("sum")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        baseline = (total - t["truth"]) / (n - 1)
-        t["baseline_pct_error"] = 100 * (baseline - t["truth"]) / t["truth"]
+    t["baseline_pct_error"] = g.transform(baseline_pct_error)
     t["position"] = np.where((t["truth"] == g.transform("min")) | (t["truth"] == g.transform("max")),
                              "extreme", "interior")
     for kind, short in _TIER_KINDS.items():
@@ -387,8 +389,7 @@ VERDICT_NONE = "not predictable: no better than the mean of the other devices"
 VERDICT_FEW = "too few devices to judge (a nested choice needs 4, an interior tier 3)"
 VERDICT_COLUMNS = ["series", *SERIES_COLUMNS, "n_devices", "n_interior", "spread", "feature",
                    "interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
-                   "extreme_baseline_mape",
-                   "multiple_interior_mape", "verdict"]
+                   "extreme_baseline_mape", "multiple_interior_mape", "verdict"]
 
 
 def verdicts(tier_table: pd.DataFrame, tolerance: float) -> pd.DataFrame:
@@ -406,7 +407,8 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float) -> pd.DataFrame:
         inner, outer = t[t["position"] == "interior"], t[t["position"] != "interior"]
         mape = lambda df, c: float(df[c].abs().mean()) if df[c].notna().any() else np.nan  # noqa: E731
         m, b = mape(inner, "nested_pct_error"), mape(inner, "baseline_pct_error")
-        if mape(t, "baseline_pct_error") <= tolerance:
+        b_all = mape(t, "baseline_pct_error")
+        if b_all <= tolerance:
             verdict = VERDICT_INDEPENDENT
         elif len(inner) == 0 or np.isnan(b) or np.isnan(m):
             verdict = VERDICT_FEW
@@ -421,7 +423,7 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float) -> pd.DataFrame:
             "series": series, **t.iloc[0][SERIES_COLUMNS].to_dict(), "n_devices": len(t), "n_interior": len(inner),
             "spread": float(t["truth"].max() / t["truth"].min()) if t["truth"].min() > 0 else np.nan,
             "feature": feats.mode().iloc[0] if len(feats) else "", "interior_mape": m,
-            "interior_baseline_mape": b, "baseline_mape": mape(t, "baseline_pct_error"),
+            "interior_baseline_mape": b, "baseline_mape": b_all,
             "extreme_mape": mape(outer, "nested_pct_error"),
             "extreme_baseline_mape": mape(outer, "baseline_pct_error"),
             "multiple_interior_mape": mape(inner, "multiple_pct_error"), "verdict": verdict,

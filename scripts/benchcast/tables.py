@@ -136,10 +136,8 @@ def table14(fits: pd.DataFrame, focus: dict) -> pd.DataFrame:
 
 def validity_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The verdict per series (:func:`benchcast.heldout.verdicts`), data size in GB, MAPEs rounded
-    to 0.1 %, predictable series first."""
-    out = verdicts.copy()
-    out.insert(out.columns.get_loc("data_size"), "data_size_gb", out["data_size"] / 1e9)
-    out = out.drop(columns=["series", "data_size"])
+    to 0.1 %."""
+    out = _gb(verdicts).drop(columns="series")
     for c in ("interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
               "extreme_baseline_mape", "multiple_interior_mape"):
         out[c] = out[c].astype(float).round(1)
@@ -150,10 +148,8 @@ def validity_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
 def validity_tiers(tier_table: pd.DataFrame, labels=None) -> pd.DataFrame:
     """Held-out percent error per tier and series (:func:`benchcast.heldout.tiers`): interior tiers
     first, extreme tiers marked, percent errors rounded to 0.1 %."""
-    out = tier_table.copy()
+    out = _gb(tier_table).drop(columns="series")
     out.insert(out.columns.get_loc("held_out") + 1, "label", out["held_out"].map(dict(labels or {})).fillna(""))
-    out.insert(out.columns.get_loc("data_size"), "data_size_gb", out["data_size"] / 1e9)
-    out = out.drop(columns=["series", "data_size"])
     for c in [c for c in out.columns if c.endswith("_pct_error")]:
         out[c] = out[c].astype(float).round(1)
     return out.reset_index(drop=True)
@@ -191,7 +187,6 @@ def validity_intervals(preds: pd.DataFrame) -> pd.DataFrame:
     cols = ["kind", "choice", "target", "benchmark", "engine", "workload", "op", "metric", "unit", "threads",
             "data_size", "features", "prediction", "lower", "upper", "interval_flag", "feature_out_of_range",
             "data_size_extrapolated", "extrapolation"]
-    out = preds[[c for c in cols if c in preds.columns]].copy()
-    out.insert(out.columns.get_loc("data_size"), "data_size_gb", out["data_size"] / 1e9)
-    return out.drop(columns="data_size").sort_values(["kind", "choice", "target", "engine", "workload", "op",
+    out = _gb(preds[[c for c in cols if c in preds.columns]])
+    return out.sort_values(["kind", "choice", "target", "engine", "workload", "op",
                                                       "data_size_gb"], kind="mergesort").reset_index(drop=True)

@@ -343,7 +343,7 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
 def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes, threads, load_threads, jar,
               common, provenance, fieldcount, fieldlength, operationcount, maxexecutiontime, properties,
               run_properties, mariadb_options, java, jvm_args, timeout, keep_data,
-              fast_load=False) -> list[pd.DataFrame]:
+              fast_load) -> list[pd.DataFrame]:
     """Load a fresh database in ``data_dir`` and run the ``unit`` workloads ((order, name) pairs) on it;
     raw files are ``run_dir/{label}load.*`` and ``run_dir/{order:02d}-{name}.*``."""
     from . import mariadb
