@@ -12,8 +12,9 @@ cd "$(dirname "$0")"
 VENV=${BENCHCAST_VENV:-.venv}
 
 # Debian packages: fio, ndctl, mkfs tools and losetup for the devices; Java 17 and Maven for the YCSB
-# bindings; the MariaDB server for the MariaDB engine. Only installed when missing, only as root.
-APT_PACKAGES=(fio ndctl e2fsprogs util-linux openjdk-17-jdk-headless maven mariadb-server python3-venv)
+# bindings; the MariaDB server for the MariaDB engine; FUSE 3 and a C compiler for delayed devices. Only installed when missing, only as root.
+APT_PACKAGES=(fio ndctl e2fsprogs util-linux openjdk-17-jdk-headless maven mariadb-server python3-venv
+              fuse3 libfuse3-dev pkg-config gcc)
 
 setup_system() {
     local missing=()

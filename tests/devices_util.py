@@ -14,6 +14,8 @@ IS_ROOT = os.geteuid() == 0
 HAS_ZRAM = (zram_kind.CONTROL / "hot_add").exists()
 HAS_LOOP = os.path.exists("/dev/loop-control")
 HAS_BLKIO_V1 = Path("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device").exists()
+HAS_FUSE = os.path.exists("/dev/fuse") and subprocess.run(
+    ["sh", "-c", "command -v cc && pkg-config --exists fuse3"], capture_output=True).returncode == 0
 
 #: Tests that provision real devices carry the `root` marker (conftest skips them when not root;
 #: `pytest -m "not root"` leaves them out); the kind-specific ones also need the kernel's driver.
@@ -29,6 +31,7 @@ def _root_and(have: bool, reason: str):
 
 needs_zram = _root_and(HAS_ZRAM, "needs a kernel with zram (zram-control)")
 needs_loop = _root_and(HAS_LOOP, "needs the loop driver")
+needs_fuse = _root_and(HAS_FUSE, "needs FUSE (/dev/fuse), cc and libfuse3-dev")
 needs_blkio = pytest.mark.skipif(not HAS_BLKIO_V1, reason="needs cgroup v1 blkio throttling")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ import pytest
 from benchcast import BenchcastError, devices
 from benchcast.devices import base, fsdax
 from benchcast.devices import dir as dir_kind
-from devices_util import (clean, findmnt_target, losetup_all, needs_blkio, needs_loop, needs_root,  # noqa: F401
-                          needs_zram, zram_devices)
+from devices_util import (clean, findmnt_target, losetup_all, needs_blkio, needs_fuse, needs_loop,  # noqa: F401
+                          needs_root, needs_zram, zram_devices)
 
 
 def state_of(path) -> dict:
@@ -135,6 +136,52 @@ def test_throttled_cgroup_made_with_limits_and_removed(clean):
     assert state_of(sp)["backing"]["created"] == {}
 
 
+@needs_fuse
+def test_delayed_fuse_over_tmpfs_mounted_described_and_torn_down(clean):
+    sp = clean / "dl.json"
+    spec = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "16M"}, "write_delay_us": 100,
+            "sync_delay_us": 250}
+    st = devices.provision("dl", spec, sp)
+    fuse, back = findmnt_target(st["target"]), findmnt_target(st["backing"]["target"])
+    assert fuse["fstype"] == "fuse.delayfs" and back["fstype"] == "tmpfs"
+    assert st["direct_ok"] is True
+    assert st["delays_ns"] == {"read_delay_ns": 0, "write_delay_ns": 100000, "sync_delay_ns": 250000}
+    Path(st["target"], "f").write_text("through FUSE")  # lands in the backing tmpfs
+    assert Path(st["created"]["data_dir"], "f").read_text() == "through FUSE"
+    d = devices.describe(st)
+    assert d["model"] == "delayfs over DRAM (tmpfs) (read +0 us, write +100 us, sync +250 us)"
+    devices.teardown(sp)
+    after = state_of(sp)
+    assert after["status"] == "torn_down" and after["created"] == {} and after["backing"]["created"] == {}
+    assert findmnt_target(st["target"]) is None and findmnt_target(st["backing"]["target"]) is None
+    assert not Path(st["target"]).exists()
+    alive = subprocess.run(["pgrep", "-f", st["target"]], capture_output=True).returncode == 0
+    assert not alive, "the delayfs server outlived its unmount"
+
+
+@needs_fuse
+def test_delayed_device_whose_server_was_killed_is_reprovisioned_then_torn_down(clean):
+    """A SIGKILLed FUSE server leaves a mount that answers ENOTCONN: not alive, so ``ensure``
+    unmounts it and provisions afresh; teardown after that leaves nothing."""
+    sp = clean / "dl.json"
+    spec = {"kind": "delayed", "backing": {"kind": "dir", "path": str(clean)}, "read_delay_us": 10}
+    st = devices.ensure("dl", spec, sp)
+    subprocess.run(["pkill", "-KILL", "-f", f"delayfs-.* {st['target']} "], check=True)
+    for _ in range(50):
+        try:
+            os.stat(st["target"])
+        except OSError:
+            break
+        time.sleep(0.05)
+    assert not devices.KINDS["delayed"].alive(state_of(sp))
+    st2 = devices.ensure("dl", spec, sp)
+    os.stat(st2["target"])
+    assert Path(st2["target"], ".").is_dir()
+    devices.teardown(sp)
+    assert findmnt_target(st2["target"]) is None
+    assert not any(p.name.startswith("benchcast-dl") for p in clean.iterdir())
+
+
 @needs_zram
 def test_ensure_is_idempotent_and_reprovisions_lost_devices(clean):
     sp = clean / "zr.json"
@@ -165,6 +212,10 @@ def test_ensure_is_idempotent_and_reprovisions_lost_devices(clean):
     ({"kind": "throttled", "backing": {"kind": "tmpfs", "size": "1G"}, "write_bps": "1M"}, r"^device x: backing: must be a zram or loop"),
     ({"kind": "throttled", "backing": {"kind": "loop", "size": "1G"}}, r"^device x: kind throttled needs at least one of"),
     ({"kind": "throttled", "backing": {"kind": "loop"}, "write_bps": "1M"}, r"^device x.backing: kind loop needs key 'size'"),
+    ({"kind": "delayed", "backing": {"kind": "blockdev", "path": "/dev/vda"}, "read_delay_us": 5}, r"^device x: backing: must be a device spec of kind tmpfs, dir, zram, loop$"),
+    ({"kind": "delayed", "backing": {"kind": "tmpfs", "size": "1G"}}, r"^device x: kind delayed needs at least one of read_delay_us"),
+    ({"kind": "delayed", "backing": {"kind": "tmpfs", "size": "1G"}, "sync_delay_us": -1}, r"^device x: sync_delay_us: must be a number of microseconds >= 0, not -1$"),
+    ({"kind": "delayed", "backing": {"kind": "tmpfs", "size": "1G"}, "sync_delay_us": 1, "threads": 0}, r"^device x: threads: must be a positive integer, not 0$"),
 ])
 def test_bad_spec_is_one_line_naming_device_and_key(clean, spec, pattern):
     with pytest.raises(BenchcastError, match=pattern) as info:

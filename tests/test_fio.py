@@ -8,7 +8,7 @@ import json
 import pytest
 
 from benchcast import BenchcastError, devices, features, fio, records
-from devices_util import HAS_ZRAM, clean, needs_blkio, needs_loop, needs_root  # noqa: F401
+from devices_util import HAS_ZRAM, clean, needs_blkio, needs_fuse, needs_loop, needs_root  # noqa: F401
 
 DEVICES = {
     "paper": {"kind": "imported"},
@@ -243,6 +243,30 @@ def test_the_same_device_unthrottled_is_far_faster_than_the_cap(clean):
     with devices.session("lp", spec, clean / "lp.json") as st:
         df = fio.run_and_parse(cell, st, 0, clean / "job.fio", clean / "out.json", study="s")
     assert df[(df.op == "write") & (df.metric == "bw")]["value"].item() > 3 * (4 << 20)
+
+
+@needs_fuse
+def test_delays_add_to_each_request_as_configured(clean):
+    """Direct 4K random writes and log commits on a delayed device over tmpfs: the write latency
+    grows by the write delay and the fdatasync latency by the sync delay (a latency added to each
+    request, unlike a throttle's rate cap), each within 20 %."""
+    def measure(spec, tag):
+        got = {}
+        with devices.session(tag, spec, clean / f"{tag}.json") as st:
+            for src, op in (({**SMALL, "rw": ["randwrite"], "block_sizes": ["4K"], "direct": True}, "write"),
+                            ({**SMALL, "rw": ["write"], "block_sizes": ["4K"], "direct": False,
+                              "extra": {"fdatasync": 1}}, "sync")):
+                cell = fio.expand_grid(src, {tag: spec})[0]
+                df = fio.run_and_parse(cell, st, 0, clean / "job.fio", clean / "out.json", study="s")
+                got[op] = df[(df.op == op) & (df.metric == "lat_mean")]["value"].item()
+            assert "delayfs over DRAM" in df["device_model"].iloc[0]
+        return got
+
+    backing = {"kind": "tmpfs", "size": "32M"}
+    base = measure({"kind": "delayed", "backing": backing, "write_delay_us": 0}, "d0")
+    slow = measure({"kind": "delayed", "backing": backing, "write_delay_us": 400, "sync_delay_us": 1000}, "d1")
+    assert 0.8 * 400 <= slow["write"] - base["write"] <= 1.2 * 400, (base, slow)
+    assert 0.8 * 1000 <= slow["sync"] - base["sync"] <= 1.2 * 1000, (base, slow)
 
 
 def test_real_fio_log_commit_job_gives_sync_records(tmp_path):

@@ -108,6 +108,17 @@ def device_keys(kind: str) -> tuple[frozenset, tuple, frozenset]:
     raise BenchcastError(f"{SCHEMA}: $defs/device has no kind {kind!r}")
 
 
+def device_default(kind: str, key: str):
+    """The schema's default of one key of one device kind (``$defs/device``), for device specs given
+    outside a validated config (the command line, tests)."""
+    for branch in _schema()["$defs"]["device"].get("allOf", []):
+        if branch.get("if", {}).get("properties", {}).get("kind", {}).get("const") == kind:
+            prop = branch["then"].get("properties", {}).get(key)
+            if isinstance(prop, dict) and "default" in prop:
+                return prop["default"]
+    raise BenchcastError(f"{SCHEMA}: $defs/device kind {kind!r} has no default for {key!r}")
+
+
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Validate ``config`` in place (defaults filled in) and return it; raise BenchcastError."""
     schema = _schema(schema_path)

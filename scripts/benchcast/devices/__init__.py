@@ -1,6 +1,6 @@
 """Devices the workflow measures: provision, use, tear down, describe.
 
-One module per kind (tmpfs, dir, zram, loop, blockdev, fsdax, throttled), each with ``check``
+One module per kind (tmpfs, dir, zram, loop, blockdev, fsdax, throttled, delayed), each with ``check``
 (spec keys), ``available`` (can this machine have it), ``provision(recorder, spec)``,
 ``teardown(recorder)``, ``alive(state)`` and ``model(state)``. This module is the interface the
 workflow's rules call:
@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from .. import BenchcastError, host
-from . import base, blockdev, fsdax, loop, throttled, tmpfs, zram
+from . import base, blockdev, delayed, fsdax, loop, throttled, tmpfs, zram
 from . import dir as dir_kind
 from .base import UnavailableError, read_state
 
@@ -39,6 +39,7 @@ KINDS = {
     "blockdev": blockdev,
     "fsdax": fsdax,
     "throttled": throttled,
+    "delayed": delayed,
 }
 #: Kinds whose data comes from import sources; never provisioned.
 PASSIVE_KINDS = {"imported"}
@@ -316,7 +317,7 @@ def describe(state_or_path) -> dict:
     if cg and os.path.isdir(cg):
         out["cgroup"] = {"path": cg, **{f.name: f.read_text().strip() for f in Path(cg).iterdir()
                                         if "throttle" in f.name and f.name.endswith("_device") or f.name == "io.max"}}
-    for key in ("direct_ok", "mount_options", "limits", "reason", "comp_algorithm", "loop_direct_io"):
+    for key in ("direct_ok", "mount_options", "limits", "delays_ns", "reason", "comp_algorithm", "loop_direct_io"):
         if key in state:
             out[key] = state[key]
     out["host"] = {**host.machine(), "fio_version": host.fio_version()}
