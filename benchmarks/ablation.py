@@ -5,8 +5,8 @@ one lever at a time switched off, printing the nested-choice held-out MAPE on in
 device the model never saw, not even to choose its feature) per series family, the baseline beside
 it, and the verdict counts:
 
-* tiers: the study's first four devices (the former default: tmpfs, zram, disk, one throttled loop)
-  or all of them;
+* tiers: four devices (the first default: tmpfs, zram, disk, one throttled loop), every device but
+  the delayed ones (rate caps alone), or all of them;
 * figures: the paper's grid only (randread/randwrite, direct, QD1), with the commit-shaped
   figures (4K/16K writes in place with fdatasync: op ``sync``), and with appends too (workload
   ``append``: writes past the end of the file with fdatasync, as a write-ahead log);
@@ -61,20 +61,29 @@ def main(argv=None) -> int:
     recs = recs[recs["benchmark"].isin(["fio", "ycsb"]) & (recs["workload"] != "load")]
     all_devs = [d for d in study["devices"] if d in set(recs["device"])]
     first = [d for d in ["dram", "zram", "disk", "slow"] if d in all_devs] or all_devs[:4]
+    undelayed = [d for d in all_devs if study["devices"][d]["kind"] != "delayed"]
     wl = study["features"]["workloads"]
     grid = [w for w in wl if w in ("randread", "randwrite")]
     inplace = [w for w in wl if w != "append"]
     # appends are measured by a source of their own, not in the default: used wherever recorded
     appends = inplace + (["append"] if (recs["workload"] == "append").any() else [])
-    n = len(all_devs)
+    n, u = len(all_devs), len(undelayed)
     levers = [
         ("4 tiers, paper grid", first, grid, False),
         ("4 tiers, + in-place commits", first, inplace, False),
+    ]
+    if u < n:  # the tiers that add latency per request, against rate caps alone
+        levers += [
+            (f"{u} tiers without delayed ones, paper grid", undelayed, grid, False),
+            (f"{u} tiers without delayed ones, + in-place commits", undelayed, inplace, False),
+        ]
+    levers += [
         (f"{n} tiers, paper grid", all_devs, grid, False),
         (f"{n} tiers, + in-place commits", all_devs, inplace, False),
-        (f"{n} tiers, + in-place commits and appends", all_devs, appends, False),
-        (f"{n} tiers, + in-place commits and appends, first repeat only", all_devs, appends, True),
     ]
+    if appends != inplace:
+        levers.append((f"{n} tiers, + in-place commits and appends", all_devs, appends, False))
+    levers.append((f"{n} tiers, + in-place commits, first repeat only", all_devs, inplace, True))
     rows = []
     for name, devs, workloads, first_only in levers:
         r = recs[recs["run"] == recs["run"].min()] if first_only else recs

@@ -137,13 +137,55 @@ def get_device_constraint(wildcards):
     return STUDIES[wildcards.study]["devices"][wildcards.device].get("constraint")
 
 
+def run_count(src):
+    """Runs planned per fio cell or YCSB job: ``max_repeats`` when the source repeats until stable
+    (the runs beyond ``repeats`` that are not needed end as skip notes), else ``repeats``.
+    """
+    return max(src["repeats"], src.get("max_repeats") or 0)
+
+
+STOP_KEYS = ("max_repeats", "stable_cv")
+
+
 def get_fio_outputs(study, source, device=None):
+    n = run_count(STUDIES[study]["sources"][source])
     return [
         f"results/{study}/fio/{source}/{dev}/{cell}/run{r}.json"
         for (dev, cell), c in FIO_CELLS[(study, source)].items()
         if device is None or dev == device
-        for r in range(c["repeats"])
+        for r in range(n)
     ]
+
+
+def get_previous_runs(wildcards):
+    """Repeat until stable: a run beyond the source's ``repeats`` reads the earlier runs of its fio
+    cell or YCSB job (and waits for them); the runs within ``repeats`` read nothing."""
+    w = wildcards
+    src = get_source(w)
+    if int(w.repeat) < src["repeats"]:
+        return []
+    if src["type"] == "fio":
+        return [
+            f"results/{w.study}/fio/{w.source}/{w.device}/{w.cell}/run{r}.json"
+            for r in range(int(w.repeat))
+        ]
+    return [
+        f"results/{w.study}/ycsb/{w.source}/{w.device}/{w.engine}/{w.size}/run{r}.csv"
+        for r in range(int(w.repeat))
+    ]
+
+
+def stop_rule(wildcards):
+    """What a run beyond ``repeats`` needs to decide whether it is needed (nothing for the others,
+    so that their recorded params stay as they were)."""
+    previous = get_previous_runs(wildcards)
+    if not previous:
+        return {}
+    return {"previous": previous, "stable_cv": get_source(wildcards)["stable_cv"]}
+
+
+def get_fio_job_cell(wildcards):
+    return {**get_fio_cell(wildcards), **stop_rule(wildcards)}
 
 
 def _ycsb_runs(study, name, src):
@@ -164,7 +206,7 @@ def _ycsb_runs(study, name, src):
         if d in USABLE[study]
         for e in src["engines"]
         for size in sizes
-        for r in range(src["repeats"])
+        for r in range(run_count(src))
     ]
 
 
@@ -241,6 +283,12 @@ def get_fio_record_inputs(wildcards):
     }
 
 
+def get_ycsb_job_source(wildcards):
+    """The YCSB source's settings as a job sees them: without the repeat-until-stable keys, which
+    say how many runs there are, not how one is made."""
+    return {k: v for k, v in get_source(wildcards).items() if k not in STOP_KEYS}
+
+
 def get_source(wildcards):
     try:
         return STUDIES[wildcards.study]["sources"][wildcards.source]
@@ -315,6 +363,7 @@ def get_final_outputs():
             table=TABLES_SCREENING + TABLES_PREDICTION + TABLES_VALIDITY,
         )
         out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
+        out.append(f"results/{study}/tables/workload_classes.csv")
     return out
 
 

@@ -9,7 +9,8 @@
 
 rule fio_run:
     input:
-        "results/{study}/devices/{device}/provisioned.json",
+        provisioned="results/{study}/devices/{device}/provisioned.json",
+        previous=get_previous_runs,
     output:
         json=protected("results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json"),
         jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",
@@ -26,7 +27,7 @@ rule fio_run:
     params:
         spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
         state=lambda wc: state_path(wc.study, wc.device),
-        cell=lambda wc: json.dumps(get_fio_cell(wc)),
+        cell=lambda wc: json.dumps(get_fio_job_cell(wc)),
     shell:
         "python -m benchcast.fio run-cell --device {wildcards.device} "
         "--spec {params.spec:q} --state {params.state:q} --cell {params.cell:q} "

@@ -162,6 +162,26 @@ rule device_figures:
         "../scripts/device_figures.py"
 
 
+rule workload_classes:
+    input:
+        "results/{study}/aggregated.csv",
+    output:
+        report(
+            "results/{study}/tables/workload_classes.csv",
+            caption="../report/workload_classes.rst",
+            category="{study}",
+            subcategory="Applications",
+        ),
+    log:
+        "logs/{study}/workload_classes.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        labels=get_device_labels,
+    script:
+        "../scripts/workload_classes.py"
+
+
 rule tables_validity:
     input:
         chosen="results/{study}/validation/chosen_folds.csv",

@@ -22,6 +22,7 @@ rule ycsb_run:
         # ancient: rebuilding the bindings never re-measures by itself
         jar=ancient(YCSB_JAR),
         provisioned="results/{study}/devices/{device}/provisioned.json",
+        previous=get_previous_runs,
     output:
         records=protected(
             "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv"
@@ -51,13 +52,14 @@ rule ycsb_run:
                 "spec": device_spec(wc.study, wc.device),
                 "state": state_path(wc.study, wc.device),
                 "source_name": wc.source,
-                "source": get_source(wc),
+                "source": get_ycsb_job_source(wc),
                 "engine": wc.engine,
                 "size": int(wc.size),
                 "repeat": int(wc.repeat),
                 "jar": YCSB_JAR,
                 "records": ycsb_output(wc, ".csv"),
                 "raw": ycsb_output(wc, ""),
+                **stop_rule(wc),
             }
         ),
     shell:

@@ -65,8 +65,15 @@ def zram_devices() -> dict[str, str]:
 
 
 def benchcast_cgroups() -> list[str]:
+    """benchcast's blkio cgroups and the memory cgroups made inside this process's own."""
+    from benchcast.devices import memlimit
+
     root = Path("/sys/fs/cgroup/blkio")
-    return sorted(p.name for p in root.glob("benchcast-*")) if root.exists() else []
+    found = [p.name for p in root.glob("benchcast-*")] if root.exists() else []
+    ver = memlimit.version()
+    if ver:
+        found += [str(p) for p in memlimit.own_cgroup(ver).glob("benchcast-mem-*")]
+    return sorted(found)
 
 
 def snapshot(tmp_path) -> dict:

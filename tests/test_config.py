@@ -72,3 +72,20 @@ def test_target_figure_op_is_a_config_key():
     config.validate(cfg)
     check(lambda c: mixed(c, None), r"studies.paper.targets.S-SCM.figures\[1\]: workload 'randrw' is mixed")
     check(lambda c: mixed(c, "both"), r"'both' is not one of \['read', 'write', 'sync'\]")
+
+
+def test_precise_preset_is_a_valid_overlay_of_the_default():
+    """config/precise.yaml, merged over config/config.yaml as `--configfile` does, is valid and
+    makes the local study longer and repeated until stable."""
+    from pathlib import Path
+
+    import yaml
+    from snakemake.utils import update_config
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    update_config(cfg, yaml.safe_load((root / "config" / "precise.yaml").read_text()))
+    config.validate(cfg)
+    srcs = cfg["studies"]["local"]["sources"]
+    assert srcs["ycsb"]["maxexecutiontime"] > 2 and srcs["ycsb"]["max_repeats"] > srcs["ycsb"]["repeats"]
+    assert srcs["fio"]["ramp_time"] >= 1 and srcs["fio"]["max_repeats"] > srcs["fio"]["repeats"]

@@ -95,3 +95,37 @@ def test_changing_a_ycsb_setting_plans_its_runs_again(measured):
     jobs = _dry(measured, lambda c: c["studies"]["local"]["sources"]["ycsb"].update(operationcount=300))
     assert jobs["ycsb_run"] == 12  # 4 devices x 3 data sizes x 1 repeat
     assert "fio_run" not in jobs and "build_ycsb" not in jobs
+
+
+def test_repeat_until_stable_plans_only_the_runs_beyond_repeats(measured):
+    """max_repeats adds runs 2 and 3 of every fio cell and plans nothing measured again; the YCSB
+    jobs' recorded settings do not change (stable_cv, a default now, is no setting of a run)."""
+    jobs = _dry(measured, lambda c: c["studies"]["local"]["sources"]["fio"].update(max_repeats=4))
+    assert jobs["fio_run"] == 32  # 4 devices x 4 cells x runs 2 and 3
+    assert "ycsb_run" not in jobs and "provision_device" not in jobs
+
+
+def test_runs_beyond_repeats_are_skip_notes_once_the_runs_agree(measured, tmp_path):
+    """With a CV threshold no pair of runs misses, run 2 of every cell is a skip note saying why,
+    and the records are those of runs 0 and 1; at a threshold of 0 % the same earlier runs ask for
+    another run."""
+    import json
+
+    from benchcast import fio, records
+
+    wd = tmp_path / "copy"
+    shutil.copytree(measured, wd, symlinks=True)
+    before = records.read(wd / "results/local/records/fio/fio.csv")
+    edit_config(wd, lambda c: c["studies"]["local"]["sources"]["fio"].update(max_repeats=3, stable_cv=1000))
+    snakemake(wd)
+    notes = sorted((wd / "results/local/fio/fio").rglob("run2.json"))
+    assert len(notes) == 16
+    for note in notes:
+        why = json.loads(note.read_text())["benchcast_skipped"]
+        assert why.startswith("stable: CV ") and why.endswith("<= 1000 % over 2 runs"), why
+    after = records.read(wd / "results/local/records/fio/fio.csv")
+    assert len(after) == len(before) and set(after["run"]) == {0, 1}
+    cell_dir = notes[0].parent
+    previous = [str(cell_dir / "run0.json"), str(cell_dir / "run1.json")]
+    assert fio.stable_already({"previous": previous, "stable_cv": 0}) is None
+    subprocess.run(["python", "-m", "snakemake", "teardown"], cwd=wd, capture_output=True)

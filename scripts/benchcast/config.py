@@ -152,6 +152,12 @@ def check_study(name: str, study: dict) -> None:
                 f"{src_name} (it drops {trim} largest and {trim} smallest); use trim {(repeats - 1) // 2} "
                 f"or fewer, or more repeats"
             )
+        most = src.get("max_repeats")
+        if isinstance(repeats, int) and isinstance(most, int) and most < repeats:
+            raise BenchcastError(
+                f"config: studies.{name}.sources.{src_name}.max_repeats: {most} is below repeats "
+                f"({repeats}); repeat-until-stable adds runs after the first {repeats}"
+            )
         for dev in src.get("devices", []) or []:
             if dev not in devices:
                 raise BenchcastError(

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records
+from . import BenchcastError, blockio, records
 from .workloads import rw_op
 
 FEATURE_BENCHMARK = "fio"
@@ -146,6 +146,7 @@ def series_table(agg: pd.DataFrame, features: Mapping | None = None, series: Map
     _need(agg, _AGG_NEEDED, "aggregated table")
     series = series or {}
     df = agg[agg["benchmark"] != (features or {}).get("benchmark", FEATURE_BENCHMARK)]
+    df = df[df["op"] != blockio.OP]  # what a run did to the device describes it; it is no result
     df = _select(df, "benchmark", series.get("benchmarks"))
     df = _select(df, "metric", series.get("metrics")).copy()
     df["series"] = [series_label(r) for r in df[records.SERIES_COLUMNS].to_dict("records")]

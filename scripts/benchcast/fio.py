@@ -52,8 +52,8 @@ KIND_DEFAULTS = {
     "fsdax": {"ioengine": "libpmem"},
 }
 OPTION_KEYS = ("ioengine", "iodepth", "numjobs", "direct", "size", "runtime", "ramp_time", "extra")
-SOURCE_KEYS = {"type", "rw", "block_sizes", "rwmixread", "repeats", "devices", "per_device", "per_kind",
-               *OPTION_KEYS}
+SOURCE_KEYS = {"type", "rw", "block_sizes", "rwmixread", "repeats", "max_repeats", "stable_cv", "devices",
+               "per_device", "per_kind", *OPTION_KEYS}
 OVERRIDE_KEYS = set(OPTION_KEYS) | {"rwmixread"}
 DEFAULT_REPEATS = 5
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
@@ -418,21 +418,50 @@ def unaligned(cell: dict, state: dict) -> str | None:
     return None
 
 
+def _skip(cell: dict, why: str, jobfile, output) -> float:
+    """Write the outputs of a run that is not made (a JSON saying why, no records) and commit them."""
+    protect.atomic_path(output).write_text(json.dumps({"benchcast_skipped": why, "cell": cell}) + "\n")
+    protect.atomic_path(jobfile).write_text(f"; not run: {why}\n")
+    protect.commit(jobfile)
+    protect.commit(output)
+    return 0.0
+
+
+def stable_already(cell: dict) -> str | None:
+    """Repeat until stable: for a run beyond the cell's ``repeats``, the cell carries ``previous``
+    (the earlier runs' JSON files) and ``stable_cv``; why this run is not needed, or None."""
+    previous = cell.get("previous")
+    if not previous:
+        return None
+    from . import aggregate
+
+    import pandas as pd
+
+    frames = []
+    for i, path in enumerate(previous):
+        if load(path).get("benchcast_skipped"):
+            return f"an earlier run was not needed either ({path})"
+        frames.append(parse(path, study="-", device="-", run=i))
+    needed, cv = aggregate.needs_another_run(pd.concat(frames, ignore_index=True), cell["stable_cv"])
+    return None if needed else f"stable: CV {cv:.2f} % <= {cell['stable_cv']:g} % over {len(previous)} runs"
+
+
 def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jobfile, output) -> float:
     """What one Snakemake fio job does: on the (ensured) device, run the cell's repeat and return
-    fio's wall time; a failure tears the device down (:func:`benchcast.devices.on_device`)."""
+    fio's wall time; a failure tears the device down (:func:`benchcast.devices.on_device`). A run
+    beyond ``repeats`` that the earlier runs make unnecessary (:func:`stable_already`) writes a
+    skip note instead, without touching the device."""
     import time
 
     from . import devices
 
+    why = stable_already(cell)
+    if why:
+        return _skip(cell, why, jobfile, output)
     with devices.on_device(device_id, spec, state_path) as state:
         why = unaligned(cell, state)
         if why:
-            protect.atomic_path(output).write_text(json.dumps({"benchcast_skipped": why, "cell": cell}) + "\n")
-            protect.atomic_path(jobfile).write_text(f"; not run: {why}\n")
-            protect.commit(jobfile)
-            protect.commit(output)
-            return 0.0
+            return _skip(cell, why, jobfile, output)
         t0 = time.perf_counter()
         run(cell, state, repeat, jobfile, output)
         return time.perf_counter() - t0

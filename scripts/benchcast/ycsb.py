@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import BenchcastError
+from . import BenchcastError, blockio
 from . import records as rec
 from .mariadb import die_with_parent
 from .workloads import CORE_WORKLOADS, PAPER_WORKLOADS, WORKLOADS  # noqa: F401  (re-exported)
@@ -267,7 +267,8 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
              repeats=1, reload_per_workload: bool = False, fieldcount: int = 10, fieldlength: int = 100,
              properties: dict | None = None, run_properties: dict | None = None,
              load_threads: int | None = None, mariadb_options: dict | None = None, java: str = "java", jvm_args=(),
-             timeout: float | None = None, keep_data: bool = False, fast_load: bool = False) -> pd.DataFrame:
+             timeout: float | None = None, keep_data: bool = False, fast_load: bool = False,
+             io_counter=None) -> pd.DataFrame:
     """Load and run YCSB workloads on one device with one engine at one data size; return records.
 
     For each repeat (``repeats``: a count, or the run indices to use) the data is loaded into a fresh
@@ -286,6 +287,10 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
     ``fast_load``: the load is not a measurement, so it runs without a sync per insert (RocksDB
     ``rocksdb.sync=false``; MariaDB ``innodb_flush_log_at_trx_commit=0`` and batched inserts, the
     server's own setting restored before the workloads run).
+
+    ``io_counter``: a function returning the device's I/O counters (:func:`benchcast.devices.io_counters`);
+    read before and after each workload run, the difference becomes op ``device`` records per
+    operation (:mod:`benchcast.blockio`).
     """
     if engine not in ENGINES:
         raise BenchcastError(f"ycsb: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
@@ -335,7 +340,8 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
                 fieldcount=fieldcount, fieldlength=fieldlength, operationcount=operationcount,
                 maxexecutiontime=maxexecutiontime, properties=properties or {},
                 run_properties=run_properties or {}, mariadb_options=mariadb_options or {}, java=java,
-                jvm_args=jvm_args, timeout=timeout, keep_data=keep_data, fast_load=fast_load)
+                jvm_args=jvm_args, timeout=timeout, keep_data=keep_data, fast_load=fast_load,
+                io_counter=io_counter)
     out = pd.concat(frames, ignore_index=True)
     return rec.check(out, where=f"ycsb {engine} {device}")
 
@@ -343,7 +349,7 @@ def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar
 def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes, threads, load_threads, jar,
               common, provenance, fieldcount, fieldlength, operationcount, maxexecutiontime, properties,
               run_properties, mariadb_options, java, jvm_args, timeout, keep_data,
-              fast_load) -> list[pd.DataFrame]:
+              fast_load, io_counter=None) -> list[pd.DataFrame]:
     """Load a fresh database in ``data_dir`` and run the ``unit`` workloads ((order, name) pairs) on it;
     raw files are ``run_dir/{label}load.*`` and ``run_dir/{order:02d}-{name}.*``."""
     from . import mariadb
@@ -388,18 +394,30 @@ def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes,
             for order, w in unit:
                 props = workload_properties(w, nbytes, **sizes,
                                             extra={**properties, "recordcount": records_now, **run_properties})
+                io_before = io_counter() if io_counter else None
                 df = run_phase("run", engine=engine, jar=jar, props=props, overrides=conn, threads=threads,
                                prefix=run_dir / f"{order:02d}-{w}", java=java, jvm_args=jvm_args,
                                timeout=timeout,
                                columns={**common, **prov, "workload": w, "run": run,
                                         "recordcount": records_now, "order": order})
                 frames.append(df)
+                io = _device_io(df, io_before, io_counter()) if io_counter else None
+                if io is not None and not io.empty:
+                    frames.append(io)
                 inserted = df.loc[(df["op"] == "insert") & (df["metric"] == "ops"), "value"]
                 records_now += int(inserted.sum())
     finally:
         if not keep_data:
             shutil.rmtree(data_dir, ignore_errors=True)
     return frames
+
+
+def _device_io(df: pd.DataFrame, before, after) -> pd.DataFrame:
+    """The device I/O per operation of one run phase, as records beside the phase's own."""
+    ops = df.loc[(df["metric"] == "ops") & (df["op"] != "overall"), "value"].sum()
+    rows = blockio.per_op(before, after, float(ops))
+    meta = df.drop(columns=["op", "metric", "unit", "value"]).iloc[0].to_dict()
+    return pd.DataFrame([{**meta, **r} for r in rows], columns=df.columns)
 
 
 class _null_server:

@@ -1,6 +1,7 @@
 """One YCSB job of the workflow: ``python -m benchcast.ycsb_job --job JSON``.
 
-On the ensured device (inside a throttled device's cgroup), load once and run the workloads in
+On the ensured device (inside a throttled device's cgroup, and a memory cgroup when the source sets
+``memory_limit``), load once and run the workloads in
 order (or reload per workload) for one engine, data size and repeat; write the records CSV. A shell
 entry rather than a Snakemake script, so that editing Python code never makes Snakemake want to
 re-measure (the rule's command line is all its code).
@@ -13,11 +14,14 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from . import BenchcastError, protect
 
 
 def run_job(job: dict) -> None:
     from . import devices, records, ycsb
+    from .units import parse_size
 
     src = job["source"]
     maria = src["mariadb"]  # the validated config: the schema filled in its defaults
@@ -26,8 +30,19 @@ def run_job(job: dict) -> None:
     # job leaves nothing that could pass as a result
     for out in (job["raw"], job["records"]):
         protect.clear_partial(out)
+    why = stable_already(job)
+    if why:  # a run beyond `repeats` that the earlier runs make unnecessary: a note, no records
+        raw = protect.atomic_path(job["raw"])
+        raw.mkdir(parents=True)
+        (raw / "SKIPPED").write_text(why + "\n")
+        records.write(pd.DataFrame(columns=records.COLUMNS), protect.atomic_path(job["records"]))
+        protect.commit(job["raw"])
+        protect.commit(job["records"])
+        return
     raw_part = protect.atomic_path(job["raw"])
-    with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True) as state:
+    limit = parse_size(src["memory_limit"], what="memory_limit") if src.get("memory_limit") else None
+    with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
+                           memory_limit=limit) as state:
         recs = ycsb.run_ycsb(
             job["engine"],
             devices.target(state),
@@ -46,6 +61,7 @@ def run_job(job: dict) -> None:
             fieldlength=src.get("fieldlength", 100),
             properties=props,
             fast_load=src["fast_load"],
+            io_counter=lambda: devices.io_counters(state),
             mariadb_options={
                 "buffer_pool_size": maria["buffer_pool_size"],
                 "log_file_size": maria["log_file_size"],
@@ -60,6 +76,23 @@ def run_job(job: dict) -> None:
     records.write(recs, protect.atomic_path(job["records"]))
     protect.commit(job["raw"])
     protect.commit(job["records"])
+
+
+def stable_already(job: dict) -> str | None:
+    """Repeat until stable: why this run is not needed (the earlier runs' records, ``previous``,
+    vary by at most ``stable_cv`` percent), or None."""
+    previous = job.get("previous")
+    if not previous:
+        return None
+    from . import aggregate, blockio, records
+
+    recs = [records.read(p) for p in previous]
+    if any(r.empty for r in recs):
+        return "an earlier run was not needed either"
+    recs = pd.concat(recs, ignore_index=True)
+    recs = recs[(recs["op"] != blockio.OP) & (recs["workload"] != "load")]
+    needed, cv = aggregate.needs_another_run(recs, job["stable_cv"])
+    return None if needed else f"stable: CV {cv:.2f} % <= {job['stable_cv']:g} % over {len(previous)} runs"
 
 
 def main(argv=None) -> int:

@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from .. import BenchcastError, host
-from . import base, blockdev, delayed, fsdax, loop, throttled, tmpfs, zram
+from . import base, blockdev, delayed, fsdax, loop, memlimit, throttled, tmpfs, zram
 from . import dir as dir_kind
 from .base import UnavailableError, read_state
 
@@ -47,7 +47,7 @@ PASSIVE_KINDS = {"imported"}
 __all__ = [
     "KINDS", "UnavailableError", "check_spec", "check_available", "usable_devices", "provision",
     "ensure", "teardown", "teardown_all", "target", "describe", "provenance", "command_prefix",
-    "run_in_cgroup", "on_device", "session", "signals_raise", "read_state",
+    "run_in_cgroup", "on_device", "session", "signals_raise", "read_state", "io_counters",
 ]
 
 
@@ -213,7 +213,9 @@ def teardown(state_path) -> dict:
     rec = base.Recorder(state, state_path)
     rec.update(status="tearing_down")
     with signals_raise():
-        errors = KINDS[state["kind"]].teardown(rec)
+        errors: list[str] = []
+        memlimit.remove(rec, errors)  # a benchmark's memory cgroup, when a killed job left it
+        errors += KINDS[state["kind"]].teardown(rec)
     if errors or _live_created(state):
         rec.update(status="teardown_failed", error="; ".join(errors))
         raise BenchcastError(
@@ -280,6 +282,21 @@ def run_in_cgroup(state_or_path, cmd, **kwargs):
     if state.get("kind") == "throttled":
         return throttled.run_in_cgroup(state, cmd, **kwargs)
     return subprocess.run(list(map(str, cmd)), **kwargs)
+
+
+def io_counters(state_or_path) -> dict[str, int] | None:
+    """What has reached the device so far, as counters (reads, read_bytes, writes, write_bytes,
+    syncs): a block device's kernel counters (the backing one of a throttled device, the file
+    system's device for a directory, shared with whatever else uses that disk), a delayed device's
+    own request counts; None for a tmpfs, which has no device below it. Differences of two calls
+    are the I/O of what ran between them."""
+    state = _state(state_or_path)
+    if state.get("kind") == "delayed":
+        return delayed.counters(state)
+    dev = state.get("block_device")
+    if not dev and str(state.get("mounted_from", "")).startswith("/dev/"):
+        dev = state["mounted_from"]
+    return base.block_counters(dev) if dev else None
 
 
 def _json_or_text(cmd) -> object:
@@ -353,10 +370,13 @@ def benchmark_lock(path: str | None = None):
 
 
 @contextlib.contextmanager
-def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False):
+def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False,
+              memory_limit: int | None = None):
     """What one benchmark job does around its work: make sure the device is provisioned (it may have
     been torn down since, when benchmarks are added later) and yield its state; with
-    ``enter_cgroup``, this process and the children it starts run inside a throttled device's cgroup.
+    ``enter_cgroup``, this process and the children it starts run inside a throttled device's cgroup;
+    with ``memory_limit`` (bytes), inside a fresh memory cgroup of that limit too (recorded in the
+    device's state as ``created.memcg``, removed on the way out).
 
     If the body fails or the job is interrupted (SIGTERM/SIGINT/SIGHUP), the device is torn down
     before the error is raised, so nothing stays mounted; the next job provisions it again.
@@ -367,21 +387,34 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
         state = ensure(device_id, spec, state_path)
         if state.get("status") != "ready":
             raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")
-        before = throttled.enter(state) if enter_cgroup and state["kind"] == "throttled" else None
+        rec = base.Recorder(state, state_path)
+        entered: list = []  # (leave function, where this process was), innermost last
         try:
+            errors: list[str] = []
+            memlimit.remove(rec, errors)  # one a killed job left
+            if errors:
+                raise BenchcastError(f"device {device_id}: {errors[0]}")
+            if enter_cgroup and state["kind"] == "throttled":
+                entered.append((throttled.leave, throttled.enter(state)))
+            if memory_limit:
+                entered.append((memlimit.leave, memlimit.enter(memlimit.create(rec, memory_limit))))
             yield state
         except BaseException:
-            if before is not None:
-                throttled.leave(before)
-                before = None
+            while entered:
+                leave, before = entered.pop()
+                leave(before)
             try:
                 teardown(state_path)
             except BenchcastError as exc:  # keep the original error; say what is left
                 print(f"benchcast: teardown after failure: {exc}", file=sys.stderr)
             raise
-        finally:
-            if before is not None:
-                throttled.leave(before)
+        while entered:
+            leave, before = entered.pop()
+            leave(before)
+        errors = []
+        memlimit.remove(rec, errors)
+        if errors:
+            raise BenchcastError(f"device {device_id}: {errors[0]}")
 
 
 @contextlib.contextmanager

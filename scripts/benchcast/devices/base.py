@@ -285,6 +285,20 @@ def majmin(dev: str) -> str:
     return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
 
 
+def block_counters(dev: str) -> dict[str, int] | None:
+    """The kernel's I/O counters of block device ``dev`` since it appeared (``/sys/class/block/<name>/stat``:
+    reads, read_bytes, writes, write_bytes, syncs = flush requests); None when it has none."""
+    name = os.path.basename(os.path.realpath(dev))
+    try:
+        f = [int(x) for x in Path(f"/sys/class/block/{name}/stat").read_text().split()]
+    except (OSError, ValueError):
+        return None
+    if len(f) < 11:
+        return None
+    return {"reads": f[0], "read_bytes": f[2] * 512, "writes": f[4], "write_bytes": f[6] * 512,
+            "syncs": f[15] if len(f) >= 17 else 0}
+
+
 def signatures(dev: str) -> list[str]:
     """Filesystem / partition-table / RAID signatures on ``dev`` (``blkid -p`` and ``wipefs -n``)."""
     found = []

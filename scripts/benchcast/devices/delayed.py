@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -116,8 +117,10 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
     rec.set("mount", str(mp))
     rec.set("mount_source", "delayfs")
+    stats = rec.path.with_name(f"{rec.path.stem}.delayfs-stats")
+    rec.set("stats_file", str(stats))
     opts = ",".join(["fsname=delayfs", "subtype=delayfs", "allow_other", f"max_threads={threads_of(rec.device, spec)}",
-                     *(f"{k}={v}" for k, v in delays.items())])
+                     *(f"{k}={v}" for k, v in delays.items()), f"stats={stats}"])
     # without -f the server mounts, then forks into its own session and the command returns
     base.run([exe, data, mp, "-o", opts], f"device {rec.device}: delayfs")
     entry = base.mount_entry(mp)
@@ -130,8 +133,29 @@ def provision(rec: base.Recorder, spec: dict) -> None:
                backing_model=mod.model(child.state))
 
 
+COUNTERS = ("reads", "read_bytes", "writes", "write_bytes", "syncs")
+
+
+def counters(state: dict) -> dict[str, int] | None:
+    """Requests the file system server has served since it started (reads, read_bytes, writes,
+    write_bytes, syncs), from its shared counter file; None when there is none."""
+    path = state.get("created", {}).get("stats_file")
+    try:
+        raw = Path(path).read_bytes() if path else b""
+    except OSError:
+        return None
+    if len(raw) < 48:
+        return None
+    values = struct.unpack("<6Q", raw[:48])
+    return dict(zip(COUNTERS, values[:5]))
+
+
 def _undo(rec: base.Recorder, errors: list) -> None:
-    """Once unmounted (the server has ended): the data directory, then the backing device."""
+    """Once unmounted (the server has ended): the counter file, the data directory, then the
+    backing device."""
+    if "stats_file" in rec.created:
+        Path(rec.created["stats_file"]).unlink(missing_ok=True)
+        rec.drop("stats_file")
     d = rec.created.get("data_dir")
     if d:
         shutil.rmtree(d, ignore_errors=True)

@@ -2,12 +2,14 @@
  * every fsync/fdatasync before answering, so that a directory on a fast device behaves like a
  * slower device with a known per-request latency (no device-mapper dm-delay needed).
  *
- *   delayfs BACKING_DIR MOUNTPOINT -f -o read_delay_ns=N,write_delay_ns=N,sync_delay_ns=N
+ *   delayfs BACKING_DIR MOUNTPOINT -o read_delay_ns=N,write_delay_ns=N,sync_delay_ns=N[,stats=FILE]
  *
  * Requests are served by several threads (fuse's multi-threaded loop), so concurrent requests are
  * delayed in parallel, as a device with internal parallelism would. The delay runs to an absolute
- * deadline on CLOCK_MONOTONIC taken when the request arrived: a sleep (timer slack 1 ns), then
- * polling the clock for the last 100 us, because sleeps wake up late. Built by benchcast with the system compiler:
+ * deadline on CLOCK_MONOTONIC taken when the request arrived: a sleep (timer slack 1 ns) aimed
+ * early by the wake-up lateness seen so far, or, for delays shorter than that, polling the clock. The kernel's writeback cache
+ * is on: buffered writes reach the file system (and are delayed) at writeback or fsync, as on a
+ * block device; direct I/O and page-cache misses reach it at once. Built by benchcast with the system compiler:
  *   cc -O2 -Wall delayfs.c $(pkg-config fuse3 --cflags --libs) -o delayfs
  */
 #define FUSE_USE_VERSION 31
@@ -18,9 +20,11 @@
 #include <fcntl.h>
 #include <fuse.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -32,22 +36,36 @@ struct delays {
     long read_delay_ns;
     long write_delay_ns;
     long sync_delay_ns;
+    char *stats;
 };
 
 static struct delays cfg;
 static int backing_fd = -1;
+
+/* Requests served, for whoever wants to know what an application did to the device: a file
+ * (option stats=PATH) holding these six little-endian uint64 counters, mapped shared and updated
+ * atomically, so a reader sees them without asking the server. */
+struct counters {
+    uint64_t reads, read_bytes, writes, write_bytes, syncs, version;
+};
+static struct counters local_counts, *counts = &local_counts;
+
+#define COUNT(field, n) __atomic_fetch_add(&counts->field, (uint64_t)(n), __ATOMIC_RELAXED)
 
 #define OPT(t, p) {t, offsetof(struct delays, p), 0}
 static const struct fuse_opt opts[] = {
     OPT("read_delay_ns=%ld", read_delay_ns),
     OPT("write_delay_ns=%ld", write_delay_ns),
     OPT("sync_delay_ns=%ld", sync_delay_ns),
+    OPT("stats=%s", stats),
     FUSE_OPT_END,
 };
 
-/* A sleeping thread wakes up tens of microseconds late (measured ~70 us on a 2-core VM); the last
- * SPIN_NS of a delay are spent polling the clock instead, so the delay added is the one asked for. */
-#define SPIN_NS 100000L
+/* A sleeping thread wakes up late (measured ~60-80 us on a 2-core VM). A delay longer than the
+ * lateness seen so far (a running average over all requests) sleeps until its deadline less that
+ * lateness, so it ends at the deadline on average without using the CPU, as waiting for a device
+ * does not; a shorter delay polls the clock instead (a sleep could not be that short). */
+static long late_ns = 50000; /* running average of the wake-up lateness, updated without locks */
 
 static struct timespec plus(const struct timespec *t, long ns)
 {
@@ -58,25 +76,31 @@ static struct timespec plus(const struct timespec *t, long ns)
     return r;
 }
 
-static int before(const struct timespec *a, const struct timespec *b)
+static long minus(const struct timespec *a, const struct timespec *b)
 {
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+    return (a->tv_sec - b->tv_sec) * 1000000000L + (a->tv_nsec - b->tv_nsec);
 }
 
-/* Wait until ``ns`` after ``start``: sleep, then poll the clock for the last SPIN_NS. */
+/* Wait until about ``ns`` after ``start``. */
 static void delay_from(const struct timespec *start, long ns)
 {
     if (ns <= 0)
         return;
-    struct timespec end = plus(start, ns), now;
-    if (ns > SPIN_NS) {
-        struct timespec wake = plus(start, ns - SPIN_NS);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, NULL) == EINTR)
-            ;
+    struct timespec now;
+    long early = __atomic_load_n(&late_ns, __ATOMIC_RELAXED);
+    if (ns <= early) {
+        struct timespec end = plus(start, ns);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        while (minus(&end, &now) > 0);
+        return;
     }
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while (before(&now, &end));
+    struct timespec wake = plus(start, ns - early);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, NULL) == EINTR)
+        ;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long late = minus(&now, &wake);
+    __atomic_store_n(&late_ns, early + (late - early) / 16, __ATOMIC_RELAXED);
 }
 
 /* Paths arrive as "/a/b"; the backing directory is open as backing_fd: "a/b" relative to it. */
@@ -87,11 +111,21 @@ static const char *rel(const char *path)
     return *path ? path : ".";
 }
 
+static int writeback;
+
 static void *dfs_init(struct fuse_conn_info *conn, struct fuse_config *fc)
 {
-    (void)conn;
+    /* Buffered writes stay in the page cache until writeback or fsync, as on any device: without
+     * this, FUSE would send (and delay) every write() at once. */
+    if (conn->capable & FUSE_CAP_WRITEBACK_CACHE) {
+        conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+        writeback = 1;
+    }
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     fc->use_ino = 1;
+    /* keep file contents cached across opens, as a block device's file system does: this server is
+     * the only way to the files, so the cache cannot go stale */
+    fc->kernel_cache = 1;
     fc->entry_timeout = 1.0;
     fc->attr_timeout = 1.0;
     fc->negative_timeout = 0;
@@ -212,7 +246,14 @@ static int dfs_utimens(const char *path, const struct timespec ts[2], struct fus
  * is opened without it, so any block size works on any backing file system. */
 static int open_flags(int flags)
 {
-    return flags & ~O_DIRECT;
+    flags &= ~O_DIRECT;
+    if (writeback) {
+        /* the kernel reads pages to fill partly written ones and keeps appends in order itself */
+        if ((flags & O_ACCMODE) == O_WRONLY)
+            flags = (flags & ~O_ACCMODE) | O_RDWR;
+        flags &= ~O_APPEND;
+    }
+    return flags;
 }
 
 static int dfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
@@ -240,6 +281,8 @@ static int dfs_read(const char *path, char *buf, size_t size, off_t off, struct 
     clock_gettime(CLOCK_MONOTONIC, &start);
     ssize_t n = pread(fi->fh, buf, size, off);
     int err = errno;
+    COUNT(reads, 1);
+    COUNT(read_bytes, n > 0 ? n : 0);
     delay_from(&start, cfg.read_delay_ns);
     return n == -1 ? -err : (int)n;
 }
@@ -252,6 +295,8 @@ static int dfs_write(const char *path, const char *buf, size_t size, off_t off,
     clock_gettime(CLOCK_MONOTONIC, &start);
     ssize_t n = pwrite(fi->fh, buf, size, off);
     int err = errno;
+    COUNT(writes, 1);
+    COUNT(write_bytes, n > 0 ? n : 0);
     delay_from(&start, cfg.write_delay_ns);
     return n == -1 ? -err : (int)n;
 }
@@ -285,6 +330,7 @@ static int dfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
     clock_gettime(CLOCK_MONOTONIC, &start);
     int r = datasync ? fdatasync(fi->fh) : fsync(fi->fh);
     int err = errno;
+    COUNT(syncs, 1);
     delay_from(&start, cfg.sync_delay_ns);
     return r == -1 ? -err : 0;
 }
@@ -375,6 +421,21 @@ int main(int argc, char *argv[])
     if (cfg.read_delay_ns < 0 || cfg.write_delay_ns < 0 || cfg.sync_delay_ns < 0) {
         fprintf(stderr, "delayfs: delays must not be negative\n");
         return 2;
+    }
+    if (cfg.stats) {
+        int fd = open(cfg.stats, O_RDWR | O_CREAT | O_TRUNC, 0644);
+        if (fd == -1 || ftruncate(fd, sizeof(struct counters)) == -1) {
+            fprintf(stderr, "delayfs: stats=%s: %s\n", cfg.stats, strerror(errno));
+            return 2;
+        }
+        void *m = mmap(NULL, sizeof(struct counters), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            fprintf(stderr, "delayfs: stats=%s: mmap: %s\n", cfg.stats, strerror(errno));
+            return 2;
+        }
+        close(fd);
+        counts = m;
+        counts->version = 1;
     }
     umask(0);
     int r = fuse_main(args.argc, args.argv, &ops, NULL);

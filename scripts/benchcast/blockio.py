@@ -1,0 +1,82 @@
+"""What an application run did to the device: I/O per operation from the device's counters read
+before and after the run, and the workload's class as seed 001 (Yamada et al.) defines it.
+
+Records (op ``device``, benchmark and workload of the run they describe):
+
+==================== ===== ==================================================================
+reads_per_op          1/op  device read requests per application operation
+writes_per_op         1/op  device write requests per application operation
+syncs_per_op          1/op  flushes (block devices) or fsync/fdatasync calls (delayed devices)
+read_request_size     B     bytes per device read request (absent when nothing was read)
+write_request_size    B     bytes per device write request (absent when nothing was written)
+==================== ===== ==================================================================
+
+Classes (:func:`classes`, from aggregated records): **read-** or **write-dominant** by which
+request count is larger; **random** or **sequential** by the dominant direction's mean request size
+against an 8 KB boundary (seed 001's boundary, there the NAND page); **hot** when fewer than half of
+the operations reach the device at all (their data is served from memory), **cold** otherwise - a
+proxy, since counters cannot see which blocks are re-used.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+OP = "device"
+UNITS = {"reads_per_op": "1/op", "writes_per_op": "1/op", "syncs_per_op": "1/op",
+         "read_request_size": "B", "write_request_size": "B"}
+#: seed 001: requests smaller than this are random, larger ones sequential
+RANDOM_BOUNDARY = 8192
+HOT_BELOW = 0.5
+CLASS_COLUMNS = ["direction", "pattern", "temperature", "class"]
+
+
+def per_op(before: dict | None, after: dict | None, operations: float) -> list[dict]:
+    """Record rows (op, metric, unit, value) for the I/O between two counter readings spread over
+    ``operations`` application operations; [] when either reading is missing or nothing ran."""
+    if not before or not after or operations <= 0:
+        return []
+    d = {k: max(0, after[k] - before[k]) for k in ("reads", "read_bytes", "writes", "write_bytes", "syncs")}
+    rows = [
+        {"metric": "reads_per_op", "value": d["reads"] / operations},
+        {"metric": "writes_per_op", "value": d["writes"] / operations},
+        {"metric": "syncs_per_op", "value": d["syncs"] / operations},
+    ]
+    if d["reads"]:
+        rows.append({"metric": "read_request_size", "value": d["read_bytes"] / d["reads"]})
+    if d["writes"]:
+        rows.append({"metric": "write_request_size", "value": d["write_bytes"] / d["writes"]})
+    return [{"op": OP, "unit": UNITS[r["metric"]], **r} for r in rows]
+
+
+def classify(reads_per_op: float, writes_per_op: float, read_size: float | None,
+             write_size: float | None) -> dict:
+    """Seed 001's three labels (and their join) for one run's per-operation I/O."""
+    writes = writes_per_op > reads_per_op
+    size = write_size if writes else read_size
+    direction = "write-dominant" if writes else "read-dominant"
+    if size is None or pd.isna(size):
+        pattern = "-"
+    else:
+        pattern = "random" if size < RANDOM_BOUNDARY else "sequential"
+    temperature = "hot" if reads_per_op + writes_per_op < HOT_BELOW else "cold"
+    return {"direction": direction, "pattern": pattern, "temperature": temperature,
+            "class": f"{direction}, {temperature}, {pattern}"}
+
+
+def classes(aggregated: pd.DataFrame) -> pd.DataFrame:
+    """One row per (device, engine, workload, data size) with its I/O per operation and class, from
+    aggregated records (``value`` = the trimmed mean of the repeats). Empty when no run recorded
+    device I/O (imported results, tmpfs)."""
+    keys = ["device", "engine", "workload", "data_size"]
+    io = aggregated[aggregated["op"] == OP]
+    if io.empty:
+        return pd.DataFrame(columns=keys + list(UNITS) + CLASS_COLUMNS)
+    wide = io.pivot_table(index=keys, columns="metric", values="value", aggfunc="first").reset_index()
+    for m in UNITS:
+        if m not in wide:
+            wide[m] = float("nan")
+    labels = [classify(r.reads_per_op, r.writes_per_op, r.read_request_size, r.write_request_size)
+              for r in wide.itertuples()]
+    out = pd.concat([wide[keys + list(UNITS)], pd.DataFrame(labels, index=wide.index)], axis=1)
+    return out.sort_values(keys).reset_index(drop=True)

@@ -1,0 +1,11 @@
+"""Rule script: what each application run did to the device (I/O per operation) and its class."""
+from benchcast import blockio, smk, tables
+
+
+def main(sm):
+    classes = blockio.classes(tables.read_aggregated(sm.input[0]))
+    classes.insert(1, "device_label", classes["device"].map(sm.params.labels).fillna(classes["device"]))
+    classes.to_csv(sm.output[0], index=False)
+
+
+smk.run(main, snakemake)  # noqa: F821

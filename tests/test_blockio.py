@@ -1,0 +1,103 @@
+"""Device I/O of application runs (benchcast.blockio): per-operation records and seed 001's
+classes computed by hand; real counters from a delayed device and a loop device, and a real
+RocksDB run on a delayed device whose synced updates show as fsyncs per operation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pandas as pd
+import pytest
+
+from benchcast import blockio, devices, records, ycsb
+from devices_util import clean, needs_fuse, needs_loop  # noqa: F401
+from ycsb_util import ycsb_jar  # noqa: F401
+
+
+def test_per_op_by_hand():
+    before = {"reads": 10, "read_bytes": 40960, "writes": 100, "write_bytes": 409600, "syncs": 5}
+    after = {"reads": 30, "read_bytes": 40960 + 20 * 16384, "writes": 400, "write_bytes": 409600 + 300 * 4096,
+             "syncs": 105}
+    rows = {r["metric"]: (r["value"], r["unit"]) for r in blockio.per_op(before, after, 100)}
+    assert rows == {"reads_per_op": (0.2, "1/op"), "writes_per_op": (3.0, "1/op"), "syncs_per_op": (1.0, "1/op"),
+                    "read_request_size": (16384.0, "B"), "write_request_size": (4096.0, "B")}
+    assert blockio.per_op(None, after, 100) == [] and blockio.per_op(before, after, 0) == []
+    nothing_read = blockio.per_op(before, {**after, "reads": 10, "read_bytes": 40960}, 100)
+    assert "read_request_size" not in {r["metric"] for r in nothing_read}
+
+
+@pytest.mark.parametrize("reads, writes, rsize, wsize, expect", [
+    (0.1, 3.0, None, 4096, ("write-dominant", "random", "cold")),
+    (0.1, 3.0, None, 8192, ("write-dominant", "sequential", "cold")),   # 8 KB is the boundary
+    (2.0, 1.0, 65536, 4096, ("read-dominant", "sequential", "cold")),
+    (0.2, 0.1, 4096, 4096, ("read-dominant", "random", "hot")),        # 0.3 requests per op
+    (0.0, 0.0, None, None, ("read-dominant", "-", "hot")),
+])
+def test_classify_seed_001(reads, writes, rsize, wsize, expect):
+    got = blockio.classify(reads, writes, rsize, wsize)
+    assert (got["direction"], got["pattern"], got["temperature"]) == expect
+    assert got["class"] == f"{expect[0]}, {expect[2]}, {expect[1]}"
+
+
+def test_classes_from_aggregated_records():
+    rows = [{"device": "d", "benchmark": "ycsb", "engine": "rocksdb", "workload": "write-only",
+             "data_size": 8, "op": "device", "metric": m, "unit": blockio.UNITS[m], "value": v}
+            for m, v in (("reads_per_op", 0.0), ("writes_per_op", 2.0), ("syncs_per_op", 1.0),
+                         ("write_request_size", 4096.0))]
+    rows.append({**rows[0], "op": "update", "metric": "lat_mean", "unit": "us", "value": 50.0})
+    agg = pd.DataFrame(rows)
+    out = blockio.classes(agg)
+    assert len(out) == 1
+    r = out.iloc[0]
+    assert (r["writes_per_op"], r["syncs_per_op"], r["class"]) == (2.0, 1.0, "write-dominant, cold, random")
+    assert pd.isna(r["read_request_size"])
+    assert blockio.classes(agg[agg["op"] != "device"]).empty
+
+
+@needs_fuse
+def test_delayed_device_counts_each_request(clean):
+    spec = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "16M"}, "sync_delay_us": 1}
+    with devices.session("dl", spec, clean / "dl.json") as st:
+        before = devices.io_counters(st)
+        path = os.path.join(st["target"], "f")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o600)
+        import mmap
+        buf = mmap.mmap(-1, 4096)
+        for i in range(10):
+            os.pwrite(fd, buf, i * 4096)
+        for _ in range(3):
+            os.fsync(fd)
+        os.close(fd)
+        after = devices.io_counters(st)
+    d = {k: after[k] - before[k] for k in after}
+    assert d["writes"] == 10 and d["write_bytes"] == 40960 and d["syncs"] == 3, d
+
+
+@needs_loop
+def test_loop_device_counts_come_from_the_kernel(clean):
+    spec = {"kind": "loop", "size": "32M", "backing_dir": str(clean)}
+    with devices.session("lp", spec, clean / "lp.json") as st:
+        before = devices.io_counters(st)
+        subprocess.run(["dd", "if=/dev/zero", f"of={st['target']}/f", "bs=64K", "count=64", "oflag=direct",
+                        "status=none"], check=True)
+        after = devices.io_counters(st)
+    assert after["write_bytes"] - before["write_bytes"] >= 64 * 65536
+    assert after["writes"] > before["writes"]
+    assert devices.io_counters({"kind": "tmpfs", "device": "t"}) is None
+
+
+@needs_fuse
+def test_synced_rocksdb_updates_show_as_syncs_per_operation(ycsb_jar, clean):
+    spec = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "128M"}, "sync_delay_us": 1}
+    with devices.session("dl", spec, clean / "dl.json") as st:
+        df = ycsb.run_ycsb("rocksdb", st["target"], ["write-only"], "1MB", 1, jar=ycsb_jar,
+                           out_dir=clean / "out", study="t", device="dl", operationcount=500,
+                           properties={"rocksdb.sync": "true"}, fast_load=True,
+                           io_counter=lambda: devices.io_counters(st))
+    records.check(df, where="ycsb")
+    io = df[df["op"] == "device"].set_index("metric")["value"]
+    assert set(df[df["op"] == "device"]["workload"]) == {"write-only"}
+    assert 1.0 <= io["syncs_per_op"] <= 1.5, io  # one WAL fdatasync per update (+ flushes)
+    assert io["writes_per_op"] >= 1.0 and io["write_request_size"] < 8192
+    assert blockio.classes(df.assign(data_size=df["data_size"]))["class"].item().startswith("write-dominant")
