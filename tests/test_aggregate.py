@@ -61,29 +61,3 @@ def test_bad_values_are_refused_naming_row():
     with pytest.raises(BenchcastError, match="trim"):
         aggregate.aggregate(recs([1.0]), trim=-1)
 
-
-# --------------------------------------------------------------------------- repeat until stable
-
-
-@pytest.mark.parametrize("values, expect", [
-    ([100, 101, 99, 150, 50], 3),            # CV of the first three is 1 %: stop at the minimum
-    ([100, 140, 60, 101, 99, 100], 6),       # 40 % spread never settles: the cap
-    ([100, 130, 101, 100, 99, 100], 6),      # the outlier keeps the CV of all runs above 5 %
-    ([100, 100, 100, 100], 3),
-])
-def test_runs_until_stable_on_synthetic_sequences(values, expect):
-    assert aggregate.runs_until_stable(values, repeats=3, max_repeats=6, stable_cv=5) == expect
-
-
-def test_repeat_rule_by_hand():
-    # runs 100, 110: std 7.071, mean 105 -> CV 6.73 %; with 105 added: std 5, mean 105 -> 4.76 %
-    assert aggregate.runs_until_stable([100, 110, 105, 300], repeats=2, max_repeats=4, stable_cv=5) == 3
-    assert aggregate.runs_until_stable([100, 110, 105, 300], repeats=2, max_repeats=4, stable_cv=7) == 2
-    assert aggregate.runs_until_stable([100, 110], repeats=2, max_repeats=2, stable_cv=0) == 2
-    one = records.make([{"op": "x", "metric": "lat_mean", "unit": "us", "value": 5.0, "run": 0}],
-                       study="s", source="s", device="d", benchmark="b", workload="w")
-    needed, cv = aggregate.needs_another_run(one, 50)
-    assert needed and cv != cv  # one run: no CV yet, run again
-    two = pd.concat([one, one.assign(value=5.5, run=1)])
-    needed, cv = aggregate.needs_another_run(two, 10)
-    assert not needed and cv == pytest.approx(100 * np.std([5.0, 5.5], ddof=1) / 5.25)

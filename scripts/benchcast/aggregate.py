@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records
+from . import BenchcastError, records, repeats
 
 AGG_COLUMNS = records.KEY_COLUMNS + ["value", "n", "k", "mean", "std", "cv", "min", "max"]
 
@@ -49,39 +49,6 @@ def aggregate(recs: pd.DataFrame, trim: int = 1) -> pd.DataFrame:
     out = stats.join(kept).reset_index()
     out["std"] = out["std"].fillna(0.0)
     out["k"] = np.minimum(trim, (out["n"] - 1) // 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["cv"] = np.where(out["mean"] != 0, out["std"] / out["mean"].abs(), np.nan)
+    out["cv"] = repeats.cv(out["std"].to_numpy(), out["mean"].to_numpy())
     return out[AGG_COLUMNS].sort_values(keys, kind="mergesort").reset_index(drop=True)
 
-
-# --------------------------------------------------------------------------- repeat until stable
-
-
-def max_cv(recs: pd.DataFrame, metric: str = "lat_mean") -> float:
-    """The largest coefficient of variation (percent) over the runs of any measurement of ``metric``
-    in ``recs`` (the ``cv`` column of :func:`aggregate`); NaN when no measurement has two runs."""
-    agg = aggregate(recs[recs["metric"] == metric], trim=0)
-    agg = agg[agg["n"] >= 2]
-    return float(agg["cv"].max() * 100) if len(agg) else float("nan")
-
-
-def needs_another_run(previous: pd.DataFrame, stable_cv: float, metric: str = "lat_mean") -> tuple[bool, float]:
-    """The stopping rule of repeat-until-stable: another run is needed while the CV of the runs so
-    far (:func:`max_cv`) is above ``stable_cv`` percent. Returns (needed, CV); with fewer than two
-    runs of every measurement, another run is needed."""
-    cv = max_cv(previous, metric)
-    return (bool(np.isnan(cv) or cv > stable_cv), cv)
-
-
-def runs_until_stable(values, repeats: int, max_repeats: int, stable_cv: float) -> int:
-    """How many runs of one measurement whose successive results are ``values`` the rule takes:
-    at least ``repeats``, then one more while :func:`needs_another_run`, at most ``max_repeats``."""
-    n = min(repeats, max_repeats)
-    while n < max_repeats:
-        recs = records.make([{"op": "x", "metric": "lat_mean", "unit": "us", "value": v, "run": i}
-                             for i, v in enumerate(values[:n])],
-                            study="s", source="s", device="d", benchmark="b", workload="w")
-        if not needs_another_run(recs, stable_cv)[0]:
-            break
-        n += 1
-    return n

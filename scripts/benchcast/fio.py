@@ -433,16 +433,16 @@ def stable_already(cell: dict) -> str | None:
     previous = cell.get("previous")
     if not previous:
         return None
-    from . import aggregate
-
     import pandas as pd
+
+    from . import repeats
 
     frames = []
     for i, path in enumerate(previous):
         if load(path).get("benchcast_skipped"):
             return f"an earlier run was not needed either ({path})"
         frames.append(parse(path, study="-", device="-", run=i))
-    needed, cv = aggregate.needs_another_run(pd.concat(frames, ignore_index=True), cell["stable_cv"])
+    needed, cv = repeats.needs_another_run(pd.concat(frames, ignore_index=True), cell["stable_cv"])
     return None if needed else f"stable: CV {cv:.2f} % <= {cell['stable_cv']:g} % over {len(previous)} runs"
 
 

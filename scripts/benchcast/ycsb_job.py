@@ -84,14 +84,14 @@ def stable_already(job: dict) -> str | None:
     previous = job.get("previous")
     if not previous:
         return None
-    from . import aggregate, blockio, records
+    from . import blockio, records, repeats
 
     recs = [records.read(p) for p in previous]
     if any(r.empty for r in recs):
         return "an earlier run was not needed either"
     recs = pd.concat(recs, ignore_index=True)
     recs = recs[(recs["op"] != blockio.OP) & (recs["workload"] != "load")]
-    needed, cv = aggregate.needs_another_run(recs, job["stable_cv"])
+    needed, cv = repeats.needs_another_run(recs, job["stable_cv"])
     return None if needed else f"stable: CV {cv:.2f} % <= {job['stable_cv']:g} % over {len(previous)} runs"
 
 
