@@ -24,7 +24,7 @@ def test_per_op_by_hand():
                     "read_request_size": (16384.0, "B"), "write_request_size": (4096.0, "B")}
     assert blockio.per_op(None, after, 100) == [] and blockio.per_op(before, after, 0) == []
     nothing_read = blockio.per_op(before, {**after, "reads": 10, "read_bytes": 40960}, 100)
-    assert "read_request_size" not in {r["metric"] for r in nothing_read}
+    assert {r["metric"]: r["value"] for r in nothing_read}["read_request_size"] == 0.0
 
 
 @pytest.mark.parametrize("reads, writes, rsize, wsize, expect", [
@@ -33,6 +33,7 @@ def test_per_op_by_hand():
     (2.0, 1.0, 65536, 4096, ("read-dominant", "sequential", "cold")),
     (0.2, 0.1, 4096, 4096, ("read-dominant", "random", "hot")),        # 0.3 requests per op
     (0.0, 0.0, None, None, ("read-dominant", "-", "hot")),
+    (0.0, 0.0, 0.0, 0.0, ("read-dominant", "-", "hot")),
 ])
 def test_classify_seed_001(reads, writes, rsize, wsize, expect):
     got = blockio.classify(reads, writes, rsize, wsize)

@@ -7,8 +7,8 @@ Records (op ``device``, benchmark and workload of the run they describe):
 reads_per_op          1/op  device read requests per application operation
 writes_per_op         1/op  device write requests per application operation
 syncs_per_op          1/op  flushes (block devices) or fsync/fdatasync calls (delayed devices)
-read_request_size     B     bytes per device read request (absent when nothing was read)
-write_request_size    B     bytes per device write request (absent when nothing was written)
+read_request_size     B     bytes per device read request (0 when nothing was read)
+write_request_size    B     bytes per device write request (0 when nothing was written)
 ==================== ===== ==================================================================
 
 Classes (:func:`classes`, from aggregated records): **read-** or **write-dominant** by which
@@ -37,15 +37,14 @@ def per_op(before: dict | None, after: dict | None, operations: float) -> list[d
     if not before or not after or operations <= 0:
         return []
     d = {k: max(0, after[k] - before[k]) for k in ("reads", "read_bytes", "writes", "write_bytes", "syncs")}
+    # the same five rows from every run, so that repeats and machines give tables of one shape
     rows = [
         {"metric": "reads_per_op", "value": d["reads"] / operations},
         {"metric": "writes_per_op", "value": d["writes"] / operations},
         {"metric": "syncs_per_op", "value": d["syncs"] / operations},
+        {"metric": "read_request_size", "value": d["read_bytes"] / d["reads"] if d["reads"] else 0.0},
+        {"metric": "write_request_size", "value": d["write_bytes"] / d["writes"] if d["writes"] else 0.0},
     ]
-    if d["reads"]:
-        rows.append({"metric": "read_request_size", "value": d["read_bytes"] / d["reads"]})
-    if d["writes"]:
-        rows.append({"metric": "write_request_size", "value": d["write_bytes"] / d["writes"]})
     return [{"op": OP, "unit": UNITS[r["metric"]], **r} for r in rows]
 
 
@@ -55,7 +54,7 @@ def classify(reads_per_op: float, writes_per_op: float, read_size: float | None,
     writes = writes_per_op > reads_per_op
     size = write_size if writes else read_size
     direction = "write-dominant" if writes else "read-dominant"
-    if size is None or pd.isna(size):
+    if size is None or pd.isna(size) or size <= 0:  # no request of that direction
         pattern = "-"
     else:
         pattern = "random" if size < RANDOM_BOUNDARY else "sequential"
