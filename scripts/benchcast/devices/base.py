@@ -186,6 +186,26 @@ def check_keys(device_id: str, spec: dict) -> None:
             raise BenchcastError(f"device {device_id}: {key}: must be true or false, not {spec[key]!r}")
 
 
+def check_wrapper(device_id: str, spec: dict, backing_module) -> None:
+    """The checks of a kind that wraps another device (``backing``): its own keys, then the backing
+    spec's, named ``<id>.backing``."""
+    check_keys(device_id, spec)
+    backing_module(device_id, spec).check(f"{device_id}.backing", spec["backing"])
+
+
+def remove_tree(rec: "Recorder", key: str, errors: list) -> bool:
+    """Remove the directory ``rec.created[key]`` names (if any) and drop it from the record; False
+    (with the error noted) when it could not be removed."""
+    d = rec.created.get(key)
+    if d:
+        shutil.rmtree(d, ignore_errors=True)
+        if os.path.exists(d):
+            errors.append(f"cannot remove {d}")
+            return False
+        rec.drop(key)
+    return True
+
+
 def size_of(device_id: str, spec: dict, key: str, default=None, minimum: int = 1) -> int:
     if key not in spec:
         if default is None:

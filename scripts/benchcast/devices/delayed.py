@@ -64,9 +64,7 @@ def threads_of(device_id: str, spec: dict) -> int:
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
-    mod = backing_module(device_id, spec)
-    mod.check(f"{device_id}.backing", spec["backing"])
+    base.check_wrapper(device_id, spec, backing_module)
     delays_ns(device_id, spec)
     threads_of(device_id, spec)
 
@@ -156,13 +154,8 @@ def _undo(rec: base.Recorder, errors: list) -> None:
     if "stats_file" in rec.created:
         Path(rec.created["stats_file"]).unlink(missing_ok=True)
         rec.drop("stats_file")
-    d = rec.created.get("data_dir")
-    if d:
-        shutil.rmtree(d, ignore_errors=True)
-        if os.path.exists(d):
-            errors.append(f"cannot remove {d}")
-            return
-        rec.drop("data_dir")
+    if not base.remove_tree(rec, "data_dir", errors):
+        return
     sub = rec.state.get("backing")
     if isinstance(sub, dict) and (sub.get("created") or {}):
         errors += BACKING[sub.get("kind", "tmpfs")].teardown(base.Recorder(sub, rec.path, parent=rec))

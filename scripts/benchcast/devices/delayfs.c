@@ -274,31 +274,38 @@ static int dfs_open(const char *path, struct fuse_file_info *fi)
     return 0;
 }
 
+/* One read or write: the I/O on the backing file, counted, then the delay from its arrival. */
+static int delayed_io(ssize_t (*io)(int, void *, size_t, off_t), int fd, void *buf, size_t size,
+                      off_t off, uint64_t *count, uint64_t *bytes, long delay_ns)
+{
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    ssize_t n = io(fd, buf, size, off);
+    int err = errno;
+    __atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(bytes, (uint64_t)(n > 0 ? n : 0), __ATOMIC_RELAXED);
+    delay_from(&start, delay_ns);
+    return n == -1 ? -err : (int)n;
+}
+
+static ssize_t pwrite_io(int fd, void *buf, size_t size, off_t off)
+{
+    return pwrite(fd, buf, size, off);
+}
+
 static int dfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
     (void)path;
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    ssize_t n = pread(fi->fh, buf, size, off);
-    int err = errno;
-    COUNT(reads, 1);
-    COUNT(read_bytes, n > 0 ? n : 0);
-    delay_from(&start, cfg.read_delay_ns);
-    return n == -1 ? -err : (int)n;
+    return delayed_io(pread, fi->fh, buf, size, off, &counts->reads, &counts->read_bytes,
+                      cfg.read_delay_ns);
 }
 
 static int dfs_write(const char *path, const char *buf, size_t size, off_t off,
                      struct fuse_file_info *fi)
 {
     (void)path;
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    ssize_t n = pwrite(fi->fh, buf, size, off);
-    int err = errno;
-    COUNT(writes, 1);
-    COUNT(write_bytes, n > 0 ? n : 0);
-    delay_from(&start, cfg.write_delay_ns);
-    return n == -1 ? -err : (int)n;
+    return delayed_io(pwrite_io, fi->fh, (void *)buf, size, off, &counts->writes,
+                      &counts->write_bytes, cfg.write_delay_ns);
 }
 
 static int dfs_statfs(const char *path, struct statvfs *st)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import mmap
 import os
-import shutil
 from pathlib import Path
 
 from . import base
@@ -72,11 +71,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
 
 def _undo(rec: base.Recorder, errors: list) -> None:
     """The fresh subdirectory benchmarks wrote into."""
-    created = rec.created
-    if "probe_dir" in created:  # dir kind: the fresh subdirectory we wrote into
-        shutil.rmtree(created["probe_dir"], ignore_errors=True)
-        if not os.path.exists(created["probe_dir"]):
-            rec.drop("probe_dir")
+    base.remove_tree(rec, "probe_dir", errors)
 
 
 def teardown(rec: base.Recorder) -> list[str]:

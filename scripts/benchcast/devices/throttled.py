@@ -48,9 +48,7 @@ def limits(device_id: str, spec: dict) -> dict[str, int]:
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
-    mod = backing_module(device_id, spec)
-    mod.check(f"{device_id}.backing", spec["backing"])
+    base.check_wrapper(device_id, spec, backing_module)
     limits(device_id, spec)
 
 

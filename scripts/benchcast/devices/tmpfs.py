@@ -5,7 +5,6 @@ note saying so."""
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 
 from . import base
@@ -42,13 +41,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
 
 def _undo(rec: base.Recorder, errors: list) -> None:
     """The /dev/shm directory used instead of a tmpfs when not root."""
-    d = rec.created.get("shm_dir")
-    if d:
-        shutil.rmtree(d, ignore_errors=True)
-        if os.path.exists(d):
-            errors.append(f"cannot remove {d}")
-            return
-        rec.drop("shm_dir")
+    base.remove_tree(rec, "shm_dir", errors)
 
 
 def teardown(rec: base.Recorder) -> list[str]:
