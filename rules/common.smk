@@ -147,10 +147,20 @@ def run_count(src):
 STOP_KEYS = ("max_repeats", "stable_cv")
 
 
+def fio_output(study, source, device, cell, repeat):
+    """The fio JSON of one run of one cell."""
+    return f"results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json"
+
+
+def ycsb_run_output(study, source, device, engine, size, repeat, suffix):
+    """A YCSB job's output (records: suffix .csv; raw folder: no suffix)."""
+    return f"results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}{suffix}"
+
+
 def get_fio_outputs(study, source, device=None):
     n = run_count(STUDIES[study]["sources"][source])
     return [
-        f"results/{study}/fio/{source}/{dev}/{cell}/run{r}.json"
+        fio_output(study, source, dev, cell, r)
         for (dev, cell), c in FIO_CELLS[(study, source)].items()
         if device is None or dev == device
         for r in range(n)
@@ -166,13 +176,10 @@ def get_previous_runs(wildcards):
         return []
     if src["type"] == "fio":
         return [
-            f"results/{w.study}/fio/{w.source}/{w.device}/{w.cell}/run{r}.json"
+            fio_output(w.study, w.source, w.device, w.cell, r)
             for r in range(int(w.repeat))
         ]
-    return [
-        f"results/{w.study}/ycsb/{w.source}/{w.device}/{w.engine}/{w.size}/run{r}.csv"
-        for r in range(int(w.repeat))
-    ]
+    return [ycsb_output(w, ".csv", repeat=r) for r in range(int(w.repeat))]
 
 
 def stop_rule(wildcards):
@@ -221,7 +228,7 @@ YCSB_SOURCES = sorted(str(p) for p in Path(BASE, "ycsb", "src").rglob("*.java"))
 
 def get_ycsb_outputs(study, source, device=None):
     return [
-        f"results/{study}/ycsb/{source}/{d}/{e}/{size}/run{r}.csv"
+        ycsb_run_output(study, source, d, e, size, r, ".csv")
         for (d, e, size, r) in YCSB_RUNS[(study, source)]
         if device is None or d == device
     ]
@@ -252,10 +259,11 @@ def get_device_benchmarks(wildcards):
 YCSB_JAR = "results/ycsb/benchcast-ycsb.jar"
 
 
-def ycsb_output(wildcards, suffix):
-    """A YCSB job's output path from its wildcards (records: suffix .csv; raw folder: no suffix)."""
+def ycsb_output(wildcards, suffix, repeat=None):
+    """A YCSB job's output path from its wildcards (``repeat``: another run of the same job)."""
     w = wildcards
-    return f"results/{w.study}/ycsb/{w.source}/{w.device}/{w.engine}/{w.size}/run{w.repeat}{suffix}"
+    r = w.repeat if repeat is None else repeat
+    return ycsb_run_output(w.study, w.source, w.device, w.engine, w.size, r, suffix)
 
 
 def get_fio_cell(wildcards):

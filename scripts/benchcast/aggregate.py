@@ -51,4 +51,3 @@ def aggregate(recs: pd.DataFrame, trim: int = 1) -> pd.DataFrame:
     out["k"] = np.minimum(trim, (out["n"] - 1) // 2)
     out["cv"] = repeats.cv(out["std"].to_numpy(), out["mean"].to_numpy())
     return out[AGG_COLUMNS].sort_values(keys, kind="mergesort").reset_index(drop=True)
-

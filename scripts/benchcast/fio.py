@@ -433,17 +433,11 @@ def stable_already(cell: dict) -> str | None:
     previous = cell.get("previous")
     if not previous:
         return None
-    import pandas as pd
-
     from . import repeats
 
-    frames = []
-    for i, path in enumerate(previous):
-        if load(path).get("benchcast_skipped"):
-            return f"an earlier run was not needed either ({path})"
-        frames.append(parse(path, study="-", device="-", run=i))
-    needed, cv = repeats.needs_another_run(pd.concat(frames, ignore_index=True), cell["stable_cv"])
-    return None if needed else f"stable: CV {cv:.2f} % <= {cell['stable_cv']:g} % over {len(previous)} runs"
+    runs = [None if load(path).get("benchcast_skipped") else parse(path, study="-", device="-", run=i)
+            for i, path in enumerate(previous)]
+    return repeats.not_needed(runs, cell["stable_cv"])
 
 
 def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jobfile, output) -> float:

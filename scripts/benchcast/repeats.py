@@ -42,6 +42,15 @@ def needs_another_run(previous: pd.DataFrame, stable_cv: float, metric: str = "l
     return (bool(np.isnan(c) or c > stable_cv), c)
 
 
+def not_needed(previous: list, stable_cv: float, metric: str = "lat_mean") -> str | None:
+    """Why a run beyond ``repeats`` is not needed, or None when it is: ``previous`` holds the
+    earlier runs' records, None for a run that was itself not needed (then neither is this one)."""
+    if any(r is None for r in previous):
+        return "an earlier run was not needed either"
+    needed, c = needs_another_run(pd.concat(previous, ignore_index=True), stable_cv, metric)
+    return None if needed else f"stable: CV {c:.2f} % <= {stable_cv:g} % over {len(previous)} runs"
+
+
 def runs_until_stable(values, repeats: int, max_repeats: int, stable_cv: float) -> int:
     """How many runs of one measurement whose successive results are ``values`` the rule takes:
     at least ``repeats``, then one more while :func:`needs_another_run`, at most ``max_repeats``."""

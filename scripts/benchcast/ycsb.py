@@ -401,9 +401,10 @@ def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes,
                                columns={**common, **prov, "workload": w, "run": run,
                                         "recordcount": records_now, "order": order})
                 frames.append(df)
-                io = _device_io(df, io_before, io_counter()) if io_counter else None
-                if io is not None and not io.empty:
-                    frames.append(io)
+                if io_counter:
+                    io = _device_io(df, io_before, io_counter())
+                    if not io.empty:  # the device has no counters (a tmpfs)
+                        frames.append(io)
                 inserted = df.loc[(df["op"] == "insert") & (df["metric"] == "ops"), "value"]
                 records_now += int(inserted.sum())
     finally:

@@ -14,12 +14,12 @@ import json
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from . import BenchcastError, protect
 
 
 def run_job(job: dict) -> None:
+    import pandas as pd
+
     from . import devices, records, ycsb
     from .units import parse_size
 
@@ -86,13 +86,11 @@ def stable_already(job: dict) -> str | None:
         return None
     from . import blockio, records, repeats
 
-    recs = [records.read(p) for p in previous]
-    if any(r.empty for r in recs):
-        return "an earlier run was not needed either"
-    recs = pd.concat(recs, ignore_index=True)
-    recs = recs[(recs["op"] != blockio.OP) & (recs["workload"] != "load")]
-    needed, cv = repeats.needs_another_run(recs, job["stable_cv"])
-    return None if needed else f"stable: CV {cv:.2f} % <= {job['stable_cv']:g} % over {len(previous)} runs"
+    runs = []
+    for path in previous:
+        r = records.read(path)  # an empty one: that run was not needed
+        runs.append(None if r.empty else r[(r["op"] != blockio.OP) & (r["workload"] != "load")])
+    return repeats.not_needed(runs, job["stable_cv"])
 
 
 def main(argv=None) -> int:

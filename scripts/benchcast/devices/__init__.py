@@ -388,33 +388,34 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
         if state.get("status") != "ready":
             raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")
         rec = base.Recorder(state, state_path)
-        entered: list = []  # (leave function, where this process was), innermost last
-        try:
+        entered: list[Path] = []  # the cgroups this process was in, innermost last
+
+        def leave_all():
+            while entered:
+                base.join_cgroup(entered.pop())
+
+        def remove_memcg():  # the job's own, or one a killed job left
             errors: list[str] = []
-            memlimit.remove(rec, errors)  # one a killed job left
+            memlimit.remove(rec, errors)
             if errors:
                 raise BenchcastError(f"device {device_id}: {errors[0]}")
+
+        try:
+            remove_memcg()
             if enter_cgroup and state["kind"] == "throttled":
-                entered.append((throttled.leave, throttled.enter(state)))
+                entered.append(throttled.enter(state))
             if memory_limit:
-                entered.append((memlimit.leave, memlimit.enter(memlimit.create(rec, memory_limit))))
+                entered.append(memlimit.enter(memlimit.create(rec, memory_limit)))
             yield state
         except BaseException:
-            while entered:
-                leave, before = entered.pop()
-                leave(before)
+            leave_all()
             try:
                 teardown(state_path)
             except BenchcastError as exc:  # keep the original error; say what is left
                 print(f"benchcast: teardown after failure: {exc}", file=sys.stderr)
             raise
-        while entered:
-            leave, before = entered.pop()
-            leave(before)
-        errors = []
-        memlimit.remove(rec, errors)
-        if errors:
-            raise BenchcastError(f"device {device_id}: {errors[0]}")
+        leave_all()
+        remove_memcg()
 
 
 @contextlib.contextmanager

@@ -43,14 +43,14 @@ def backing_module(device_id: str, spec: dict):
 
 def delays_ns(device_id: str, spec: dict) -> dict[str, int]:
     """{read_delay_ns: .., write_delay_ns: .., sync_delay_ns: ..} from the spec's microseconds."""
+    if not any(k in spec for k in DELAYS):
+        raise BenchcastError(f"device {device_id}: kind delayed needs at least one of {', '.join(DELAYS)}")
     out = {}
     for key in DELAYS:
         v = spec.get(key, 0)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
             raise BenchcastError(f"device {device_id}: {key}: must be a number of microseconds >= 0, not {v!r}")
         out[key.replace("_us", "_ns")] = int(round(v * 1000))
-    if not any(out.values()) and not any(k in spec for k in DELAYS):
-        raise BenchcastError(f"device {device_id}: kind delayed needs at least one of {', '.join(DELAYS)}")
     return out
 
 

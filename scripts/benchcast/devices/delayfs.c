@@ -50,7 +50,10 @@ struct counters {
 };
 static struct counters local_counts, *counts = &local_counts;
 
-#define COUNT(field, n) __atomic_fetch_add(&counts->field, (uint64_t)(n), __ATOMIC_RELAXED)
+static void count(uint64_t *counter, uint64_t n)
+{
+    __atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
 
 #define OPT(t, p) {t, offsetof(struct delays, p), 0}
 static const struct fuse_opt opts[] = {
@@ -276,14 +279,14 @@ static int dfs_open(const char *path, struct fuse_file_info *fi)
 
 /* One read or write: the I/O on the backing file, counted, then the delay from its arrival. */
 static int delayed_io(ssize_t (*io)(int, void *, size_t, off_t), int fd, void *buf, size_t size,
-                      off_t off, uint64_t *count, uint64_t *bytes, long delay_ns)
+                      off_t off, uint64_t *requests, uint64_t *bytes, long delay_ns)
 {
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     ssize_t n = io(fd, buf, size, off);
     int err = errno;
-    __atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(bytes, (uint64_t)(n > 0 ? n : 0), __ATOMIC_RELAXED);
+    count(requests, 1);
+    count(bytes, (uint64_t)(n > 0 ? n : 0));
     delay_from(&start, delay_ns);
     return n == -1 ? -err : (int)n;
 }
@@ -337,7 +340,7 @@ static int dfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
     clock_gettime(CLOCK_MONOTONIC, &start);
     int r = datasync ? fdatasync(fi->fh) : fsync(fi->fh);
     int err = errno;
-    COUNT(syncs, 1);
+    count(&counts->syncs, 1);
     delay_from(&start, cfg.sync_delay_ns);
     return r == -1 ? -err : 0;
 }

@@ -11,10 +11,8 @@ workflow made; nothing else is ever removed.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
-from .. import BenchcastError
 from . import base
 
 V1_ROOT = Path("/sys/fs/cgroup/memory")
@@ -24,25 +22,12 @@ def version() -> int | None:
     """1 when the v1 memory controller is mounted, 2 when cgroup v2 has it, None otherwise."""
     if (V1_ROOT / "memory.limit_in_bytes").exists():
         return 1
-    for entry in base.findmnt("-t", "cgroup2"):
-        try:
-            if "memory" in Path(entry["target"], "cgroup.controllers").read_text().split():
-                return 2
-        except OSError:
-            pass
-    return None
+    return 2 if base.cgroup_v2_root("memory") else None
 
 
 def own_cgroup(ver: int) -> Path:
     """The memory cgroup directory this process is in now."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        num, controllers, path = line.split(":", 2)
-        if ver == 1 and "memory" in controllers.split(","):
-            return V1_ROOT / path.lstrip("/")
-        if ver == 2 and num == "0":
-            root = next(Path(e["target"]) for e in base.findmnt("-t", "cgroup2"))
-            return root / path.lstrip("/")
-    raise BenchcastError("memory limit: cannot tell which memory cgroup this process is in")
+    return base.own_cgroup("memory", ver)
 
 
 def create(rec: base.Recorder, limit: int) -> Path:
@@ -70,15 +55,12 @@ def create(rec: base.Recorder, limit: int) -> Path:
     return cg
 
 
-def enter(cg: Path) -> Path:
-    """Move this process (and so the children it starts) into ``cg``; return where it was."""
-    before = own_cgroup(1 if str(cg).startswith(str(V1_ROOT)) else 2)
-    Path(cg, "cgroup.procs").write_text(str(os.getpid()))
+def enter(cg) -> Path:
+    """Move this process (and so the children it starts) into ``cg``; return the memory cgroup it
+    was in, to go back to with :func:`benchcast.devices.base.join_cgroup`."""
+    before = own_cgroup(version())
+    base.join_cgroup(cg)
     return before
-
-
-def leave(before: Path) -> None:
-    Path(before, "cgroup.procs").write_text(str(os.getpid()))
 
 
 def usage(cg) -> dict:
@@ -92,31 +74,8 @@ def usage(cg) -> dict:
 
 
 def remove(rec: base.Recorder, errors: list) -> None:
-    """Remove the recorded memory cgroup: move any process a killed run left there to the parent,
-    then rmdir; drop it from the record once gone."""
+    """Remove the recorded memory cgroup (:func:`benchcast.devices.base.cgroup_remove`) and drop it
+    from the record once gone."""
     path = rec.created.get("memcg")
-    if not path:
-        return
-    p = Path(path)
-    err = None
-    for _ in range(5):
-        if not p.exists():
-            break
-        try:
-            pids = (p / "cgroup.procs").read_text().split()
-        except OSError:
-            pids = []
-        for pid in pids:
-            try:
-                (p.parent / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass
-        try:
-            p.rmdir()
-        except OSError as exc:
-            err = exc
-            time.sleep(0.1)
-    if p.exists():
-        errors.append(f"cannot remove memory cgroup {path}: {err.strerror if err else 'busy'}")
-        return
-    rec.drop("memcg")
+    if path and base.cgroup_remove(path, errors):
+        rec.drop("memcg")

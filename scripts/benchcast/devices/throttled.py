@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import time
 from pathlib import Path
 
 from .. import BenchcastError
@@ -55,19 +54,7 @@ def check(device_id: str, spec: dict) -> None:
 def cgroup_version() -> int | None:
     if (V1_ROOT / "blkio.throttle.write_bps_device").exists():
         return 1
-    v2 = v2_root()
-    return 2 if v2 else None
-
-
-def v2_root() -> Path | None:
-    for entry in base.findmnt("-t", "cgroup2"):
-        root = Path(entry["target"])
-        try:
-            if "io" in (root / "cgroup.controllers").read_text().split():
-                return root
-        except OSError:
-            pass
-    return None
+    return 2 if base.cgroup_v2_root("io") else None
 
 
 def available(device_id: str, spec: dict) -> None:
@@ -104,7 +91,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     if version == 1:
         cg = V1_ROOT / cgroup_name(rec)
     else:
-        root = v2_root()
+        root = base.cgroup_v2_root("io")
         ctl = root / "cgroup.subtree_control"
         if "io" not in ctl.read_text().split():
             ctl.write_text("+io")
@@ -143,56 +130,16 @@ def run_in_cgroup(state: dict, cmd, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(list(map(str, cmd)), preexec_fn=enter, **kwargs)
 
 
-def _own_cgroup(version: int) -> Path:
-    """The cgroup directory this process is in now (blkio hierarchy on v1, the unified one on v2)."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        num, controllers, path = line.split(":", 2)
-        if version == 1 and "blkio" in controllers.split(","):
-            return Path(V1_ROOT) / path.lstrip("/")
-        if version == 2 and num == "0":
-            return (v2_root() or Path("/sys/fs/cgroup")) / path.lstrip("/")
-    raise BenchcastError("cgroup: cannot tell which cgroup this process is in")
-
-
 def enter(state: dict) -> Path:
     """Move this process (and so the children it starts) into the device's cgroup; return the
-    cgroup it was in, for :func:`leave`."""
+    cgroup it was in, to go back to with :func:`benchcast.devices.base.join_cgroup`."""
     cg = state.get("created", {}).get("cgroup")
     if not cg:
         raise BenchcastError(f"device {state.get('device')}: cgroup: not provisioned (no cgroup in state)")
-    before = _own_cgroup(state.get("cgroup_version", cgroup_version() or 1))
-    Path(cg, "cgroup.procs").write_text(str(os.getpid()))
+    version = state.get("cgroup_version", cgroup_version() or 1)
+    before = base.own_cgroup("blkio" if version == 1 else "io", version)
+    base.join_cgroup(cg)
     return before
-
-
-def leave(before: Path) -> None:
-    """Move this process back to the cgroup it was in before :func:`enter`."""
-    Path(before, "cgroup.procs").write_text(str(os.getpid()))
-
-
-def cgroup_remove(path: str, errors: list) -> bool:
-    p = Path(path)
-    if not p.exists():
-        return True
-    parent_procs = p.parent / "cgroup.procs"
-    for _ in range(3):
-        try:
-            pids = (p / "cgroup.procs").read_text().split()
-        except OSError:
-            pids = []
-        for pid in pids:  # move leftovers (a killed run's fio) out so the cgroup can go
-            try:
-                parent_procs.write_text(pid)
-            except OSError:
-                pass
-        try:
-            p.rmdir()
-            return True
-        except OSError as exc:
-            err = exc
-            time.sleep(0.1)
-    errors.append(f"cannot remove cgroup {path}: {err.strerror}")
-    return False
 
 
 def teardown(rec: base.Recorder) -> list[str]:
@@ -200,7 +147,7 @@ def teardown(rec: base.Recorder) -> list[str]:
     then whatever the record itself mounted."""
     errors: list[str] = []
     if "cgroup" in rec.created:
-        if cgroup_remove(rec.created["cgroup"], errors):
+        if base.cgroup_remove(rec.created["cgroup"], errors):
             rec.drop("cgroup")
     sub = rec.state.get("backing")
     if isinstance(sub, dict) and sub.get("created"):
