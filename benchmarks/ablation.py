@@ -10,7 +10,9 @@ it, and the verdict counts:
 * figures: the paper's grid only (randread/randwrite, direct, QD1), with the commit-shaped
   figures (4K/16K writes in place with fdatasync: op ``sync``), and with appends too (workload
   ``append``: writes past the end of the file with fdatasync, as a write-ahead log);
-* repeats: the trimmed mean of every repeat, or only the first repeat of every cell.
+* repeats: the trimmed mean of every repeat, or only the first repeat of every cell;
+* candidates: the figures shaped like the application's recorded device I/O (``validate.candidates:
+  profile``) or the pairing rules alone.
 
     .venv/bin/python benchmarks/ablation.py [results/local] [--config config/config.yaml]
 
@@ -37,7 +39,7 @@ FAMILIES = {
 }
 
 
-def analyse(recs: pd.DataFrame, study: dict, devices, workloads) -> pd.DataFrame:
+def analyse(recs: pd.DataFrame, study: dict, devices, workloads, candidates: str) -> pd.DataFrame:
     recs = recs[recs["device"].isin(devices)]
     agg = aggregate.aggregate(recs, trim=study["aggregate"]["trim"])
     feats = {**study["features"], "workloads": workloads}
@@ -46,7 +48,8 @@ def analyse(recs: pd.DataFrame, study: dict, devices, workloads) -> pd.DataFrame
     pairing = [{**r, "workloads": r["workloads"] + (extra if "write" in r["workloads"] else [])}
                for r in study["pairing"]]
     scr = screen.screen(agg, feats, study.get("series"), pairing, study["screen"]["min_devices"])
-    return heldout.run(agg, scr, feats, study.get("series"), pairing, study["validate"])["verdicts"]
+    settings = {**study["validate"], "candidates": candidates}
+    return heldout.run(agg, scr, feats, study.get("series"), pairing, settings)["verdicts"]
 
 
 def main(argv=None) -> int:
@@ -84,10 +87,14 @@ def main(argv=None) -> int:
     if appends != inplace:
         levers.append((f"{n} tiers, + in-place commits and appends", all_devs, appends, False))
     levers.append((f"{n} tiers, + in-place commits, first repeat only", all_devs, inplace, True))
+    chosen = study["validate"]["candidates"]
+    levers = [(*lever, chosen) for lever in levers]
+    other = "pairing" if chosen == "profile" else "profile"
+    levers.append((f"{n} tiers, + in-place commits, candidates: {other}", all_devs, inplace, False, other))
     rows = []
-    for name, devs, workloads, first_only in levers:
+    for name, devs, workloads, first_only, candidates in levers:
         r = recs[recs["run"] == recs["run"].min()] if first_only else recs
-        v = analyse(r, study, devs, workloads)
+        v = analyse(r, study, devs, workloads, candidates)
         row = {"lever": name}
         for fam, sel in FAMILIES.items():
             f = v[sel(v)]

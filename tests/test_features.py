@@ -90,3 +90,37 @@ def test_feature_names_carry_sync_op_and_queue_depth():
                                "value": 20.0}]}}
     assert features.spec_features(card).set_index("feature")["x"].to_dict() == {
         "write_4K_sync_lat_mean": 5.0, "randread_4K_qd8_lat_mean": 20.0}
+
+
+def test_profile_candidates_follow_what_the_application_did_to_the_device():
+    """Random reads at the block size nearest the read request size, commits (fdatasync) nearest
+    the write size; each only from min_per_op requests per operation; nothing without records."""
+    figs = {("randread", 4096, "lat_mean"): 9.0, ("randread", 16384, "lat_mean"): 12.0,
+            ("randread", 16384, "bw"): 1e9, ("write", 4096, "lat_mean"): 20.0, ("write", 16384, "lat_mean"): 25.0,
+            ("randwrite", 16384, "lat_mean"): 15.0}
+    agg = make_agg({d: figs for d in "abc"}, {d: 100.0 for d in "abc"})
+    agg.loc[(agg["benchmark"] == "fio") & (agg["workload"] == "write"), "op"] = "sync"
+
+    def io(workload, reads, read_size, syncs, write_size):
+        rows = []
+        for dev, scale in (("a", 1.0), ("b", 1.1), ("c", 0.0)):  # c: a device that sees no flush
+            for metric, v in (("reads_per_op", reads), ("read_request_size", read_size),
+                              ("syncs_per_op", syncs * scale), ("write_request_size", write_size),
+                              ("writes_per_op", 3.0)):
+                rows.append(dict(device=dev, benchmark="ycsb", engine="mysql", workload=workload, block_size=0,
+                                 threads=0, data_size=16 * 10**9, op="device", metric=metric, unit="1/op",
+                                 value=v, study="s", source="test", n=3))
+        return pd.DataFrame(rows)
+
+    agg = pd.concat([agg, io("write-only", 3.8, 16384, 1.2, 25000), io("read-only", 0.6, 5000, 0.0, 30000),
+                     io("write-heavy", 0.01, 16384, 0.5, 4000)], ignore_index=True)
+    shaped = features.profile_candidates(agg, {})
+    key = {"benchmark": "ycsb", "engine": "mysql", "threads": 0, "data_size": 16 * 10**9}
+    assert shaped({**key, "workload": "write-only"}) == ["randread_16K_lat_mean", "write_16K_sync_lat_mean"]
+    assert shaped({**key, "workload": "read-only"}) == ["randread_4K_lat_mean"]
+    assert shaped({**key, "workload": "write-heavy"}) == ["write_4K_sync_lat_mean"]
+    assert features.profile_candidates(agg, {}, min_per_op=1.0)({**key, "workload": "write-only"}) == [
+        "randread_16K_lat_mean", "write_16K_sync_lat_mean"]
+    assert features.profile_candidates(agg, {}, min_per_op=2.0)({**key, "workload": "write-only"}) == [
+        "randread_16K_lat_mean"]
+    assert shaped({**key, "workload": "read-heavy"}) == []  # no device records

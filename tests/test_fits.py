@@ -168,3 +168,25 @@ def test_simple_equals_statsmodels_on_random_data_with_gaps():
                 assert hi[t, f] == pytest.approx(sf["obs_ci_upper"].iloc[0], rel=1e-7, abs=1e-9)
             checked += 1
     assert checked > 80
+
+
+def test_ols_loo_matches_statsmodels_fold_by_fold():
+    """Each row predicted from the fit on the other groups: the statsmodels fit and observation
+    interval of fit_ols/predict_ols, row by row; a rank-deficient fold predicts nothing."""
+    rng = np.random.default_rng(3)
+    groups = np.repeat(["a", "b", "c", "d", "e", "f"], 2)
+    d = pd.DataFrame({"x": np.repeat(rng.uniform(1, 100, 6), 2), "s": np.tile([1.0, 2.0], 6)})
+    y = 5 + 3 * d["x"] + 7 * d["s"] + rng.normal(0, 4, 12)
+    X = fits.design_matrix(d, ["x", "s"])
+    loo = fits.ols_loo(X.to_numpy(), y, groups, alpha=0.1)
+    for g in np.unique(groups):
+        test = groups == g
+        fit = fits.fit_ols(X[~test], y[~test])
+        p = fits.predict_ols(fit, X[test], alpha=0.1)
+        assert loo.prediction[test] == pytest.approx(p["prediction"].to_numpy(), rel=1e-10)
+        assert loo.lower[test] == pytest.approx(p["lower"].to_numpy(), rel=1e-10)
+        assert loo.upper[test] == pytest.approx(p["upper"].to_numpy(), rel=1e-10)
+        assert (loo.resid_df[test] == fit.resid_df).all() and loo.fitted[test].all()
+    # two groups only: the other group's two rows cannot fit three columns
+    two = fits.ols_loo(X.to_numpy()[:4], y[:4], groups[:4])
+    assert not two.fitted.any() and np.isnan(two.prediction).all()

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from analysis_util import make_agg
-from benchcast import features, fits, heldout, workloads
+from benchcast import config, features, fits, heldout, workloads
 
 F64 = ("randwrite", 65536, "lat_mean")
 F4 = ("randwrite", 4096, "lat_mean")
@@ -223,7 +223,7 @@ def test_nested_choice_never_sees_the_held_out_device():
     and the prediction is the fold fitted without that device: checked by hand for every device."""
     agg, x64, x4, y = six_tiers()
     folds, _ = heldout.loo_simple(agg)
-    nested = heldout.nested_simple(agg, None, folds)
+    nested = heldout.nested_choice(agg, folds, None)
     devs = list(x64)
     for d in devs:
         rest = [e for e in devs if e != d]
@@ -242,13 +242,30 @@ def test_nested_choice_never_sees_the_held_out_device():
         assert row["prediction"].iloc[0] == pytest.approx(a + b * xd[d])
 
 
+def test_nested_choice_weighs_multiple_models_on_the_other_devices_only():
+    """y = 50 + 2 x64 + 30 x4 exactly: no single figure fits, the pair does. For every device the
+    pair wins on the other devices, and its prediction is the multiple fold fitted without it."""
+    agg, x64, x4, _ = six_tiers()
+    y = {d: 50 + 2 * x64[d] + 30 * x4[d] for d in x64}
+    agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in x64}, y)
+    folds, _ = heldout.loo_simple(agg)
+    mfolds, _, _ = heldout.loo_multiple(agg)
+    nested = heldout.nested_choice(agg, folds, None, mfolds).set_index("held_out")
+    assert set(nested["model"]) == {"multiple"}
+    assert set(nested["features"]) == {"randwrite_4K_lat_mean+randwrite_64K_lat_mean"}
+    assert nested["pct_error"].abs().max() < 1e-9
+    # without the multiple candidates, the best single figure is used and misses
+    simple_only = heldout.nested_choice(agg, folds, None)
+    assert set(simple_only["model"]) == {"simple"} and simple_only["pct_error"].abs().max() > 1
+
+
 def test_tier_table_and_verdicts_by_hand():
     """Positions, baseline and model errors per tier and the verdicts, computed by hand on six tiers."""
     agg, x64, x4, y = six_tiers()
     screened = pd.DataFrame({"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "threads": 0,
                              "data_size": 16 * 10**9, "op": "write", "metric": "lat_mean", "unit": "us",
                              "feature": ["randwrite_64K_lat_mean", "randwrite_4K_lat_mean"]})
-    settings = {"level": 0.95, "pool": "workload", "max_figures": 1, "tolerance": 10}
+    settings = {**config.defaults("validate"), "max_figures": 1}
     out = heldout.run(agg, screened, {"workloads": ["randwrite"], "block_sizes": ["4K", "64K"],
                                       "metrics": ["lat_mean"]}, {"metrics": ["lat_mean"]}, [], settings)
     t = out["tiers"]

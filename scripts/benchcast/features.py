@@ -17,7 +17,8 @@ Input is the *aggregated* table (:mod:`benchcast.aggregate`): the record key col
 * A *target* is a hypothetical device given as a spec card ``{name: {"figures": [{"workload",
   "block_size", "metric", "value"[, "op", "iodepth"]}, ...]}}``; :func:`spec_features` reads the cards.
 * The study's ``pairing`` rules say which features may explain which series
-  (:func:`match_rule`, :func:`multiple_candidates`).
+  (:func:`match_rule`, :func:`multiple_candidates`); what an application did to the device (its
+  ``device`` records) can say it instead (:func:`profile_candidates`).
 """
 
 from __future__ import annotations
@@ -248,6 +249,50 @@ def multiple_candidates(agg: pd.DataFrame, features: Mapping, pairing):
         if rule < 0:
             return list(feats["feature"])
         return list(feats.loc[feats["workload"].isin(pairing[rule]["workloads"]), "feature"])
+
+    return allowed
+
+
+def _nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> str | None:
+    """Feature id of the QD1 latency figure of ``workload``/``op`` at the block size nearest
+    ``size`` bytes (on a log scale), None if the study has none."""
+    f = feats[(feats["workload"] == workload) & (feats["op"] == op) & (feats["metric"] == "lat_mean")
+              & ~feats["feature"].str.contains(r"_qd\d+_", regex=True)]
+    if f.empty or not size > 0:
+        return None
+    dist = (np.log2(f["block_size"].astype(float)) - np.log2(float(size))).abs()
+    return str(f.loc[dist.idxmin(), "feature"])
+
+
+def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float = 0.05):
+    """A callable: series key -> the device figures shaped like what the application does to the
+    device, from its ``device`` records (:mod:`benchcast.blockio`; per engine, workload, threads
+    and data size, the median over the devices that have counters):
+
+    * random reads (``randread``, QD1 mean latency) at the block size nearest the application's
+      read request size, when it sends at least ``min_per_op`` device reads per operation;
+    * the commit figure (``write`` with fdatasync, op ``sync``) at the block size nearest its write
+      request size, when it syncs at least ``min_per_op`` times per operation.
+
+    Buffered writes without a sync are left out: writeback happens off the operation's path. A
+    series without device records, or none of whose figures the study measured, gets [] (the
+    caller falls back to its pairing rules)."""
+    feats = feature_table(agg, features).drop_duplicates("feature")
+    keys = ["benchmark", "engine", "workload", "threads", "data_size"]
+    io = agg[agg["op"] == blockio.OP]
+    profile = io.groupby(keys + ["metric"])["value"].median().unstack("metric") if len(io) else None
+
+    def allowed(key: dict) -> list[str]:
+        k = tuple(key[c] for c in keys)
+        if profile is None or k not in profile.index:
+            return []
+        p = profile.loc[k]
+        out = []
+        if p.get("reads_per_op", 0) >= min_per_op:
+            out.append(_nearest_figure(feats, "randread", "read", p.get("read_request_size", 0)))
+        if p.get("syncs_per_op", 0) >= min_per_op:
+            out.append(_nearest_figure(feats, "write", "sync", p.get("write_request_size", 0)))
+        return [f for f in out if f]
 
     return allowed
 

@@ -36,6 +36,8 @@ from .features import (
     feature_sets,
     multiple_candidates,
     pool_table,
+    profile_candidates,
+    series_label,
     series_matrix,
     simple_candidates,
     study_table,
@@ -196,7 +198,6 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     pool_by_s = ",".join(pool_by)
     P = pool_table(agg, pool_by, read_fraction)
     feats_all = list(feature_matrix(agg).columns)
-    logo = LeaveOneGroupOut()
     folds, summaries, refusals = [], [], []
     for pool, G in P.groupby("pool", sort=False):
         # candidate features common to every series of the pool
@@ -229,34 +230,24 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
             y = H["value"].to_numpy(dtype=float)
             full = fits.fit_ols(X, y)
             groups = H["device"].to_numpy()
-            for train, test in logo.split(X, y, groups=groups):
-                Xt = X.iloc[train]
-                n_train_dev = len(np.unique(groups[train]))
-                T = H.iloc[test]
-                base = {"features": label, "variables": "+".join(variables), "held_out": groups[test[0]],
-                        "n_train": len(train), "n_train_devices": n_train_dev,
-                        "device_df": n_train_dev - len(fs) - 1}
-                if len(train) < X.shape[1] or np.linalg.matrix_rank(Xt.to_numpy()) < X.shape[1]:
-                    p = pd.DataFrame({"prediction": np.nan, "lower": np.nan, "upper": np.nan, "resid_df": np.nan,
-                                      "interval_flag": FLAG_RANK}, index=T.index)
-                else:
-                    p = fits.predict_ols(fits.fit_ols(Xt, y[train]), X.iloc[test], alpha)
-                    if base["device_df"] < 1:
-                        p["interval_flag"] = np.where(p["interval_flag"] == "", fits.FLAG_NO_DEVICE_DF, p["interval_flag"])
-                truth = T["value"].to_numpy(dtype=float)
-                lo, hi = p["lower"].to_numpy(), p["upper"].to_numpy()
-                covered = pd.array((lo <= truth) & (truth <= hi), dtype="boolean")
-                covered[~np.isfinite(lo)] = pd.NA
-                fr = pd.DataFrame({
-                    "pool": pool, "series": T["series"].to_numpy(), **{c: T[c].to_numpy() for c in SERIES_COLUMNS},
-                    "model": "multiple", **base, "truth": truth, "prediction": p["prediction"].to_numpy(),
-                    "lower": lo, "upper": hi, "resid_df": p["resid_df"].to_numpy(),
-                    "interval_flag": p["interval_flag"].to_numpy(),
-                })
-                fr["abs_error"] = (fr["prediction"] - fr["truth"]).abs()
-                fr["pct_error"] = 100 * (fr["prediction"] - fr["truth"]) / fr["truth"]
-                fr["covered"] = covered
-                folds.append(fr)
+            loo = fits.ols_loo(X.to_numpy(), y, groups, alpha)
+            device_df = n_dev - 1 - len(fs) - 1
+            flag = np.select([~loo.fitted, loo.resid_df <= 0, device_df < 1],
+                             [FLAG_RANK, fits.FLAG_ZERO_DF, fits.FLAG_NO_DEVICE_DF], "")
+            per_device = pd.Series(groups).value_counts()
+            covered = pd.array((loo.lower <= y) & (y <= loo.upper), dtype="boolean")
+            covered[~np.isfinite(loo.lower)] = pd.NA
+            fr = pd.DataFrame({
+                "pool": pool, "series": H["series"].to_numpy(), **{c: H[c].to_numpy() for c in SERIES_COLUMNS},
+                "model": "multiple", "features": label, "variables": "+".join(variables), "held_out": groups,
+                "truth": y, "prediction": loo.prediction, "lower": loo.lower, "upper": loo.upper,
+                "n_train": len(y) - per_device.reindex(groups).to_numpy(), "n_train_devices": n_dev - 1,
+                "device_df": device_df, "resid_df": loo.resid_df, "interval_flag": flag,
+            })
+            fr["abs_error"] = (fr["prediction"] - fr["truth"]).abs()
+            fr["pct_error"] = 100 * (fr["prediction"] - fr["truth"]) / fr["truth"]
+            fr["covered"] = covered
+            folds.append(fr.sort_values("held_out", kind="mergesort"))  # fold by fold, as LeaveOneGroupOut
             summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
                               "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
                               "n_rows": len(H), "n_folds": n_dev, "rsquared": full.rsquared,
@@ -328,35 +319,51 @@ def select_multiple(summary: pd.DataFrame, refusals: pd.DataFrame | None = None)
     return base.reset_index()
 
 
-KIND_NESTED = "simple (nested choice)"
+KIND_NESTED = "nested choice (simple or multiple)"
 KIND_HELDOUT = "simple (held-out choice)"
 KIND_PAPER = "simple (paper: max R²)"
 KIND_MULTIPLE = "multiple (held-out choice)"
 
 
-def nested_simple(table: pd.DataFrame, candidates, folds: pd.DataFrame) -> pd.DataFrame:
-    """Held-out predictions of a device the model never saw, not even to choose its feature.
+def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
+                  mcandidates=None, pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None,
+                  max_figures: int = 2) -> pd.DataFrame:
+    """Held-out predictions of a device the model never saw, not even to choose the model.
 
-    The held-out choice (:func:`select_simple`) picks the feature with the lowest MAPE over all
-    folds, the held-out device's own fold included, so its MAPE flatters. Here, for each device
-    d, the feature is chosen by leave-one-out MAPE over the other devices alone, and d's
-    prediction is the fold of ``folds`` (fitted without d) for that feature. Rows as ``folds``.
-    """
+    The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
+    lowest MAPE over all folds, the held-out device's own fold included, so their MAPE flatters.
+    Here, for each device d, every candidate model of a series (each simple feature of
+    ``candidates``; with ``mfolds``, each multiple model of :func:`loo_multiple` with
+    ``mcandidates``) is scored by leave-one-out MAPE over the *other* devices alone; the lowest
+    score wins (a simple model on a tie), and d's prediction is that model's fold fitted without d
+    (the row of ``folds`` or ``mfolds``). Only models predicted in every inner fold compete.
+    Rows as ``folds``, with ``model`` saying which kind won."""
     parts = []
     for d in pd.unique(folds["held_out"]):
-        _, inner = loo_simple(table[table["device"] != d], candidates)
-        if inner.empty:
-            continue
-        sel = select_simple(inner)[["series", "selected_feature"]].dropna()
-        sel = sel.rename(columns={"selected_feature": "features"})
-        parts.append(folds[folds["held_out"] == d].merge(sel, on=["series", "features"]))
+        rest = table[table["device"] != d]
+        _, inner = loo_simple(rest, candidates)
+        scores = [inner.loc[inner["n_predicted"] == inner["n_folds"], ["series", "features", "mape"]]
+                  .assign(model="simple")]
+        if mfolds is not None and len(mfolds):
+            ifolds, _, _ = loo_multiple(rest, mcandidates, pool_by=pool_by, read_fraction=read_fraction,
+                                        max_figures=max_figures)
+            g = ifolds.assign(_ape=ifolds["pct_error"].abs(), _miss=ifolds["prediction"].isna()).groupby(
+                ["series", "features"], sort=False)
+            m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
+            scores.append(m.loc[m["missing"] == 0, ["series", "features", "mape"]].assign(model="multiple"))
+        s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
+        s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"]).drop_duplicates("series")
+        for model, outer in (("simple", folds), ("multiple", mfolds)):
+            chosen = s.loc[s["model"] == model, ["series", "features"]]
+            if outer is not None and len(chosen):
+                parts.append(outer[outer["held_out"] == d].merge(chosen, on=["series", "features"]))
     if not parts:
         return folds.iloc[:0]
     return pd.concat(parts, ignore_index=True)
 
 
 TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "baseline_pct_error",
-                "nested_features", "nested_pct_error", "heldout_features", "heldout_pct_error",
+                "nested_model", "nested_features", "nested_pct_error", "heldout_features", "heldout_pct_error",
                 "paper_features", "paper_pct_error", "multiple_features", "multiple_pct_error"]
 _TIER_KINDS = {KIND_NESTED: "nested", KIND_HELDOUT: "heldout", KIND_PAPER: "paper", KIND_MULTIPLE: "multiple"}
 
@@ -374,8 +381,10 @@ def tiers(chosen: pd.DataFrame) -> pd.DataFrame:
     t["position"] = np.where((t["truth"] == g.transform("min")) | (t["truth"] == g.transform("max")),
                              "extreme", "interior")
     for kind, short in _TIER_KINDS.items():
-        k = chosen[chosen["kind"] == kind][["series", "held_out", "features", "pct_error"]]
-        k = k.rename(columns={"features": f"{short}_features", "pct_error": f"{short}_pct_error"})
+        k = chosen[chosen["kind"] == kind][["series", "held_out", "model", "features", "pct_error"]]
+        k = k.rename(columns={"model": f"{short}_model", "features": f"{short}_features",
+                              "pct_error": f"{short}_pct_error"})
+        k = k.drop(columns=[] if short == "nested" else [f"{short}_model"])
         t = t.merge(k.drop_duplicates(["series", "held_out"]), on=["series", "held_out"], how="left")
     t["_pos"] = (t["position"] != "interior").astype(int)
     t = t.sort_values(["_pos", "series", "truth"], kind="mergesort")
@@ -394,7 +403,7 @@ VERDICT_COLUMNS = ["series", *SERIES_COLUMNS, "n_devices", "n_interior", "spread
 
 def verdicts(tier_table: pd.DataFrame, tolerance: float) -> pd.DataFrame:
     """Per series, what held-out validation says: MAPE on interior and extreme tiers of the
-    nested-choice simple model (:func:`nested_simple`) and of the baseline, the spread of the
+    nested-choice model (:func:`nested_choice`) and of the baseline, the spread of the
     results over devices (max / min), and a verdict: device-independent (the baseline is within
     ``tolerance`` % on every tier taken together: the device hardly matters), predictable (beats
     the baseline on the interior tiers, interior MAPE <= ``tolerance`` %), better than the
@@ -435,19 +444,19 @@ def run(agg, screened, features, series, pairing, settings: dict):
     """All validation tables of a study, as a dict name -> DataFrame."""
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
-    candidates = simple_candidates(screened)
+    candidates, mcandidates = simple_candidates(screened), multiple_candidates(agg, features, pairing)
+    if settings["candidates"] == "profile":  # what the application does, else the pairing rules
+        shaped = profile_candidates(agg, features, settings["profile_min_per_op"])
+        screened_pairs = candidates.groupby("series")["feature"].apply(list)
+        candidates = lambda key: shaped(key) or screened_pairs.get(series_label(key), [])  # noqa: E731
+        mcandidates = lambda key, rules=mcandidates: shaped(key) or rules(key)  # noqa: E731
     folds, summary = loo_simple(table, candidates, alpha=alpha)
     selection = select_simple(summary)
-    nested = nested_simple(table, candidates, folds)
     pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS
-    mfolds, msummary, refusals = loo_multiple(
-        table,
-        multiple_candidates(agg, features, pairing),
-        alpha=alpha,
-        pool_by=pool_by,
-        read_fraction=read_fractions(),
-        max_figures=settings["max_figures"],
-    )
+    mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
+                                              read_fraction=read_fractions(), max_figures=settings["max_figures"])
+    nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by,
+                           read_fraction=read_fractions(), max_figures=settings["max_figures"])
     mselection = select_multiple(msummary, refusals)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen)
@@ -467,7 +476,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
 
 def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.DataFrame:
     """The held-out predictions of the selected models only (simple per series, multiple per pool),
-    with the paper's choice and the nested choice (:func:`nested_simple`) as further kinds: what
+    with the paper's choice and the nested choice (:func:`nested_choice`) as further kinds: what
     the validity chart, coverage and tier tables are about."""
     parts = [] if nested is None else [nested.assign(kind=KIND_NESTED)]
     for kind, col in ((KIND_HELDOUT, "selected_feature"), (KIND_PAPER, "paper_feature")):
@@ -476,7 +485,7 @@ def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.Data
     if len(mselection):
         sel = mselection[["pool", "selected_features"]].rename(columns={"selected_features": "features"})
         parts.append(mfolds.merge(sel, on=["pool", "features"]).assign(kind=KIND_MULTIPLE))
-    cols = ["kind", "series", *SERIES_COLUMNS, "features", "held_out", "truth", "prediction",
+    cols = ["kind", "series", *SERIES_COLUMNS, "model", "features", "held_out", "truth", "prediction",
             "lower", "upper", "abs_error", "pct_error", "covered", "interval_flag"]
     out = pd.concat(parts, ignore_index=True)
     return out[[c for c in cols if c in out.columns]]
