@@ -1,5 +1,6 @@
-# Devices: provision before the benchmarks of a device, tear down after the last one. With the
-# benchmarks in between, they form one group job per device, so on a cluster they land on one node.
+# Devices: provision before the benchmarks of a device, tear down after the last one. On a cluster
+# they and the benchmarks in between form one group job per device (profiles/slurm: groups), so they
+# land on one node.
 
 
 rule provision_device:
@@ -7,8 +8,6 @@ rule provision_device:
         "results/{study}/devices/{device}/provisioned.json",
     log:
         "logs/{study}/devices/{device}/provision.log",
-    group:
-        "device"
     conda:
         "../envs/devices.yaml"
     resources:
@@ -31,8 +30,6 @@ rule teardown_device:
         "results/{study}/devices/{device}/torn_down.json",
     log:
         "logs/{study}/devices/{device}/teardown.log",
-    group:
-        "device"
     conda:
         "../envs/devices.yaml"
     resources:

@@ -16,8 +16,6 @@ rule fio_run:
         jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",
     log:
         "logs/{study}/fio/{source}/{device}/{cell}/run{repeat}.log",
-    group:
-        "device"
     conda:
         "../envs/devices.yaml"
     resources:

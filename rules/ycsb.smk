@@ -34,8 +34,6 @@ rule ycsb_run:
         ),
     log:
         "logs/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.log",
-    group:
-        "device"
     conda:
         "../envs/ycsb.yaml"
     resources:

@@ -78,8 +78,11 @@ def tables(workdir: Path) -> dict[str, pd.DataFrame]:
 #: Tables whose row count depends on the measured values, not only on the design: which model is
 #: selected decides whether a spec card has its figures (else the target is skipped), and a design
 #: may be rank-deficient in one run and not in another. Only their columns must agree.
+# Tables whose row count follows the measured values: the validation's candidate figures come from
+# the device I/O each run recorded (validate.candidates: profile), so its folds and model lists too.
 DATA_DEPENDENT = ("target_predictions.csv", "target_skipped.csv", "validity_target_intervals.csv",
-                  "multiple_refusals.csv", "validity_refusals.csv")
+                  "multiple_refusals.csv", "validity_refusals.csv", "simple_folds.csv", "simple_summary.csv",
+                  "multiple_folds.csv", "multiple_summary.csv", "chosen_folds.csv")
 
 
 def assert_same_shape(local: Path, slurm: Path):

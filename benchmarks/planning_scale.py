@@ -1,0 +1,135 @@
+"""How planning scales with the size of a fio grid: benchcast's dry run beside a trivial workflow.
+
+Builds studies of 10 ``dir`` devices x 2 patterns x B block sizes x R repeats (otherwise the local
+study's fio settings) in a scratch copy of the workflow, times ``snakemake -n --quiet`` for each,
+and, in the same run, a trivial Snakefile with the same number of jobs (one rule, one output per
+job). Prints both times and their ratio (goal: <= 3 at 10,000 and 50,000 cells).
+
+    .venv/bin/python benchmarks/planning_scale.py                  # 1,000 / 10,000 / 50,000 cells
+    .venv/bin/python benchmarks/planning_scale.py --cells 1000 2000
+    .venv/bin/python benchmarks/planning_scale.py --profile 2000   # cProfile of benchcast's dry run
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from workflow_util import copy_workflow  # noqa: E402
+
+DEVICES = 10
+PATTERNS = ["randread", "randwrite"]
+TRIVIAL = """\
+N = int(config["jobs"])
+
+
+rule all:
+    input:
+        expand("out/{i}.txt", i=range(N)),
+
+
+rule one:
+    output:
+        "out/{i}.txt",
+    shell:
+        "touch {output}"
+"""
+
+
+def shape(cells: int) -> tuple[int, int]:
+    """Block sizes and repeats giving ``cells`` = devices x patterns x sizes x repeats."""
+    per = cells // (DEVICES * len(PATTERNS))
+    if per * DEVICES * len(PATTERNS) != cells:
+        raise SystemExit(f"{cells} cells: not a multiple of {DEVICES * len(PATTERNS)}")
+    sizes = min(per, 10) if per <= 100 else 50
+    if per % sizes:
+        raise SystemExit(f"{cells} cells: {per} per device and pattern is not sizes x repeats")
+    return sizes, per // sizes
+
+
+def scale_config(work: Path, cells: int) -> None:
+    cfg_path = work / "config" / "config.yaml"
+    cfg = yaml.safe_load(cfg_path.read_text())
+    sizes, repeats = shape(cells)
+    fio = dict(cfg["studies"]["local"]["sources"]["fio"])
+    fio.update(rw=PATTERNS, block_sizes=[f"{4 * (i + 1)}K" for i in range(sizes)], repeats=repeats)
+    devs = {}
+    for i in range(DEVICES):
+        path = work / "devs" / f"d{i}"
+        path.mkdir(parents=True, exist_ok=True)
+        devs[f"d{i}"] = {"kind": "dir", "path": str(path)}
+    study = {**cfg["studies"]["local"], "description": f"{cells} fio cells", "devices": devs, "sources": {"fio": fio}}
+    study.pop("report", None)  # its focus names an application series: this study has none
+    cfg["studies"] = {"scale": study}
+    cfg.pop("run", None)
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+def timed(cmd, cwd: Path) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return took
+
+
+def planned(work: Path) -> int:
+    out = subprocess.run([sys.executable, "-m", "snakemake", "-n"], cwd=work, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("fio_run"):
+            return int(line.split()[-1])
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cells", type=int, nargs="+", default=[1000, 10000, 50000])
+    ap.add_argument("--profile", type=int, metavar="CELLS", help="cProfile one dry run, print the top")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args(argv)
+    base = Path(tempfile.mkdtemp(prefix="benchcast-planning-"))
+    try:
+        if args.profile:
+            work = copy_workflow(base / "profile")
+            scale_config(work, args.profile)
+            out = base / "profile.pstats"
+            subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "snakemake", "-n", "--quiet"],
+                           cwd=work, check=True, capture_output=True)
+            import pstats
+
+            pstats.Stats(str(out)).sort_stats("cumulative").print_stats(40)
+            return 0
+        print(f"{'cells':>7} {'benchcast dry run':>18} {'trivial':>8} {'ratio':>6}")
+        for cells in args.cells:
+            work = copy_workflow(base / f"c{cells}")
+            scale_config(work, cells)
+            if cells <= 2000:
+                assert planned(work) == cells, "the study does not plan the cells it should"
+            trivial = base / f"t{cells}"
+            trivial.mkdir()
+            (trivial / "Snakefile").write_text(TRIVIAL)
+            ours = timed([sys.executable, "-m", "snakemake", "-n", "--quiet"], work)
+            theirs = timed([sys.executable, "-m", "snakemake", "-n", "--quiet", "--cores", "1",
+                            "--config", f"jobs={cells}"], trivial)
+            print(f"{cells:>7} {ours:>17.1f}s {theirs:>7.1f}s {ours / theirs:>6.2f}", flush=True)
+    finally:
+        if args.keep:
+            print(f"kept {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
