@@ -46,7 +46,7 @@ from benchcast import units as bc_units  # noqa: E402
 MEASURING_RULES = {"fio_run", "ycsb_run"}
 
 #: Source types whose records hold application results (screening targets).
-APP_SOURCE_TYPES = {"soga2018", "ycsb"}
+APP_SOURCE_TYPES = {"soga2018", "ycsb", "records"}
 #: The workflow's folder relative to the working directory ("." when run from the checkout): paths
 #: that decide reruns are relative, so a tree moved together with its workflow plans nothing.
 BASE = os.path.relpath(workflow.basedir)
@@ -309,6 +309,31 @@ def get_source(wildcards):
 def get_import_files(wildcards):
     src = get_source(wildcards)
     return {"fio": src["fio"], "app": src["app"]}
+
+
+def get_import_inputs(wildcards):
+    """The files an import source reads (folders and globs expanded): a changed, added or removed
+    file reruns the import."""
+    from benchcast import importers as bc_importers
+
+    files = get_source(wildcards)["files"]
+    entries = files.values() if isinstance(files, dict) else [files]
+    try:
+        return sorted(
+            {
+                str(p)
+                for e in entries
+                for p in bc_importers.input_files(e, import_file_pattern(wildcards))
+            }
+        )
+    except BenchcastError as exc:
+        raise WorkflowError(
+            f"config: studies.{wildcards.study}.sources.{wildcards.source}.files: {exc}"
+        ) from None
+
+
+def import_file_pattern(wildcards):
+    return "*.csv" if get_source(wildcards)["type"] == "records" else "*.json"
 
 
 def get_focus(wildcards):

@@ -17,3 +17,37 @@ rule import_soga2018:
         ),
     script:
         "../scripts/import_soga2018.py"
+
+
+rule import_fio_json:
+    input:
+        get_import_inputs,
+    output:
+        "results/{study}/records/fio_json/{source}.csv",
+    log:
+        "logs/{study}/import_fio_json/{source}.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
+    script:
+        "../scripts/import_fio_json.py"
+
+
+rule import_records:
+    input:
+        get_import_inputs,
+    output:
+        "results/{study}/records/records/{source}.csv",
+    log:
+        "logs/{study}/import_records/{source}.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
+        rename=lookup(
+            dpath="studies/{study}/sources/{source}/rename", within=config, default={}
+        ),
+        devices=get_device_ids,
+    script:
+        "../scripts/import_records.py"

@@ -42,7 +42,7 @@ def test_wrong_type_named():
 
 
 def test_target_without_usable_feature():
-    check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].__setitem__("metric", "iops"),
+    check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].update(metric="iops", value="5 IOPS"),
           r"studies.paper.targets.S-SCM: none of its figures")
 
 
@@ -89,3 +89,34 @@ def test_precise_preset_is_a_valid_overlay_of_the_default():
     srcs = cfg["studies"]["local"]["sources"]
     assert srcs["ycsb"]["maxexecutiontime"] > 2 and srcs["ycsb"]["max_repeats"] > srcs["ycsb"]["repeats"]
     assert srcs["fio"]["ramp_time"] >= 1 and srcs["fio"]["max_repeats"] > srcs["fio"]["repeats"]
+
+
+def test_spec_figure_units_must_fit_the_metric():
+    check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].__setitem__("value", "50 MB/s"),
+          r"^config: studies.paper.targets.S-SCM.figures\[0\].value: '50 MB/s' is not a time")
+
+
+def test_optane_card_gives_the_same_figures_in_both_studies():
+    """Written with units in both studies, the card means the same device: the paper's records keep
+    bandwidth in MB/s, the local study's fio records in B/s."""
+    from analysis_util import paper_agg
+    from benchcast import features
+
+    cfg = config.validate(copy.deepcopy(CONFIG))
+    cards = {s: {"Optane-P4800X": cfg["studies"][s]["targets"]["Optane-P4800X"]} for s in ("paper", "local")}
+    paper = features.spec_features(cards["paper"], features.feature_units(paper_agg())).set_index("feature")["x"]
+    local = features.spec_features(cards["local"]).set_index("feature")["x"]  # canonical: us, B/s
+    assert paper["randread_4K_bw"] == pytest.approx(413.0) and local["randread_4K_bw"] == pytest.approx(413e6)
+    for fid in ("randread_4K_lat_mean", "randwrite_4K_lat_mean"):
+        assert paper[fid] == local[fid]
+
+
+def test_imported_fio_json_devices_must_be_imported_devices_of_the_study():
+    def add(c, dev):
+        c["studies"]["paper"]["sources"]["theirs"] = {"type": "fio_json", "files": {dev: "imports/x"}}
+
+    cfg = copy.deepcopy(CONFIG)
+    cfg["studies"]["paper"]["devices"]["nvme"] = {"kind": "imported"}
+    add(cfg, "nvme")
+    config.validate(cfg)
+    check(lambda c: add(c, "nvme9"), r"studies.paper.sources.theirs.files: 'nvme9' is not an imported device")

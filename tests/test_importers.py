@@ -1,6 +1,12 @@
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, importers
+from benchcast import BenchcastError, features, importers, records
 from analysis_util import ROOT
 
 DEVICES = ["nand_flash", "3d_xpoint", "dram"]
@@ -48,3 +54,173 @@ def test_bad_block_size_and_metric(tmp_path):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1Q,lat_us", 1))
     with pytest.raises(BenchcastError, match=r"fio.csv: row 2: unknown metric 'lat_ms'"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1K,lat_ms", 1))
+
+
+# --- fio JSON from elsewhere: real fio outputs made here, bench-fio's file naming ------------------
+
+def fio_run(out: Path, scratch: Path, rw: str, bs: str, iodepth: int, numjobs: int, fmt: str = "json"):
+    """Run the real fio (libaio, direct, 300 ms) in ``scratch`` and write its output to ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    scratch.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["fio", "--name=benchfio", f"--directory={scratch}", f"--rw={rw}", f"--bs={bs}",
+                    f"--iodepth={iodepth}", f"--numjobs={numjobs}", "--ioengine=libaio", "--direct=1",
+                    "--size=4M", "--time_based", "--runtime=300ms", "--group_reporting", "--unlink=1",
+                    f"--output-format={fmt}", f"--output={out}"], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def bench_fio_tree(tmp_path_factory):
+    """Two devices' folders in bench-fio's layouts: <dev>/<rw>-<iodepth>-<numjobs>.json (json) and
+    <dev>/<bs>/<rw>-<iodepth>-<numjobs>.json (json+), an iodepth x numjobs sweep each."""
+    root = tmp_path_factory.mktemp("benchfio")
+    for rw in ("randread", "randwrite"):
+        for qd in (1, 4):
+            for jobs in (1, 2):
+                fio_run(root / "nvme_a" / f"{rw}-{qd}-{jobs}.json", root / "scratch", rw, "4k", qd, jobs)
+                fio_run(root / "nvme_b" / "16k" / f"{rw}-{qd}-{jobs}.json", root / "scratch", rw, "16k", qd, jobs,
+                        fmt="json+")
+    return root
+
+
+def test_fio_json_reads_cells_from_the_options_not_the_names(bench_fio_tree, tmp_path):
+    # a misleading file name: the cell comes from the JSON's own options
+    wrong = tmp_path / "randwrite-32-8.json"
+    wrong.write_text((bench_fio_tree / "nvme_a" / "randread-1-1.json").read_text())
+    recs = importers.fio_json({"nvme_a": str(bench_fio_tree / "nvme_a"), "nvme_b": str(bench_fio_tree / "nvme_b"),
+                               "other": str(wrong)}, study="s", source="import:fio_json")
+    a = recs[recs["device"] == "nvme_a"]
+    assert set(a["workload"]) == {"randread", "randwrite"} and set(a["block_size"]) == {4096}
+    assert set(a["threads"]) == {1, 2, 4, 8}  # iodepth x numjobs
+    assert set(recs.loc[recs["device"] == "nvme_b", "block_size"]) == {16384}
+    assert set(a["run"]) == {0} and (a["value"] > 0).all()
+    assert set(a["metric"]) >= {"lat_mean", "clat_p99", "clat_p99.9", "bw", "iops"}
+    assert a["file"].str.endswith(".json").all() and (a["fio_version"] != "").all()
+    other = recs[recs["device"] == "other"]
+    assert set(other["workload"]) == {"randread"} and set(other["threads"]) == {1}
+    # latency in us and bandwidth in B/s, as fio reported them
+    data = json.loads((bench_fio_tree / "nvme_a" / "randread-4-2.json").read_text())
+    st = data["jobs"][0]["read"]
+    row = a[(a["workload"] == "randread") & (a["threads"] == 8)].set_index("metric")["value"]
+    assert row["lat_mean"] == pytest.approx(st["lat_ns"]["mean"] / 1000)
+    assert row["bw"] == pytest.approx(st["bw_bytes"])
+    # the features carry the queue depth
+    agg = recs.assign(n=1)
+    names = set(features.feature_table(agg[agg["device"] != "other"])["feature"])
+    assert {"randread_4K_lat_mean", "randread_4K_qd8_lat_mean", "randwrite_16K_qd4_clat_p99"} <= names
+
+
+def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
+    for i in (1, 2):
+        (tmp_path / f"copy{i}.json").write_text((bench_fio_tree / "nvme_a" / "randread-1-1.json").read_text())
+    recs = importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+    assert sorted(recs.drop_duplicates("file")["run"]) == [0, 1]
+
+
+OLD_FIO = {  # fio 2.x: latencies in usec under lat/clat, bandwidth in KiB/s, no *_ns keys
+    "fio version": "fio-2.2.10",
+    "global options": {"rw": "randread", "bs": "4k", "iodepth": "1", "ioengine": "libaio", "size": "1G"},
+    "jobs": [{"jobname": "old", "error": 0, "job options": {"name": "old"},
+              "read": {"io_bytes": 409600, "bw": 40000, "iops": 10000.0, "total_ios": 100,
+                       "lat": {"min": 80, "max": 300, "mean": 98.5, "stddev": 3.0},
+                       "clat": {"min": 75, "max": 290, "mean": 95.25, "stddev": 3.0,
+                                "percentile": {"50.00": 94, "99.00": 150, "99.90": 280}}},
+              "write": {"io_bytes": 0, "bw": 0, "iops": 0.0, "total_ios": 0}}],
+}
+
+
+def test_fio_json_older_versions_report_usec(tmp_path):
+    (tmp_path / "old.json").write_text(json.dumps(OLD_FIO))
+    recs = importers.fio_json({"d": str(tmp_path / "old.json")}, study="s", source="import:fio_json")
+    v = recs.set_index("metric")["value"]
+    assert v["lat_mean"] == 98.5 and v["clat_mean"] == 95.25
+    assert (v["clat_p50"], v["clat_p99"], v["clat_p99.9"]) == (94, 150, 280)
+    assert v["bw"] == 40000 * 1024 and set(recs["op"]) == {"read"}
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"fio version": "fio-3.33", "jobs": [{"jobname": "x", "job options": {"rw": "read"}, "re', "truncated"),
+    ("hello", "no JSON object"),
+    (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "error": 5}]}), "ended with error 5"),
+    (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {"total_ios": 3, "iops": 1.0}}]}), "lack"),
+    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), "two jobs of the same cell"),
+])
+def test_fio_json_refuses_malformed_files_naming_them(tmp_path, text, message):
+    (tmp_path / "good.json").write_text(json.dumps(OLD_FIO))
+    (tmp_path / "bad.json").write_text(text)
+    with pytest.raises(BenchcastError, match=rf"bad.json: .*{message}"):
+        importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+
+
+def test_fio_json_an_empty_folder_is_named(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BenchcastError, match=r"empty: no \*.json file"):
+        importers.fio_json({"d": str(tmp_path / "empty")}, study="s", source="import:fio_json")
+
+
+# --- benchcast's own records from another tree ------------------------------------------------------
+
+
+def test_record_files_join_another_machines_results(tmp_path):
+    rows = [{"op": "read", "metric": "lat_mean", "unit": "us", "value": v} for v in (10.0, 11.0)]
+    theirs = records.make(rows, study="theirs", source="fio", device="ssd", benchmark="fio", workload="randread",
+                          block_size=4096, threads=1, run=0)
+    records.write(theirs, tmp_path / "other" / "records" / "fio" / "fio.csv")
+    recs = importers.record_files(str(tmp_path / "other"), study="s", source="import:records", devices=["ssd2"],
+                                  rename={"ssd": "ssd2"})
+    assert set(recs["device"]) == {"ssd2"} and set(recs["study"]) == {"s"}
+    assert set(recs["origin_study"]) == {"theirs"} and set(recs["origin_source"]) == {"fio"}
+    assert list(recs["value"]) == [10.0, 11.0]
+    with pytest.raises(BenchcastError, match=r"fio.csv: row 2: unknown device 'ssd'"):
+        importers.record_files(str(tmp_path / "other"), study="s", source="import:records", devices=["ssd2"])
+    (tmp_path / "bad.csv").write_text("study,source\nx,y\n")
+    with pytest.raises(BenchcastError, match=r"bad.csv: missing record column"):
+        importers.record_files(str(tmp_path / "bad.csv"), study="s", source="import:records")
+
+
+# --- a study mixing imported fio folders with a measured device, end to end -----------------------
+
+
+@pytest.mark.workflow
+def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree, tmp_path):
+    from workflow_util import copy_workflow, edit_config, snakemake
+
+    wd = copy_workflow(tmp_path / "wf")
+    imports = wd / "imports"
+    imports.mkdir()
+    for dev in ("nvme_a", "nvme_b"):
+        shutil.copytree(bench_fio_tree / dev, imports / dev)
+
+    def mixed(cfg):
+        study = cfg["studies"]["local"]
+        study["devices"] = {"nvme_a": {"kind": "imported", "label": "bench-fio folder A (4K)"},
+                            "nvme_b": {"kind": "imported", "label": "bench-fio folder B (16K, json+)"},
+                            "disk": {"kind": "dir", "path": "."}}
+        study["sources"] = {
+            "theirs": {"type": "fio_json", "files": {"nvme_a": "imports/nvme_a", "nvme_b": "imports/nvme_b"}},
+            "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "iodepth": 1,
+                    "repeats": 1, "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0,
+                    "direct": False},
+        }
+        study["features"]["block_sizes"] = ["4K", "16K"]
+        study["features"]["workloads"] = ["randread", "randwrite"]
+        study.pop("report", None)
+        study["targets"] = {"Optane-P4800X": study["targets"]["Optane-P4800X"]}  # the others give 64K figures
+        cfg["studies"] = {"local": study}
+        cfg.pop("run", None)
+
+    edit_config(wd, mixed)
+    snakemake(wd)
+    recs = records.read(wd / "results/local/records/fio_json/theirs.csv")
+    assert set(recs["device"]) == {"nvme_a", "nvme_b"} and set(recs["source"]) == {"import:fio_json"}
+    figs = pd.read_csv(wd / "results/local/tables/device_figures.csv")
+    assert set(figs["device"]) == {"nvme_a", "nvme_b", "disk"}
+    assert set(figs.loc[figs["device"] == "nvme_a", "threads"]) == {1, 2, 4, 8}
+    agg = pd.read_csv(wd / "results/local/aggregated.csv", keep_default_na=False)
+    names = set(features.feature_table(agg)["feature"])
+    assert {"randread_4K_qd4_lat_mean", "randwrite_16K_qd8_lat_mean", "randread_4K_lat_mean"} <= names
+    svg = (wd / "results/local/charts/device_figures.svg").read_text()
+    assert "queue depth (iodepth x numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
+    # an added file reruns the import and nothing measured
+    (imports / "nvme_a" / "again.json").write_text((imports / "nvme_a" / "randread-1-1.json").read_text())
+    out = snakemake(wd, "-n").stdout
+    assert "import_fio_json" in out and "fio_run" not in out

@@ -134,30 +134,46 @@ def heatmap_best_r2(best: pd.DataFrame) -> alt.Chart:
 
 
 def device_figures_table(agg: pd.DataFrame, benchmark: str = "fio", metrics=("lat_mean", "bw")) -> pd.DataFrame:
-    """The device figures (trimmed means with their repeat spread), one row per device x rw x bs x op
-    x metric: what the report shows of the measured devices."""
+    """The device figures (trimmed means with their repeat spread), one row per device x rw x bs x
+    queue depth (threads: iodepth x numjobs) x op x metric: what the report shows of the devices."""
     df = agg[(agg["benchmark"] == benchmark) & agg["metric"].isin(list(metrics))]
-    cols = ["device", "engine", "workload", "block_size", "op", "metric", "unit", "value", "n", "k",
+    cols = ["device", "engine", "workload", "block_size", "threads", "op", "metric", "unit", "value", "n", "k",
             "std", "cv", "min", "max"]
-    return df[cols].sort_values(["metric", "workload", "device", "block_size"], kind="mergesort").reset_index(drop=True)
+    return df[cols].sort_values(["metric", "workload", "device", "block_size", "threads"],
+                                kind="mergesort").reset_index(drop=True)
+
+
+def _figure_panels(df: pd.DataFrame, x: alt.X, panel: str) -> alt.FacetChart:
+    y = alt.Y("value:Q", title=None, scale=alt.Scale(type="log"))
+    base = alt.Chart(df).encode(x=x, color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0)))
+    line = base.mark_line(point=True).encode(
+        y=y, tooltip=["label", "workload", "bs_kib", "threads", "metric", "value", "n", "cv"])
+    band = base.mark_errorbar(ticks=True).encode(y=alt.Y("min:Q", title=None), y2="max:Q")
+    return (band + line).properties(width=260, height=180).facet(
+        facet=alt.Facet(f"{panel}:N", title=None), columns=2
+    ).resolve_scale(y="independent")
 
 
 def device_figures(table: pd.DataFrame, labels=None) -> alt.Chart:
-    """Latency and bandwidth by block size per device, with the spread of the repeats (min-max)."""
+    """Latency and bandwidth by block size per device (at the lowest queue depth each device was
+    measured at), with the spread of the repeats (min-max); where the queue depth varies, also by
+    queue depth (iodepth x numjobs) per block size."""
     if table.empty:
         raise BenchcastError("device figures: no fio records in the study")
     df = table.copy()
     df["label"] = [_label(labels, d) for d in df["device"]]
     df["bs_kib"] = df["block_size"] / 1024
     df["panel"] = df["workload"] + " " + df["op"] + ": " + df["metric"] + " (" + df["unit"] + ")"
-    x = alt.X("bs_kib:Q", title="block size (KiB)", scale=alt.Scale(type="log", base=2))
-    y = alt.Y("value:Q", title=None, scale=alt.Scale(type="log"))
-    base = alt.Chart(df).encode(x=x, color=alt.Color("label:N", title="device"))
-    line = base.mark_line(point=True).encode(y=y, tooltip=["label", "workload", "bs_kib", "metric", "value", "n", "cv"])
-    band = base.mark_errorbar(ticks=True).encode(y=alt.Y("min:Q", title=None), y2="max:Q")
-    return (band + line).properties(width=260, height=180).facet(
-        facet=alt.Facet("panel:N", title=None), columns=2
-    ).resolve_scale(y="independent")
+    lowest = df.groupby(["device", "workload", "op", "metric"])["threads"].transform("min")
+    by_bs = _figure_panels(df[df["threads"] == lowest],
+                           alt.X("bs_kib:Q", title="block size (KiB)", scale=alt.Scale(type="log", base=2)), "panel")
+    if df["threads"].nunique() < 2:
+        return by_bs
+    q = df[df.groupby(["device", "workload", "block_size", "op", "metric"])["threads"].transform("nunique") > 1].copy()
+    q["qd_panel"] = q["panel"] + ", " + q["bs_kib"].map(lambda k: f"{k:g} KiB")
+    by_qd = _figure_panels(q, alt.X("threads:Q", title="queue depth (iodepth x numjobs)",
+                                    scale=alt.Scale(type="log", base=2)), "qd_panel")
+    return alt.vconcat(by_bs, by_qd)
 
 
 def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:

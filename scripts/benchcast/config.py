@@ -14,7 +14,7 @@ import jsonschema
 import yaml
 
 from . import BenchcastError
-from .units import parse_size
+from .units import figure_value, parse_size
 from .workloads import rw_op
 
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
@@ -163,6 +163,13 @@ def check_study(name: str, study: dict) -> None:
                 raise BenchcastError(
                     f"config: studies.{name}.sources.{src_name}.devices: unknown device {dev!r}"
                 )
+        if src.get("type") == "fio_json":
+            for dev in src["files"]:
+                if devices.get(dev, {}).get("kind") != "imported":
+                    raise BenchcastError(
+                        f"config: studies.{name}.sources.{src_name}.files: {dev!r} is not an imported "
+                        f"device of the study (add it under devices with kind: imported)"
+                    )
         if src.get("type") == "ycsb" and "mariadb" in src.get("engines", []):
             pool = src["mariadb"]["buffer_pool_size"]
             if parse_size(pool, what="buffer_pool_size") < 6 << 20:  # InnoDB refuses to start below
@@ -190,6 +197,7 @@ def check_targets(targets: dict, features: dict) -> None:
                 raise BenchcastError(
                     f"targets.{name}.figures[{i}]: workload {fig['workload']!r} is mixed: give its op (read or write)"
                 )
+            figure_value(fig["value"], fig["metric"], where=f"targets.{name}.figures[{i}].value")
         usable = [
             f
             for f in card["figures"]

@@ -300,6 +300,64 @@ def load(path) -> dict:
     return data
 
 
+def job_rows(job: dict, where) -> list[dict]:
+    """Record rows (op, metric, unit, value) of one job of a fio JSON output: latencies in us from
+    fio 3's ``lat_ns``/``clat_ns`` or older versions' ``lat``/``clat`` (already us), bandwidth in
+    B/s (``bw_bytes``, else ``bw`` in KiB/s), IOPS, for each operation that did I/O, plus the sync
+    calls of a syncing job (op ``sync``). ``where`` names the file in errors."""
+    rows = []
+    for op in ("read", "write", "trim"):
+        st = job.get(op)
+        if not isinstance(st, dict) or not (st.get("total_ios", 0) > 0 or st.get("io_bytes", 0) > 0):
+            continue
+        try:
+            if "lat_ns" in st:
+                lat, clat, scale = st["lat_ns"], st["clat_ns"], 1000.0
+            else:  # fio 2.x: usec
+                lat, clat, scale = st["lat"], st["clat"], 1.0
+            vals = {"lat_mean": lat["mean"] / scale, "clat_mean": clat["mean"] / scale}
+            vals.update((m, v / scale) for m, v in _percentiles(clat, PERCENTILES).items())
+            vals["bw"] = float(st["bw_bytes"]) if "bw_bytes" in st else float(st["bw"]) * 1024.0
+            vals["iops"] = float(st["iops"])
+        except (KeyError, TypeError) as exc:
+            raise BenchcastError(f"{where}: fio JSON {op} statistics lack {exc}") from None
+        for metric, value in vals.items():
+            unit = "B/s" if metric == "bw" else "ops/s" if metric == "iops" else "us"
+            rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
+    return rows + _sync_rows(job.get("sync"))
+
+
+def _percentiles(stat: dict, wanted: dict) -> dict:
+    """metric -> value of the percentiles of ``wanted`` (metric -> fio key) that ``stat`` reports;
+    keys compared as numbers, since fio versions print them as '99.000000' or '99.00'."""
+    pct = stat.get("percentile") or {}
+    have = {}
+    for key, val in pct.items():
+        try:
+            have[round(float(key), 6)] = val
+        except ValueError:
+            continue
+    return {m: have[round(float(k), 6)] for m, k in wanted.items() if round(float(k), 6) in have}
+
+
+def job_keys(job: dict, global_options: dict | None, where) -> dict:
+    """The record keys of one fio job from the options it reports (global, then its own): workload
+    (rw; ``append`` for writes past the end of the file), block_size, threads (numjobs x iodepth),
+    data_size (size; 0 when given as a percentage) and engine (ioengine)."""
+    opts = {**(global_options or {}), **(job.get("job options") or {})}
+    try:
+        rw = opts["rw"]
+        bs = parse_size(opts.get("bs", "4K"), what=f"{where}: bs")
+    except KeyError:
+        raise BenchcastError(f"{where}: fio JSON lacks the job option rw") from None
+    if rw == "write" and str(opts.get("file_append", "0")).lower() in ("1", "true", "on", "yes"):
+        rw = APPEND  # appends grow the file: a log's writes, not overwrites of a laid-out file
+    size = opts.get("size", "0")
+    return {"workload": rw, "block_size": bs, "threads": int(opts.get("numjobs", 1)) * int(opts.get("iodepth", 1)),
+            "data_size": 0 if str(size).endswith("%") else parse_size(size, what=f"{where}: size"),
+            "engine": opts.get("ioengine", "psync")}
+
+
 def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
           source: str = "fio", provenance: dict | None = None) -> "pd.DataFrame":
     """Records from one fio JSON output (one job with group_reporting).
@@ -320,37 +378,8 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
     job = data["jobs"][0]
     if job.get("error"):
         raise BenchcastError(f"{path}: fio job {job.get('jobname')} ended with error {job['error']}")
-    opts = {**(data.get("global options") or {}), **(job.get("job options") or {})}
-    try:
-        rw = opts["rw"]
-        bs = parse_size(opts.get("bs", "4K"), what=f"{path}: bs")
-    except KeyError:
-        raise BenchcastError(f"{path}: fio JSON lacks the job option rw") from None
-    if rw == "write" and str(opts.get("file_append", "0")).lower() in ("1", "true", "on", "yes"):
-        rw = APPEND  # appends grow the file: a log's writes, not overwrites of a laid-out file
-    numjobs = int(opts.get("numjobs", 1))
-    iodepth = int(opts.get("iodepth", 1))
-    size = opts.get("size", "0")
-    data_size = 0 if str(size).endswith("%") else parse_size(size, what=f"{path}: size")
-    rows = []
-    for op in ("read", "write", "trim"):
-        st = job.get(op)
-        if not isinstance(st, dict) or not (st.get("total_ios", 0) > 0 or st.get("io_bytes", 0) > 0):
-            continue
-        try:
-            vals = {"lat_mean": st["lat_ns"]["mean"] / 1000.0, "clat_mean": st["clat_ns"]["mean"] / 1000.0}
-            pct = st["clat_ns"].get("percentile") or {}
-            for metric, key in PERCENTILES.items():
-                if key in pct:
-                    vals[metric] = pct[key] / 1000.0
-            vals["bw"] = float(st["bw_bytes"]) if "bw_bytes" in st else float(st["bw"]) * 1024.0
-            vals["iops"] = float(st["iops"])
-        except (KeyError, TypeError) as exc:
-            raise BenchcastError(f"{path}: fio JSON {op} statistics lack {exc}") from None
-        for metric, value in vals.items():
-            unit = "B/s" if metric == "bw" else "ops/s" if metric == "iops" else "us"
-            rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
-    rows += _sync_rows(job.get("sync"))
+    keys = job_keys(job, data.get("global options"), path)
+    rows = job_rows(job, path)
     if not rows:
         raise BenchcastError(f"{path}: fio job did no I/O")
     here = host.machine()
@@ -360,10 +389,8 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
     prov.update(provenance or {})
     from . import records  # pandas: only where records are made, so fio runs start fast
 
-    return records.make(
-        rows, study=study, source=source, device=device, benchmark="fio", engine=opts.get("ioengine", "psync"),
-        workload=rw, block_size=bs, threads=numjobs * iodepth, data_size=data_size, run=int(run), **prov,
-    )
+    return records.make(rows, study=study, source=source, device=device, benchmark="fio", run=int(run),
+                        **keys, **prov)
 
 
 def _sync_rows(st) -> list[dict]:
@@ -374,10 +401,7 @@ def _sync_rows(st) -> list[dict]:
     if not isinstance(lat, dict) or not lat.get("N"):
         return []
     vals = {"lat_mean": lat["mean"] / 1000.0}
-    pct = lat.get("percentile") or {}
-    for metric, key in SYNC_PERCENTILES.items():
-        if key in pct:
-            vals[metric] = pct[key] / 1000.0
+    vals.update((m, v / 1000.0) for m, v in _percentiles(lat, SYNC_PERCENTILES).items())
     return [{"op": "sync", "metric": m, "unit": "us", "value": v} for m, v in vals.items()]
 
 

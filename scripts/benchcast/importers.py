@@ -113,3 +113,93 @@ def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark:
     out.insert(0, "source", source)
     out.insert(0, "study", study)
     return records.check(out, where=f"{fio_path} + {app_path}")
+
+
+# --------------------------------------------------------------------------------------------
+# fio JSON from any fio 3.x (json or json+) or older (usec fields), e.g. bench-fio folders
+# --------------------------------------------------------------------------------------------
+
+
+def input_files(spec, pattern: str = "*.json") -> list[Path]:
+    """The files of one import entry: a folder (every ``pattern`` file below it), a glob, a file,
+    or a list of those; sorted, each once. An entry that matches nothing is an error naming it."""
+    specs = spec if isinstance(spec, (list, tuple)) else [spec]
+    out: list[Path] = []
+    for s in specs:
+        p = Path(str(s))
+        if p.is_dir():
+            found = sorted(f for f in p.rglob(pattern) if f.is_file())
+        elif any(c in str(s) for c in "*?["):
+            found = sorted(f for f in Path().glob(str(s)) if f.is_file())
+        else:
+            found = [p] if p.is_file() else []
+        if not found:
+            raise BenchcastError(f"{s}: no {pattern} file (a folder, glob or file was expected)")
+        out += found
+    return list(dict.fromkeys(out))
+
+
+def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
+    """Records from fio JSON outputs (``--output-format=json`` or ``json+``, fio 3.x, or older
+    versions' usec fields), one device per entry of ``device_files`` (device id -> folder, glob or
+    file, see :func:`input_files`), bench-fio's layouts included (``<rw>-<iodepth>-<numjobs>.json``,
+    ``<bs>/<rw>-<iodepth>-<numjobs>.json``).
+
+    Each job of a file is one cell, read from the options fio reports back (global, then the job's),
+    never from the file name. Files of the same cell on one device are repeats (run 0, 1, ... in
+    file order). Provenance: file, fio_version, cell (the job name). A file that is not fio JSON,
+    lacks statistics, reports a job error or holds two jobs of the same cell stops the import with
+    one line naming it; nothing is written then."""
+    from . import fio
+
+    frames = []
+    for device, spec in device_files.items():
+        seen: dict[tuple, int] = {}
+        for path in input_files(spec):
+            data = fio.load(path)
+            if data.get("benchcast_skipped"):
+                continue
+            cells = set()
+            for job in data["jobs"]:
+                if job.get("error"):
+                    raise BenchcastError(f"{path}: fio job {job.get('jobname')} ended with error {job['error']}")
+                keys = fio.job_keys(job, data.get("global options"), path)
+                rows = fio.job_rows(job, path)
+                if not rows:
+                    raise BenchcastError(f"{path}: fio job {job.get('jobname')} did no I/O")
+                cell = tuple(sorted(keys.items()))
+                if cell in cells:
+                    raise BenchcastError(f"{path}: two jobs of the same cell ({keys['workload']}, bs "
+                                         f"{keys['block_size']}, {keys['threads']} in flight): report them "
+                                         f"together (group_reporting) or as separate files")
+                cells.add(cell)
+                run = seen.get(cell, 0)
+                seen[cell] = run + 1
+                frames.append(records.make(
+                    rows, study=study, source=source, device=device, benchmark="fio", run=run, **keys,
+                    file=str(path), fio_version=data.get("fio version", ""), cell=job.get("jobname", "")))
+    if not frames:
+        raise BenchcastError(f"{source}: no fio results in {', '.join(map(str, device_files.values()))}")
+    return records.check(pd.concat(frames, ignore_index=True), where=source)
+
+
+# --------------------------------------------------------------------------------------------
+# benchcast's own records, e.g. from another machine
+# --------------------------------------------------------------------------------------------
+
+
+def record_files(files, study: str, source: str, devices=None, rename: dict | None = None) -> pd.DataFrame:
+    """Tidy record CSVs written by benchcast (``results/<study>/records/*/*.csv`` of another tree or
+    machine) as records of ``study``: devices renamed by ``rename`` (old id -> new id), then checked
+    against the study's ``devices``; the original study and source are kept as provenance
+    (origin_study, origin_source), and the file. One bad file stops the import, named."""
+    frames = []
+    for path in input_files(files, "*.csv"):
+        df = records.read(path)
+        df = df.assign(origin_study=df["study"], origin_source=df["source"], file=str(path), study=study,
+                       source=source)
+        if rename:
+            df["device"] = df["device"].replace(rename)
+        _known_devices(df, path, devices)
+        frames.append(df)
+    return records.check(pd.concat(frames, ignore_index=True), where=source)

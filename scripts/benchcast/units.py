@@ -54,3 +54,70 @@ def parse_size(text, what: str = "size") -> int:
     if value < 0:
         raise BenchcastError(f"{what}: negative size {text!r}")
     return int(round(value * mult))
+
+
+# --------------------------------------------------------------------------- figures with units
+
+#: The canonical record unit of each kind of figure, and what a figure's metric measures.
+CANONICAL = {"time": "us", "bandwidth": "B/s", "rate": "ops/s"}
+
+
+def metric_kind(metric: str) -> str:
+    """What a metric measures: ``time`` (lat_mean, clat_p99 ...), ``bandwidth`` (bw) or ``rate``
+    (iops, throughput)."""
+    if metric == "bw" or metric.startswith("bw_"):
+        return "bandwidth"
+    if metric in ("iops", "throughput") or metric.startswith("iops_"):
+        return "rate"
+    return "time"
+
+
+_REGISTRY = None
+
+
+def _registry():
+    global _REGISTRY
+    if _REGISTRY is None:
+        import pint
+
+        # pint counts bits as dimensionless, so MB/s and IOPS would both be 1/time: give information
+        # its own dimension, so that a bandwidth and a rate cannot be mistaken for each other
+        ureg = pint.UnitRegistry(on_redefinition="ignore")
+        ureg.define("bit = [information]")
+        ureg.define("byte = 8 * bit = B = octet")
+        ureg.define("IOPS = 1 / second = iops")
+        ureg.define("ops = 1")  # an operation is a count: ops/s is a rate
+        _REGISTRY = ureg
+    return _REGISTRY
+
+
+_DIMENSION = {"time": "[time]", "bandwidth": "[information] / [time]", "rate": "1 / [time]"}
+
+
+def figure_value(value, metric: str, unit: str | None = None, where: str = "value") -> float:
+    """A figure in ``unit`` (default: the canonical unit of its metric, :data:`CANONICAL`). A number
+    is taken as already in that unit; a string with a unit ("413 MB/s", "8.9 us", "550000 IOPS",
+    "10 us") is converted. A unit that does not fit the metric, or text that is no quantity, is a
+    :class:`BenchcastError` naming ``where``."""
+    kind = metric_kind(metric)
+    unit = unit or CANONICAL[kind]
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    import pint
+
+    ureg = _registry()
+    try:
+        q = ureg.Quantity(str(value).strip())
+    except (pint.errors.PintError, ValueError, AttributeError, TypeError):
+        raise BenchcastError(f"{where}: {value!r} is not a number with a unit (e.g. '8.9 us', '413 MB/s')") from None
+    if q.dimensionless and not isinstance(q.magnitude, numbers.Real):
+        raise BenchcastError(f"{where}: {value!r} is not a number with a unit")
+    if q.dimensionless:
+        return float(q.magnitude)  # a plain number written as text: already in the study's unit
+    if not q.check(_DIMENSION[kind]):
+        raise BenchcastError(f"{where}: {value!r} is not a {kind} (metric {metric} needs e.g. "
+                             f"{ {'time': 'us', 'bandwidth': 'MB/s', 'rate': 'IOPS'}[kind]})")
+    try:
+        return float(q.to(ureg.Unit(unit)).magnitude)
+    except pint.errors.PintError:
+        raise BenchcastError(f"{where}: cannot express {value!r} in {unit}") from None

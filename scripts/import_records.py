@@ -1,0 +1,11 @@
+"""Rule script: benchcast record CSVs of another tree or machine -> records of this study."""
+from benchcast import importers, records, smk
+
+
+def main(sm):
+    recs = importers.record_files(sm.params.files, study=sm.wildcards.study, source="import:records",
+                                  devices=sm.params.devices, rename=sm.params.rename)
+    records.write(recs, sm.output[0])
+
+
+smk.run(main, snakemake)  # noqa: F821
