@@ -46,7 +46,7 @@ from benchcast import units as bc_units  # noqa: E402
 MEASURING_RULES = {"fio_run", "ycsb_run"}
 
 #: Source types whose records hold application results (screening targets).
-APP_SOURCE_TYPES = {"soga2018", "ycsb", "records"}
+APP_SOURCE_TYPES = {"soga2018", "ycsb", "records", "ycsb_output"}
 #: The workflow's folder relative to the working directory ("." when run from the checkout): paths
 #: that decide reruns are relative, so a tree moved together with its workflow plans nothing.
 BASE = os.path.relpath(workflow.basedir)
@@ -316,8 +316,13 @@ def get_import_inputs(wildcards):
     file reruns the import."""
     from benchcast import importers as bc_importers
 
-    files = get_source(wildcards)["files"]
-    entries = files.values() if isinstance(files, dict) else [files]
+    src = get_source(wildcards)
+    if src["type"] == "ycsb_output":
+        entries = [run["files"] for run in src["runs"]]
+    else:
+        entries = (
+            src["files"].values() if isinstance(src["files"], dict) else [src["files"]]
+        )
     try:
         return sorted(
             {
@@ -333,7 +338,9 @@ def get_import_inputs(wildcards):
 
 
 def import_file_pattern(wildcards):
-    return "*.csv" if get_source(wildcards)["type"] == "records" else "*.json"
+    return {"records": "*.csv", "fio_json": "*.json"}.get(
+        get_source(wildcards)["type"], "*"
+    )
 
 
 def get_focus(wildcards):

@@ -51,3 +51,19 @@ rule import_records:
         devices=get_device_ids,
     script:
         "../scripts/import_records.py"
+
+
+rule import_ycsb_output:
+    input:
+        get_import_inputs,
+    output:
+        "results/{study}/records/ycsb_output/{source}.csv",
+    log:
+        "logs/{study}/import_ycsb_output/{source}.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        runs=lookup(dpath="studies/{study}/sources/{source}/runs", within=config),
+        devices=get_device_ids,
+    script:
+        "../scripts/import_ycsb_output.py"

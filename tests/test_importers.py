@@ -8,6 +8,7 @@ import pytest
 
 from benchcast import BenchcastError, features, importers, records
 from analysis_util import ROOT
+from ycsb_util import tmpfs, ycsb_jar  # noqa: F401  (fixtures)
 
 DEVICES = ["nand_flash", "3d_xpoint", "dram"]
 FIO = (ROOT / "resources/soga2018/fio.csv").read_text()
@@ -224,3 +225,47 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     (imports / "nvme_a" / "again.json").write_text((imports / "nvme_a" / "randread-1-1.json").read_text())
     out = snakemake(wd, "-n").stdout
     assert "import_fio_json" in out and "fio_run" not in out
+
+
+# --- YCSB outputs from elsewhere ---------------------------------------------------------------------
+
+YCSB_DATA = ROOT / "tests" / "data" / "ycsb"  # real text-exporter outputs of our bindings
+
+
+def test_ycsb_output_text_files_are_repeats_of_what_the_entry_says(tmp_path):
+    for i in (1, 2):
+        shutil.copy(YCSB_DATA / "rocksdb-02-read-only.txt", tmp_path / f"run{i}.txt")
+    recs = importers.ycsb_output([{"files": str(tmp_path), "device": "ssd", "engine": "rocksdb",
+                                   "workload": "c", "data_size": "1GB", "threads": 4}],
+                                 study="s", source="import:ycsb_output", devices=["ssd"])
+    assert sorted(recs["run"].unique()) == [0, 1] and set(recs["data_size"]) == {10**9}
+    assert set(recs["threads"]) == {4} and set(recs["workload"]) == {"c"} and set(recs["benchmark"]) == {"ycsb"}
+    assert {"lat_mean", "lat_p95", "lat_p99"} <= set(recs.loc[recs["op"] == "read", "metric"])
+    with pytest.raises(BenchcastError, match=r"runs\[0\]: unknown device 'ssd'"):
+        importers.ycsb_output([{"files": str(tmp_path), "device": "ssd", "engine": "rocksdb", "workload": "c",
+                                "data_size": "1GB"}], study="s", source="import:ycsb_output", devices=["nvme"])
+    bad = tmp_path / "bad" / "x.txt"
+    bad.parent.mkdir()
+    shutil.copy(YCSB_DATA / "rocksdb-notfound.txt", bad)
+    with pytest.raises(BenchcastError, match=r"x.txt: YCSB reported failed operations"):
+        importers.ycsb_output([{"files": str(bad.parent), "device": "ssd", "engine": "rocksdb", "workload": "c",
+                                "data_size": "1GB"}], study="s", source="import:ycsb_output")
+
+
+def test_ycsb_json_exporter_output_from_our_bindings(ycsb_jar, tmpfs, tmp_path):
+    """A real run with YCSB's JSONArrayMeasurementsExporter: the import reads the same numbers as the
+    text exporter would give (both go through one parser)."""
+    from benchcast import ycsb
+
+    out = tmp_path / "out"
+    exporter = "site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"
+    run = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+                        device="tmpfs", operationcount=500, repeats=[0], properties={"exporter": exporter})
+    export = out / "r0" / "01-write-only.txt"
+    assert export.read_text().lstrip().startswith("[")
+    recs = importers.ycsb_output([{"files": str(export), "device": "d", "engine": "rocksdb",
+                                   "workload": "write-only", "data_size": "1MB"}], study="s",
+                                 source="import:ycsb_output")
+    mine = run[(run["workload"] == "write-only") & (run["op"] == "update")].set_index("metric")["value"]
+    theirs = recs[recs["op"] == "update"].set_index("metric")["value"]
+    assert theirs["ops"] == 500 and theirs["lat_mean"] == mine["lat_mean"] and theirs["lat_p99"] == mine["lat_p99"]

@@ -203,3 +203,29 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
         _known_devices(df, path, devices)
         frames.append(df)
     return records.check(pd.concat(frames, ignore_index=True), where=source)
+
+
+# --------------------------------------------------------------------------------------------
+# YCSB outputs made elsewhere (text exporter or JSON exporters)
+# --------------------------------------------------------------------------------------------
+
+
+def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
+    """Records from YCSB measurement outputs (the text exporter, or JSONArrayMeasurementsExporter /
+    JSONMeasurementsExporter). ``runs``: entries {files, device, engine, workload, data_size[,
+    threads]} saying what each set of outputs measured (YCSB's output does not say it); the files of
+    an entry (a folder, glob, file or list, :func:`input_files`) are its repeats, run 0, 1, ... in
+    file order. A file with failed operations, or no measurement, stops the import, named."""
+    from . import ycsb
+
+    frames = []
+    for i, entry in enumerate(runs):
+        where = f"{source}: runs[{i}]"
+        if devices is not None and entry["device"] not in devices:
+            raise BenchcastError(f"{where}: unknown device {entry['device']!r} (study devices: {', '.join(devices)})")
+        size = records.parse_size(entry["data_size"], what=f"{where}.data_size")
+        for run, path in enumerate(input_files(entry["files"], "*")):
+            frames.append(ycsb.parse(path, study=study, source=source, device=entry["device"],
+                                     engine=entry["engine"], workload=entry["workload"], data_size=size,
+                                     threads=int(entry.get("threads", 1)), run=run, file=str(path)))
+    return records.check(pd.concat(frames, ignore_index=True), where=source)

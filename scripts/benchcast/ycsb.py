@@ -20,6 +20,7 @@ file; :func:`parse` turns that file into records (benchmark ``ycsb``; op ``read`
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -139,17 +140,44 @@ def command(phase: str, *, jar, engine: str, props_file, overrides: dict | None 
 
 # -------------------------------------------------------------------------------------------- parsing
 
+def _json_entries(text: str, where: str):
+    """(name, key, value) of YCSB's JSON exporters: JSONArrayMeasurementsExporter (one array) or
+    JSONMeasurementsExporter (objects one after another), each {"metric", "measurement", "value"}."""
+    decoder, pos, out = json.JSONDecoder(), 0, []
+    text = text.strip()
+    while pos < len(text):
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise BenchcastError(f"{where}: YCSB JSON output is malformed ({exc.msg} at line {exc.lineno})") from None
+        for item in obj if isinstance(obj, list) else [obj]:
+            if not isinstance(item, dict) or not {"metric", "measurement", "value"} <= set(item):
+                raise BenchcastError(f"{where}: YCSB JSON entries need metric, measurement and value")
+            out.append((str(item["metric"]), str(item["measurement"]), str(item["value"])))
+        pos = end
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+    return out
+
+
+def _text_entries(text: str):
+    """(name, key, value) of the lines of YCSB's text exporter: ``[UPDATE], AverageLatency(us), 12.5``."""
+    for line in text.splitlines():
+        m = _LINE.match(line.strip())
+        if m:
+            yield m.group(1).strip(), m.group(2).strip(), m.group(3)
+
+
 def parse_text(text: str, where: str) -> dict:
-    """Parse YCSB text-exporter output into ``{"ops": {(op, metric): value}, "returns": {op: {code: n}},
-    "failed": {name: n}}``. Raises on output without any measurement."""
+    """Parse YCSB output (the text exporter's lines or either JSON exporter's entries) into
+    ``{"ops": {(op, metric): value}, "returns": {op: {code: n}}, "failed": {name: n}}``. Raises on
+    output without any measurement."""
     values: dict[tuple[str, str], float] = {}
     returns: dict[str, dict[str, int]] = {}
     failed: dict[str, int] = {}
-    for line in text.splitlines():
-        m = _LINE.match(line.strip())
-        if not m:
-            continue
-        name, key, raw = m.group(1).strip(), m.group(2).strip(), m.group(3)
+    head = text.lstrip()[:200]
+    is_json = head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
+    for name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text)):
         if name.startswith("TOTAL_GC") or name == "CLEANUP":
             continue
         try:

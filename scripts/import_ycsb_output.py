@@ -1,0 +1,11 @@
+"""Rule script: YCSB outputs made elsewhere -> tidy records."""
+from benchcast import importers, records, smk
+
+
+def main(sm):
+    recs = importers.ycsb_output(sm.params.runs, study=sm.wildcards.study, source="import:ycsb_output",
+                                 devices=sm.params.devices)
+    records.write(recs, sm.output[0])
+
+
+smk.run(main, snakemake)  # noqa: F821
