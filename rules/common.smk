@@ -338,7 +338,7 @@ def get_import_inputs(wildcards):
 
 
 def import_file_pattern(wildcards):
-    return {"records": "*.csv", "fio_json": "*.json"}.get(
+    return {"records": "*.csv", "fio_json": "*.json", "pkb": "*.json"}.get(
         get_source(wildcards)["type"], "*"
     )
 

@@ -67,3 +67,18 @@ rule import_ycsb_output:
         devices=get_device_ids,
     script:
         "../scripts/import_ycsb_output.py"
+
+
+rule import_pkb:
+    input:
+        get_import_inputs,
+    output:
+        "results/{study}/records/pkb/{source}.csv",
+    log:
+        "logs/{study}/import_pkb/{source}.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
+    script:
+        "../scripts/import_pkb.py"

@@ -269,3 +269,43 @@ def test_ycsb_json_exporter_output_from_our_bindings(ycsb_jar, tmpfs, tmp_path):
     mine = run[(run["workload"] == "write-only") & (run["op"] == "update")].set_index("metric")["value"]
     theirs = recs[recs["op"] == "update"].set_index("metric")["value"]
     assert theirs["ops"] == 500 and theirs["lat_mean"] == mine["lat_mean"] and theirs["lat_p99"] == mine["lat_p99"]
+
+
+# --- PerfKitBenchmarker sample files ---------------------------------------------------------------
+
+
+def pkb_line(metric, value, unit, **metadata):
+    md = {"rw": "randread", "blocksize": "4k", "iodepth": "16", "numjobs": "2", "ioengine": "libaio",
+          "size": "1g", "fio_job": "rr", **metadata}
+    return json.dumps({"metric": metric, "value": value, "unit": unit, "metadata": md, "test": "fio",
+                       "labels": "|machine_type:n2-standard-8|", "timestamp": 1700000000.0, "run_uri": "abc"})
+
+
+PKB_FILE = "\n".join([
+    pkb_line("rr:read:bandwidth", 400000, "KB/s"),
+    pkb_line("rr:read:latency", 310.5, "usec"),
+    pkb_line("rr:read:latency:p99", 900, "usec"),
+    pkb_line("rr:read:latency:p99.9", 1500, "usec"),
+    pkb_line("rr:read:latency:min", 20, "usec"),
+    pkb_line("rr:read:iops", 100000, ""),
+    pkb_line("sw:write:latency", 55.0, "usec", rw="write", blocksize="128k", iodepth="1", numjobs="1"),
+    json.dumps({"metric": "lscpu", "value": 0, "unit": "", "metadata": {"cpus": 8}}),
+    "",
+])
+
+
+def test_pkb_fio_samples_become_records(tmp_path):
+    (tmp_path / "a.json").write_text(PKB_FILE)
+    (tmp_path / "b.json").write_text(PKB_FILE)
+    recs = importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
+    a = recs[(recs["run"] == 0) & (recs["workload"] == "randread")].set_index("metric")
+    assert a.loc["bw", "value"] == 400000 * 1024 and a.loc["bw", "unit"] == "B/s"
+    assert a.loc["clat_mean", "value"] == 310.5 and a.loc["clat_p99.9", "value"] == 1500
+    assert a.loc["iops", "value"] == 100000 and "lat_mean" not in a.index  # PKB reports completion latency
+    assert set(a["threads"]) == {32} and set(a["block_size"]) == {4096} and set(a["engine"]) == {"libaio"}
+    w = recs[recs["workload"] == "write"]
+    assert set(w["block_size"]) == {131072} and set(w["op"]) == {"write"} and set(w["threads"]) == {1}
+    assert sorted(recs["run"].unique()) == [0, 1]  # two files of the same cells: repeats
+    (tmp_path / "c.json").write_text(PKB_FILE + "{not json\n")
+    with pytest.raises(BenchcastError, match=r"c.json: line 9: not a PKB sample"):
+        importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")

@@ -163,7 +163,7 @@ def check_study(name: str, study: dict) -> None:
                 raise BenchcastError(
                     f"config: studies.{name}.sources.{src_name}.devices: unknown device {dev!r}"
                 )
-        if src.get("type") == "fio_json":
+        if src.get("type") in ("fio_json", "pkb"):
             for dev in src["files"]:
                 if devices.get(dev, {}).get("kind") != "imported":
                     raise BenchcastError(

@@ -229,3 +229,80 @@ def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
                                      engine=entry["engine"], workload=entry["workload"], data_size=size,
                                      threads=int(entry.get("threads", 1)), run=run, file=str(path)))
     return records.check(pd.concat(frames, ignore_index=True), where=source)
+
+
+# --------------------------------------------------------------------------------------------
+# PerfKitBenchmarker sample files (JSON lines), fio samples
+# --------------------------------------------------------------------------------------------
+
+#: PKB's fio samples: '<job>:<mode>:<kind>[:<stat>]' -> record metric (clat: PKB reports fio's
+#: completion latency, not the total latency of lat_mean).
+PKB_FIO_LATENCY = {None: "clat_mean", "mean": "clat_mean", "p50": "clat_p50", "p99": "clat_p99",
+                   "p99.9": "clat_p99.9"}
+
+
+def _pkb_sample(line: str, path: Path, lineno: int) -> dict | None:
+    import json
+
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        s = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BenchcastError(f"{path}: line {lineno}: not a PKB sample (JSON: {exc.msg})") from None
+    if not isinstance(s, dict) or not {"metric", "value", "unit"} <= set(s):
+        raise BenchcastError(f"{path}: line {lineno}: a PKB sample needs metric, value and unit")
+    return s
+
+
+def pkb(device_files: dict, study: str, source: str) -> pd.DataFrame:
+    """Records from PerfKitBenchmarker sample files (JSON lines of metric, value, unit, metadata):
+    its fio samples, ``<job>:<mode>:bandwidth`` (fio's KiB/s, labelled KB/s), ``<job>:<mode>:latency``
+    and ``...:latency:p50/p99/p99.9`` (fio's completion latency, usec: metrics clat_*), and
+    ``<job>:<mode>:iops``; the cell (rw, blocksize, iodepth, numjobs, ioengine, size) from each
+    sample's metadata, as PKB copies it from the fio job file. Other samples (machine facts, other
+    statistics) are skipped. One device per entry (device id -> folder, glob or file). Samples of
+    the same cell in one file are one run; files are repeats."""
+    frames = []
+    for device, spec in device_files.items():
+        seen: dict[tuple, int] = {}
+        for path in input_files(spec, "*.json"):
+            rows = []
+            for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+                s = _pkb_sample(line, path, lineno)
+                parts = str(s["metric"]).split(":") if s else []
+                if len(parts) < 3 or parts[1] not in ("read", "write", "trim"):
+                    continue
+                kind, stat = parts[2], (parts[3] if len(parts) > 3 else None)
+                if kind == "latency" and stat in PKB_FIO_LATENCY:
+                    metric, unit, value = PKB_FIO_LATENCY[stat], "us", float(s["value"])
+                elif kind == "bandwidth" and stat is None:
+                    metric, unit, value = "bw", "B/s", float(s["value"]) * 1024.0
+                elif kind == "iops" and stat is None:
+                    metric, unit, value = "iops", "ops/s", float(s["value"])
+                else:
+                    continue
+                md = s.get("metadata") or {}
+                where = f"{path}: line {lineno}"
+                if "rw" not in md:
+                    raise BenchcastError(f"{where}: fio sample metadata lacks rw")
+                bs = md.get("blocksize", md.get("bs", "4k"))
+                size = md.get("size", md.get("filesize", "0"))
+                rows.append({
+                    "workload": md["rw"], "block_size": records.parse_size(bs, what=f"{where}: blocksize"),
+                    "threads": int(md.get("iodepth", 1)) * int(md.get("numjobs", 1)),
+                    "data_size": 0 if str(size).endswith("%") else records.parse_size(size, what=f"{where}: size"),
+                    "engine": md.get("ioengine", ""), "op": parts[1], "metric": metric, "unit": unit,
+                    "value": value, "cell": parts[0],
+                })
+            if not rows:
+                raise BenchcastError(f"{path}: no PKB fio samples")
+            df = pd.DataFrame(rows).drop_duplicates(["cell", "op", "metric"], keep="last")
+            for cell, g in df.groupby("cell", sort=False):
+                key = tuple(g.iloc[0][["workload", "block_size", "threads", "data_size", "engine"]])
+                run = seen.get(key, 0)
+                seen[key] = run + 1
+                frames.append(records.make(g, study=study, source=source, device=device, benchmark="fio", run=run,
+                                           file=str(path)))
+    return records.check(pd.concat(frames, ignore_index=True), where=source)
