@@ -124,3 +124,21 @@ def test_profile_candidates_follow_what_the_application_did_to_the_device():
     assert features.profile_candidates(agg, {}, min_per_op=2.0)({**key, "workload": "write-only"}) == [
         "randread_16K_lat_mean"]
     assert shaped({**key, "workload": "read-heavy"}) == []  # no device records
+
+
+def test_an_ioengine_axis_is_named_but_engines_of_other_tools_are_not():
+    """Two engines on one device (a grid axis) name the engine on every device; a figure whose engine
+    differs only between devices (imported results of another tool) stays one figure."""
+    agg = make_agg({d: {("randread", 4096, "lat_mean"): 10.0, ("randwrite", 4096, "lat_mean"): 20.0} for d in "ab"},
+                   {"a": 1.0, "b": 2.0})
+    fio = agg["benchmark"] == "fio"
+    agg.loc[fio & (agg["device"] == "a"), "engine"] = "libaio"
+    agg.loc[fio & (agg["device"] == "b"), "engine"] = "psync"
+    extra = agg[fio & (agg["device"] == "a") & (agg["workload"] == "randread")].assign(engine="io_uring", value=8.0)
+    agg = pd.concat([agg, extra], ignore_index=True)
+    names = set(features.feature_table(agg)["feature"])
+    assert names == {"randread_4K_libaio_lat_mean", "randread_4K_io_uring_lat_mean", "randread_4K_psync_lat_mean",
+                     "randwrite_4K_lat_mean"}
+    card = {"T": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean",
+                               "ioengine": "libaio", "value": "9 us"}]}}
+    assert list(features.spec_features(card)["feature"]) == ["randread_4K_libaio_lat_mean"]

@@ -307,3 +307,20 @@ def test_real_fio_appends_are_their_own_workload(tmp_path):
     agg = df.assign(n=1)
     names = set(features.feature_table(agg, {"metrics": ["lat_mean"]})["feature"])
     assert names == {"append_4K_lat_mean", "append_4K_sync_lat_mean"}
+
+
+def test_iodepth_numjobs_and_ioengine_lists_are_grid_axes():
+    devs = {"d": {"kind": "dir", "path": "."}}
+    one = fio.expand_grid({"type": "fio", "rw": ["randread"], "block_sizes": ["4K"], "iodepth": 1}, devs)
+    src = {"type": "fio", "rw": ["randread"], "block_sizes": ["4K"], "iodepth": [1, 4, 16], "numjobs": [1, 2],
+           "ioengine": ["psync", "libaio"]}
+    cells = fio.expand_grid(src, devs)
+    assert len(cells) == 12 and len({c["cell"] for c in cells}) == 12
+    assert {(c["ioengine"], c["iodepth"], c["numjobs"]) for c in cells} == {
+        (e, d, j) for e in ("psync", "libaio") for d in (1, 4, 16) for j in (1, 2)}
+    # a single value keeps the cell id it always had (nothing measured is planned again)
+    same = [c for c in fio.expand_grid({**src, "iodepth": [1], "numjobs": [1], "ioengine": ["libaio"]}, devs)]
+    assert [c["cell"] for c in same] == [c["cell"] for c in one]
+    assert "iodepth=16" in fio.job_text(next(c for c in cells if c["iodepth"] == 16), "/tmp")
+    with pytest.raises(BenchcastError, match=r"numjobs: iodepth 2 x numjobs 2 and iodepth 4 x numjobs 1 are both 4"):
+        fio.expand_grid({**src, "iodepth": [2, 4], "numjobs": [1, 2]}, devs)

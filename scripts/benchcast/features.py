@@ -63,15 +63,18 @@ def _select(df: pd.DataFrame, col: str, values) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def feature_name(workload: str, block_size: int, op: str, metric: str, threads: int = 1) -> str:
+def feature_name(workload: str, block_size: int, op: str, metric: str, threads: int = 1,
+                 engine: str | None = None) -> str:
     """'randwrite_64K_lat_mean'. The op is named where the workload does not say it: a mixed
     workload ('randrw_4K_read_lat_mean') or the sync calls of a logging job
     ('write_4K_sync_lat_mean', fio with fdatasync=1); a queue depth above 1 (fio's iodepth x numjobs,
-    the records' threads) is named too ('randread_4K_qd32_lat_mean')."""
+    the records' threads) is named too ('randread_4K_qd32_lat_mean'), and an ioengine where the
+    study's grid varies it ('randread_4K_qd32_libaio_lat_mean')."""
     qd = f"_qd{int(threads)}" if int(threads or 1) > 1 else ""
+    eng = f"_{engine}" if engine else ""
     if rw_op(workload) == op:
-        return f"{workload}_{records.size_label(block_size)}{qd}_{metric}"
-    return f"{workload}_{records.size_label(block_size)}{qd}_{op}_{metric}"
+        return f"{workload}_{records.size_label(block_size)}{qd}{eng}_{metric}"
+    return f"{workload}_{records.size_label(block_size)}{qd}{eng}_{op}_{metric}"
 
 
 def data_size_label(nbytes) -> str:
@@ -116,6 +119,17 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
     df["feature"] = [
         feature_name(w, bs, op, m, t)
         for w, bs, op, m, t in zip(df["workload"], df["block_size"], df["op"], df["metric"], df["threads"])
+    ]
+    # an ioengine axis: where one device has a figure under several engines, those figures carry
+    # the engine in their name on every device (engines that differ only between devices, such as
+    # imported results of another tool, do not split a figure)
+    engines = df.groupby(["feature", "device"])["engine"].transform("nunique")
+    axis = df.loc[engines > 1, "feature"].unique()
+    on_axis = df["feature"].isin(axis)
+    df.loc[on_axis, "feature"] = [
+        feature_name(w, bs, op, m, t, e)
+        for w, bs, op, m, t, e in df.loc[on_axis, ["workload", "block_size", "op", "metric", "threads", "engine"]]
+        .itertuples(index=False)
     ]
     dup = df.duplicated(["feature", "device"], keep=False)
     if dup.any():
@@ -211,7 +225,7 @@ def spec_features(targets: Mapping, units: Mapping | None = None) -> pd.DataFram
             if op is None:
                 raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
             qd = int(fig.get("iodepth", 1))
-            fid = feature_name(fig["workload"], bs, op, fig["metric"], qd)
+            fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"))
             x = figure_value(fig["value"], fig["metric"], (units or {}).get(fid), where=f"{where}.value")
             rows.append({"target": name, "feature": fid, "x": x})
     df = pd.DataFrame(rows, columns=["target", "feature", "x"])

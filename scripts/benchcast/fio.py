@@ -20,6 +20,7 @@ the end of the file (``rw=write`` with ``file_append=1``) are recorded as worklo
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import subprocess
 import sys
@@ -84,9 +85,10 @@ def _seconds(source_name, key, val) -> int:
 def _normalise(opts: dict, source_name: str, where: str) -> dict:
     out = dict(opts)
     k = lambda key: f"{where}{key}"  # noqa: E731
-    out["ioengine"] = str(out["ioengine"])
-    out["iodepth"] = _int(source_name, k("iodepth"), out["iodepth"], 1)
-    out["numjobs"] = _int(source_name, k("numjobs"), out["numjobs"], 1)
+    listed = lambda v: v if isinstance(v, list) else [v]  # noqa: E731  (grid axes: one value or a list)
+    out["ioengine"] = [str(e) for e in listed(out["ioengine"])]
+    out["iodepth"] = [_int(source_name, k("iodepth"), d, 1) for d in listed(out["iodepth"])]
+    out["numjobs"] = [_int(source_name, k("numjobs"), j, 1) for j in listed(out["numjobs"])]
     if not isinstance(out["direct"], bool):
         if out["direct"] in (0, 1):
             out["direct"] = bool(out["direct"])
@@ -191,12 +193,23 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
     repeats = _int(source_name, "repeats", source.get("repeats", DEFAULT_REPEATS), 1)
     cells = []
     for dev, opts in device_options(source, devices, source_name).items():
+        depths = {}
+        for depth, jobs in itertools.product(opts["iodepth"], opts["numjobs"]):
+            if depth * jobs in depths and depths[depth * jobs] != (depth, jobs):
+                d0, j0 = depths[depth * jobs]
+                raise _err(source_name, "numjobs", f"iodepth {d0} x numjobs {j0} and iodepth {depth} x numjobs {jobs} "
+                           f"are both {depth * jobs} in flight on {dev}: the records keep only the product")
+            depths[depth * jobs] = (depth, jobs)
+        axes = list(itertools.product(dict.fromkeys(opts["ioengine"]), dict.fromkeys(opts["iodepth"]),
+                                      dict.fromkeys(opts["numjobs"])))
         for rw in dict.fromkeys(rws):
             for bs in dict.fromkeys(bss):
                 for mix in (opts["rwmixread"] if rw in MIXED else [None]):
-                    base = {k: opts[k] for k in OPTION_KEYS}
-                    cells.append({"device": dev, "cell": cell_id(rw, bs, opts, mix), "rw": rw, "bs": bs,
-                                  "rwmixread": mix, **base, "repeats": repeats})
+                    for engine, depth, jobs in axes:
+                        one = {**opts, "ioengine": engine, "iodepth": depth, "numjobs": jobs}
+                        base = {k: one[k] for k in OPTION_KEYS}
+                        cells.append({"device": dev, "cell": cell_id(rw, bs, one, mix), "rw": rw, "bs": bs,
+                                      "rwmixread": mix, **base, "repeats": repeats})
     seen = set()
     for c in cells:
         key = (c["device"], c["cell"])
