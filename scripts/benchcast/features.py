@@ -292,8 +292,9 @@ def _nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) ->
 
 def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float = 0.05):
     """A callable: series key -> the device figures shaped like what the application does to the
-    device, from its ``device`` records (:mod:`benchcast.blockio`; per engine, workload, threads
-    and data size, the median over the devices that have counters):
+    device, from its ``device`` records (:mod:`benchcast.blockio`; per engine, workload and threads,
+    the median over the data sizes and the devices that have counters, so that the series of one
+    pool share their candidates):
 
     * random reads (``randread``, QD1 mean latency) at the block size nearest the application's
       read request size, when it sends at least ``min_per_op`` device reads per operation;
@@ -304,7 +305,7 @@ def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float =
     series without device records, or none of whose figures the study measured, gets [] (the
     caller falls back to its pairing rules)."""
     feats = feature_table(agg, features).drop_duplicates("feature")
-    keys = ["benchmark", "engine", "workload", "threads", "data_size"]
+    keys = ["benchmark", "engine", "workload", "threads"]
     io = agg[agg["op"] == blockio.OP]
     profile = io.groupby(keys + ["metric"])["value"].median().unstack("metric") if len(io) else None
 

@@ -206,6 +206,11 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
             c = candidate_features(series, row[SERIES_COLUMNS].to_dict(), candidates, feats_all)
             cands = c if cands is None else [f for f in cands if f in c]
         cands = cands or []
+        if not cands:  # listed, so that every pool of the study has a row in the selection
+            refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "",
+                             "n_figures": 0, "n_devices": G["device"].nunique(),
+                             "reason": "no candidate figure common to the pool's series"})
+            continue
         variables = varying_workload_variables(G[WORKLOAD_VARIABLES])
         unknown_rf = sorted(G.loc[G["read_fraction"].isna(), "workload"].unique())
         if G["workload"].nunique() > 1 and unknown_rf:
