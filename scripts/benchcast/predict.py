@@ -116,6 +116,15 @@ def extrapolate(measured: pd.DataFrame, predicted: pd.DataFrame, data_sizes, how
     return pd.DataFrame(fit_rows, columns=fit_cols), pd.DataFrame(points, columns=pt_cols)
 
 
+#: Columns of :func:`with_intervals`' tables, simple and multiple predictions together.
+TARGET_PREDICTION_COLUMNS = [
+    "kind", "choice", "pool", "series", *records.SERIES_COLUMNS, "model", "features", "variables", "target", "x",
+    "prediction", "lower", "upper", "resid_df", "interval_flag", "n_devices", "measured_size",
+    "feature_out_of_range", "out_of_range_features", "data_size_extrapolated", "extrapolation",
+]
+TARGET_SKIPPED_COLUMNS = ["kind", "series", "pool", "choice", "model", "features", "target", "reason"]
+
+
 def with_intervals(agg, features, series, selection, mselection, targets, settings, data_sizes):
     """Predictions with intervals for the hypothetical devices: the paper's choice, the held-out
     choice (simple) and the selected multiple model per pool; plus what was skipped and why.
@@ -137,7 +146,9 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
         )
         preds.append(p.assign(kind="multiple", choice="heldout"))
         skipped.append(s.assign(kind="multiple"))
-    return pd.concat(preds, ignore_index=True), pd.concat(skipped, ignore_index=True)
+    # one column order whichever kinds predicted anything (which models are chosen depends on the data)
+    return (pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS),
+            pd.concat(skipped, ignore_index=True).reindex(columns=TARGET_SKIPPED_COLUMNS))
 
 
 def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
