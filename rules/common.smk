@@ -328,19 +328,15 @@ def get_import_inputs(wildcards):
             {
                 str(p)
                 for e in entries
-                for p in bc_importers.input_files(e, import_file_pattern(wildcards))
+                for p in bc_importers.input_files(
+                    e, bc_importers.FILE_PATTERNS[src["type"]]
+                )
             }
         )
     except BenchcastError as exc:
         raise WorkflowError(
             f"config: studies.{wildcards.study}.sources.{wildcards.source}.files: {exc}"
         ) from None
-
-
-def import_file_pattern(wildcards):
-    return {"records": "*.csv", "fio_json": "*.json", "pkb": "*.json"}.get(
-        get_source(wildcards)["type"], "*"
-    )
 
 
 def get_focus(wildcards):

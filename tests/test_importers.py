@@ -115,6 +115,8 @@ def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
         (tmp_path / f"copy{i}.json").write_text((bench_fio_tree / "nvme_a" / "randread-1-1.json").read_text())
     recs = importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
     assert sorted(recs.drop_duplicates("file")["run"]) == [0, 1]
+    # an absolute glob names the same files as the folder
+    assert importers.input_files(f"{tmp_path}/copy*.json") == [tmp_path / "copy1.json", tmp_path / "copy2.json"]
 
 
 OLD_FIO = {  # fio 2.x: latencies in usec under lat/clat, bandwidth in KiB/s, no *_ns keys

@@ -458,10 +458,11 @@ def run(agg, screened, features, series, pairing, settings: dict):
     folds, summary = loo_simple(table, candidates, alpha=alpha)
     selection = select_simple(summary)
     pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS
+    rf = read_fractions()
     mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
-                                              read_fraction=read_fractions(), max_figures=settings["max_figures"])
-    nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by,
-                           read_fraction=read_fractions(), max_figures=settings["max_figures"])
+                                              read_fraction=rf, max_figures=settings["max_figures"])
+    nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
+                           max_figures=settings["max_figures"])
     mselection = select_multiple(msummary, refusals)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen)

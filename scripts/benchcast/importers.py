@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 
 import pandas as pd
@@ -120,6 +121,10 @@ def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark:
 # --------------------------------------------------------------------------------------------
 
 
+#: The files a folder entry of each import kind holds.
+FILE_PATTERNS = {"fio_json": "*.json", "pkb": "*.json", "records": "*.csv", "ycsb_output": "*"}
+
+
 def input_files(spec, pattern: str = "*.json") -> list[Path]:
     """The files of one import entry: a folder (every ``pattern`` file below it), a glob, a file,
     or a list of those; sorted, each once. An entry that matches nothing is an error naming it."""
@@ -130,7 +135,7 @@ def input_files(spec, pattern: str = "*.json") -> list[Path]:
         if p.is_dir():
             found = sorted(f for f in p.rglob(pattern) if f.is_file())
         elif any(c in str(s) for c in "*?["):
-            found = sorted(f for f in Path().glob(str(s)) if f.is_file())
+            found = sorted(Path(f) for f in glob.glob(str(s), recursive=True) if Path(f).is_file())
         else:
             found = [p] if p.is_file() else []
         if not found:
@@ -155,7 +160,7 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
     frames = []
     for device, spec in device_files.items():
         seen: dict[tuple, int] = {}
-        for path in input_files(spec):
+        for path in input_files(spec, FILE_PATTERNS["fio_json"]):
             data = fio.load(path)
             if data.get("benchcast_skipped"):
                 continue
@@ -194,7 +199,7 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
     against the study's ``devices``; the original study and source are kept as provenance
     (origin_study, origin_source), and the file. One bad file stops the import, named."""
     frames = []
-    for path in input_files(files, "*.csv"):
+    for path in input_files(files, FILE_PATTERNS["records"]):
         df = records.read(path)
         df = df.assign(origin_study=df["study"], origin_source=df["source"], file=str(path), study=study,
                        source=source)
@@ -224,7 +229,7 @@ def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
         if devices is not None and entry["device"] not in devices:
             raise BenchcastError(f"{where}: unknown device {entry['device']!r} (study devices: {', '.join(devices)})")
         size = records.parse_size(entry["data_size"], what=f"{where}.data_size")
-        for run, path in enumerate(input_files(entry["files"], "*")):
+        for run, path in enumerate(input_files(entry["files"], FILE_PATTERNS["ycsb_output"])):
             frames.append(ycsb.parse(path, study=study, source=source, device=entry["device"],
                                      engine=entry["engine"], workload=entry["workload"], data_size=size,
                                      threads=int(entry.get("threads", 1)), run=run, file=str(path)))
@@ -264,10 +269,12 @@ def pkb(device_files: dict, study: str, source: str) -> pd.DataFrame:
     sample's metadata, as PKB copies it from the fio job file. Other samples (machine facts, other
     statistics) are skipped. One device per entry (device id -> folder, glob or file). Samples of
     the same cell in one file are one run; files are repeats."""
+    from . import fio
+
     frames = []
     for device, spec in device_files.items():
         seen: dict[tuple, int] = {}
-        for path in input_files(spec, "*.json"):
+        for path in input_files(spec, FILE_PATTERNS["pkb"]):
             rows = []
             for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
                 s = _pkb_sample(line, path, lineno)
@@ -287,15 +294,12 @@ def pkb(device_files: dict, study: str, source: str) -> pd.DataFrame:
                 where = f"{path}: line {lineno}"
                 if "rw" not in md:
                     raise BenchcastError(f"{where}: fio sample metadata lacks rw")
-                bs = md.get("blocksize", md.get("bs", "4k"))
-                size = md.get("size", md.get("filesize", "0"))
-                rows.append({
-                    "workload": md["rw"], "block_size": records.parse_size(bs, what=f"{where}: blocksize"),
-                    "threads": int(md.get("iodepth", 1)) * int(md.get("numjobs", 1)),
-                    "data_size": 0 if str(size).endswith("%") else records.parse_size(size, what=f"{where}: size"),
-                    "engine": md.get("ioengine", ""), "op": parts[1], "metric": metric, "unit": unit,
-                    "value": value, "cell": parts[0],
-                })
+                # PKB copies the job file's options, spelled as in a job file
+                opts = {**md, "bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
+                        "size": md.get("size", md.get("filesize", "0"))}
+                keys = fio.job_keys({"job options": opts}, None, where)
+                rows.append({**keys, "op": parts[1], "metric": metric, "unit": unit, "value": value,
+                             "cell": parts[0]})
             if not rows:
                 raise BenchcastError(f"{path}: no PKB fio samples")
             df = pd.DataFrame(rows).drop_duplicates(["cell", "op", "metric"], keep="last")
