@@ -318,11 +318,23 @@ def get_import_inputs(wildcards):
 
     src = get_source(wildcards)
     if src["type"] == "ycsb_output":
-        entries = [run["files"] for run in src["runs"]]
-    else:
-        entries = (
-            src["files"].values() if isinstance(src["files"], dict) else [src["files"]]
-        )
+        from benchcast import ycsb as bc_ycsb
+
+        try:
+            outputs = [
+                p
+                for run in src["runs"]
+                for p in bc_importers.ycsb_output_files(run["files"])
+            ]
+        except BenchcastError as exc:
+            raise WorkflowError(
+                f"config: studies.{wildcards.study}.sources.{wildcards.source}.runs: {exc}"
+            ) from None
+        logs = [log for p in outputs for log in bc_ycsb.histogram_logs(p)]
+        return sorted({str(p) for p in outputs + logs})
+    entries = (
+        src["files"].values() if isinstance(src["files"], dict) else [src["files"]]
+    )
     try:
         return sorted(
             {

@@ -184,6 +184,7 @@ rule workload_classes:
 
 rule tables_validity:
     input:
+        aggregated="results/{study}/aggregated.csv",
         chosen="results/{study}/validation/chosen_folds.csv",
         tiers="results/{study}/validation/tiers.csv",
         verdicts="results/{study}/validation/verdicts.csv",

@@ -3,7 +3,7 @@ from benchcast import smk, tables
 
 
 def main(sm):
-    tables.validity_verdicts(tables.read_table(sm.input.verdicts)).to_csv(sm.output.verdicts, index=False)
+    tables.validity_verdicts(tables.read_table(sm.input.verdicts), tables.read_aggregated(sm.input.aggregated)).to_csv(sm.output.verdicts, index=False)
     tables.validity_tiers(tables.read_table(sm.input.tiers), sm.params.labels).to_csv(sm.output.tiers, index=False)
     tables.read_table(sm.input.simple_selection).to_csv(sm.output.simple, index=False)
     tables.read_table(sm.input.multiple_selection).to_csv(sm.output.multiple, index=False)

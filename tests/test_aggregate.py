@@ -61,3 +61,41 @@ def test_bad_values_are_refused_naming_row():
     with pytest.raises(BenchcastError, match="trim"):
         aggregate.aggregate(recs([1.0]), trim=-1)
 
+
+
+def _with_hist(values_per_run, device="d"):
+    """lat_mean, lat_p99 and lat_hdr records of YCSB runs, one list of latencies per run."""
+    from benchcast import hdr
+
+    rows = []
+    for run, values in enumerate(values_per_run):
+        h = hdr.empty()
+        for v in values:
+            h.record_value(v)
+        key = dict(study="s", source="ycsb", device=device, benchmark="ycsb", engine="rocksdb",
+                   workload="a", block_size=0, threads=1, data_size=10**6, op="read", run=run)
+        rows += [{**key, "metric": "lat_mean", "unit": "us", "value": sum(values) / len(values)},
+                 {**key, "metric": "lat_p99", "unit": "us", "value": hdr.percentiles(h, [99])[0]},
+                 {**key, "metric": "lat_hdr", "unit": "ops", "value": len(values), "hdr": hdr.encode(h)}]
+    return pd.DataFrame(rows)
+
+
+def test_percentiles_of_runs_with_histograms_are_merged_and_labelled():
+    # three runs of 100 reads: two fast (1..100 us), one slow (all 2000 us)
+    runs = [list(range(1, 101)), list(range(1, 101)), [2000] * 100]
+    agg = aggregate.aggregate(_with_hist(runs), trim=1).set_index("metric")
+    assert "lat_hdr" not in agg.index
+    # 300 values: the 297th (p99) is 2000; the trimmed mean of per-run p99s would be 99 (the middle run)
+    assert agg.loc["lat_p99", "value"] == 2000.0 and agg.loc["lat_p99", "aggregation"] == "merged histogram"
+    assert agg.loc["lat_p99", "n"] == 3 and agg.loc["lat_p99", "max"] == 2000.0 and agg.loc["lat_p99", "min"] == 99.0
+    assert agg.loc["lat_mean", "aggregation"] == "trimmed mean"
+    # percentiles nobody printed come from the merge too: p50 of the 300 is the 150th value, 75 us
+    assert agg.loc["lat_p50", "value"] == 75.0 and agg.loc["lat_p50", "aggregation"] == "merged histogram"
+
+
+def test_runs_without_a_histogram_keep_the_trimmed_mean():
+    recs = _with_hist([list(range(1, 101)), list(range(1, 101)), [2000] * 100])
+    recs = recs[~((recs["metric"] == "lat_hdr") & (recs["run"] == 2))]
+    agg = aggregate.aggregate(recs, trim=1).set_index("metric")
+    assert agg.loc["lat_p99", "value"] == 99.0 and agg.loc["lat_p99", "aggregation"] == "trimmed mean"
+    assert "lat_p50" not in agg.index

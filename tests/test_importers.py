@@ -311,3 +311,37 @@ def test_pkb_fio_samples_become_records(tmp_path):
     (tmp_path / "c.json").write_text(PKB_FILE + "{not json\n")
     with pytest.raises(BenchcastError, match=r"c.json: line 9: not a PKB sample"):
         importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
+
+
+def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar, tmpfs, tmp_path):
+    """Two real runs of our bindings imported from a folder (outputs and their .hdr logs): the logs
+    are not taken for outputs, each run keeps its histograms, and aggregation merges them: the
+    merged p99 is the p99 of both runs' operations together, labelled as such."""
+    from benchcast import aggregate, hdr, ycsb
+
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    for run in (0, 1):
+        out = tmp_path / f"out{run}"
+        ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+                      device="tmpfs", operationcount=1000, repeats=[run])
+        for f in (out / f"r{run}").glob("01-write-only*"):
+            if f.suffix in (".txt", ".hdr"):
+                shutil.copy(f, folder / f.name.replace("01-write-only", f"run{run}"))
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "run0.CLEANUP.hdr", "run0.UPDATE.hdr", "run0.txt", "run1.CLEANUP.hdr", "run1.UPDATE.hdr", "run1.txt"]
+    recs = importers.ycsb_output([{"files": str(folder), "device": "d", "engine": "rocksdb",
+                                   "workload": "write-only", "data_size": "1MB"}], study="s",
+                                 source="import:ycsb_output")
+    hists = recs[recs["metric"] == "lat_hdr"]
+    assert sorted(hists["run"]) == [0, 1] and set(hists["op"]) == {"update"} and (hists["value"] == 1000).all()
+    agg = aggregate.aggregate(recs, trim=1)
+    p99 = agg[(agg["op"] == "update") & (agg["metric"] == "lat_p99")].iloc[0]
+    both = hdr.merge(hists["hdr"], where="t")
+    assert p99["aggregation"] == "merged histogram" and p99["n"] == 2
+    assert p99["value"] == hdr.percentiles(both, [99])[0]
+    assert p99["min"] <= p99["value"] <= p99["max"]
+    assert agg.loc[agg["metric"] == "lat_mean", "aggregation"].eq("trimmed mean").all()
+    with pytest.raises(BenchcastError, match="only histogram logs"):
+        importers.ycsb_output([{"files": str(folder / "*.hdr"), "device": "d", "engine": "rocksdb",
+                                "workload": "write-only", "data_size": "1MB"}], study="s", source="x")

@@ -65,3 +65,18 @@ def test_validity_tables(paper_analysis):
     iv = tables.validity_intervals(a["target_predictions"])
     assert "data_size_gb" in iv and "data_size" not in iv
     assert set(iv["kind"]) == {"simple", "multiple"} and set(iv["target"]) >= {"S-SCM", "M-SCM"}
+
+
+def test_verdicts_say_how_each_series_was_aggregated(paper_analysis):
+    a = paper_analysis
+    v = tables.validity_verdicts(a["verdicts"], a["agg"])
+    assert list(v.columns[list(v.columns).index("unit") + 1:][:1]) == ["aggregation"]
+    assert set(v["aggregation"]) == {"trimmed mean"}
+    # one device's runs kept histograms, the others' did not: the table says both
+    agg = a["agg"].copy()
+    first = v.iloc[0]
+    hit = (agg["engine"] == first["engine"]) & (agg["workload"] == first["workload"]) & (agg["op"] == first["op"])
+    agg.loc[agg.index[hit][:1], "aggregation"] = "merged histogram"
+    v2 = tables.validity_verdicts(a["verdicts"], agg)
+    assert "merged histogram + trimmed mean" in set(v2["aggregation"])
+    assert "aggregation" not in tables.validity_verdicts(a["verdicts"])

@@ -3,6 +3,13 @@
 With n runs, drop the k largest and the k smallest and average the rest (paper: n=5, k=1, mean of 3).
 Where n <= 2k, k is reduced to (n-1)//2 so that at least one run remains; data with one run (already
 aggregated, like the paper's published tables) passes through unchanged.
+
+Latency percentiles are the exception where every run of a measurement kept its latency histogram
+(YCSB's ``lat_hdr`` records, :mod:`benchcast.hdr`): the histograms of all runs are added and the
+percentile is read from the sum, a true percentile of every operation of every run (a trimmed mean of
+per-run p99s is not a p99 of anything). The ``aggregation`` column says which a row had:
+``trimmed mean`` or ``merged histogram``; n, mean, std, cv, min and max stay those of the per-run
+values, so the noise of a percentile is still seen.
 """
 
 from __future__ import annotations
@@ -12,7 +19,12 @@ import pandas as pd
 
 from . import BenchcastError, records, repeats
 
-AGG_COLUMNS = records.KEY_COLUMNS + ["value", "n", "k", "mean", "std", "cv", "min", "max"]
+AGG_COLUMNS = records.KEY_COLUMNS + ["value", "n", "k", "mean", "std", "cv", "min", "max", "aggregation"]
+
+#: The record metric that carries a run's histogram (column ``hdr``), and the percentile metrics
+#: read from merged histograms.
+HISTOGRAM_METRIC = "lat_hdr"
+PERCENTILES = {"lat_p50": 50.0, "lat_p95": 95.0, "lat_p99": 99.0, "lat_p99.9": 99.9}
 
 
 def trimmed_mean(values, trim: int = 1) -> float:
@@ -30,11 +42,15 @@ def aggregate(recs: pd.DataFrame, trim: int = 1) -> pd.DataFrame:
 
     Columns: the record key columns, ``value`` (trimmed mean), ``n`` (runs), ``k`` (runs dropped at
     each end), ``mean`` and ``std`` (all runs; std with ddof=1, 0 for one run), ``cv`` (std/mean),
-    ``min``, ``max``. Vectorised: one sort and group-wise positions, no per-group Python.
+    ``min``, ``max``, ``aggregation`` (``trimmed mean``, or ``merged histogram`` for percentiles read
+    from the sum of every run's histogram, see the module). Vectorised: one sort and group-wise
+    positions, no per-group Python (but for the histogram merges).
     """
     if trim < 0:
         raise BenchcastError(f"aggregate.trim: must be >= 0, got {trim}")
     recs = records.check(recs, where="records")
+    is_hist = (recs["metric"] == HISTOGRAM_METRIC).to_numpy()
+    hists, recs = recs[is_hist], recs[~is_hist]
     if recs.empty:
         return pd.DataFrame(columns=AGG_COLUMNS)
     keys = records.KEY_COLUMNS
@@ -50,4 +66,44 @@ def aggregate(recs: pd.DataFrame, trim: int = 1) -> pd.DataFrame:
     out["std"] = out["std"].fillna(0.0)
     out["k"] = np.minimum(trim, (out["n"] - 1) // 2)
     out["cv"] = repeats.cv(out["std"].to_numpy(), out["mean"].to_numpy())
+    out["aggregation"] = "trimmed mean"
+    if len(hists):
+        out = _merged_percentiles(out, recs, hists)
     return out[AGG_COLUMNS].sort_values(keys, kind="mergesort").reset_index(drop=True)
+
+
+def _merged_percentiles(out: pd.DataFrame, recs: pd.DataFrame, hists: pd.DataFrame) -> pd.DataFrame:
+    """Replace the percentile rows of ``out`` whose every run has a histogram by the percentiles of
+    the merged histograms (rows that had no per-run percentile are added, with n the runs merged)."""
+    from . import hdr
+
+    where = [c for c in records.KEY_COLUMNS if c not in ("metric", "unit")]
+    if "hdr" not in hists:
+        return out
+    hists = hists.assign(hdr=hists["hdr"].fillna("").astype(str))
+    runs_of = recs[recs["metric"] == "lat_mean"].groupby(where, sort=False)["run"].agg(frozenset)
+    pct = out[out["metric"].isin(list(PERCENTILES))].set_index(where + ["metric"]).index
+    updates, added = {}, []
+    for key, group in hists.groupby(where, sort=False):
+        if (group["hdr"] == "").any() or runs_of.get(key, frozenset()) != frozenset(group["run"]):
+            continue  # a run without a histogram: the merge would not be of all runs
+        merged = hdr.merge(group["hdr"], where=f"records of {dict(zip(where, key))}")
+        values = hdr.percentiles(merged, list(PERCENTILES.values()))
+        for metric, value in zip(PERCENTILES, values):
+            if (*key, metric) in pct:
+                updates[(*key, metric)] = value
+            else:
+                added.append({**dict(zip(where, key)), "metric": metric, "unit": "us", "value": value,
+                              "n": len(group), "k": 0, "mean": np.nan, "std": np.nan, "cv": np.nan,
+                              "min": np.nan, "max": np.nan})
+    if updates:
+        idx = out.set_index(where + ["metric"]).index
+        hit = idx.isin(list(updates))
+        out.loc[hit, "value"] = [updates[k] for k in idx[hit]]
+        out.loc[hit, "k"] = 0
+        out.loc[hit, "aggregation"] = "merged histogram"
+    if added:
+        extra = pd.DataFrame(added).assign(aggregation="merged histogram")
+        out = pd.concat([out, extra], ignore_index=True)
+        out = out.sort_values(records.KEY_COLUMNS, kind="mergesort").reset_index(drop=True)
+    return out

@@ -215,12 +215,24 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
 # --------------------------------------------------------------------------------------------
 
 
+def ycsb_output_files(spec) -> list[Path]:
+    """The YCSB outputs of an entry (:func:`input_files`), without YCSB's histogram logs (``*.hdr``):
+    those are read with the output they sit beside (:func:`benchcast.ycsb.histogram_logs`)."""
+    files = [p for p in input_files(spec, FILE_PATTERNS["ycsb_output"]) if p.suffix != ".hdr"]
+    if not files:
+        raise BenchcastError(f"{spec}: only histogram logs, no YCSB output")
+    return files
+
+
 def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
     """Records from YCSB measurement outputs (the text exporter, or JSONArrayMeasurementsExporter /
     JSONMeasurementsExporter). ``runs``: entries {files, device, engine, workload, data_size[,
     threads]} saying what each set of outputs measured (YCSB's output does not say it); the files of
     an entry (a folder, glob, file or list, :func:`input_files`) are its repeats, run 0, 1, ... in
-    file order. A file with failed operations, or no measurement, stops the import, named."""
+    file order. YCSB's histogram logs of an output, ``<output stem>.<OP>.hdr`` beside it (YCSB run
+    with ``hdrhistogram.fileoutput=true`` and ``hdrhistogram.output.path=<output stem>.``), are read
+    with it, so that the repeats' percentiles are merged. A file with failed operations, or no
+    measurement, stops the import, named."""
     from . import ycsb
 
     frames = []
@@ -229,7 +241,7 @@ def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
         if devices is not None and entry["device"] not in devices:
             raise BenchcastError(f"{where}: unknown device {entry['device']!r} (study devices: {', '.join(devices)})")
         size = records.parse_size(entry["data_size"], what=f"{where}.data_size")
-        for run, path in enumerate(input_files(entry["files"], FILE_PATTERNS["ycsb_output"])):
+        for run, path in enumerate(ycsb_output_files(entry["files"])):
             frames.append(ycsb.parse(path, study=study, source=source, device=entry["device"],
                                      engine=entry["engine"], workload=entry["workload"], data_size=size,
                                      threads=int(entry.get("threads", 1)), run=run, file=str(path)))

@@ -134,9 +134,26 @@ def table14(fits: pd.DataFrame, focus: dict) -> pd.DataFrame:
     return sel[cols].reset_index(drop=True)
 
 
-def validity_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
+def series_aggregation(agg: pd.DataFrame) -> pd.DataFrame:
+    """How each series' values were aggregated over repeats (the ``aggregation`` column of
+    :func:`benchcast.aggregate.aggregate`): one label, or the labels found joined by " + " when the
+    devices differ (some devices' runs kept histograms, others did not)."""
+    keys = records.SERIES_COLUMNS
+    if "aggregation" not in agg:
+        return pd.DataFrame(columns=keys + ["aggregation"])
+    out = agg.groupby(keys, sort=False)["aggregation"].agg(lambda s: " + ".join(sorted(set(s))))
+    return out.reset_index()
+
+
+def validity_verdicts(verdicts: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame:
     """The verdict per series (:func:`benchcast.heldout.verdicts`), data size in GB, MAPEs rounded
-    to 0.1 %."""
+    to 0.1 %; with the aggregated table, which aggregation the series' values had (trimmed mean, or
+    percentiles of merged histograms), after the unit."""
+    if agg is not None:
+        how = series_aggregation(agg)
+        verdicts = verdicts.merge(how, on=records.SERIES_COLUMNS, how="left")
+        verdicts.insert(verdicts.columns.get_loc("unit") + 1, "aggregation",
+                        verdicts.pop("aggregation").fillna(""))
     out = _gb(verdicts).drop(columns="series")
     for c in ("interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
               "extreme_baseline_mape", "multiple_interior_mape"):

@@ -11,8 +11,12 @@ and ``mariadb`` (a throwaway server, :mod:`benchcast.mariadb`, with its datadir 
 YCSB writes its measurements (hdrhistogram, so percentiles are real) with the text exporter to a
 file; :func:`parse` turns that file into records (benchmark ``ycsb``; op ``read``, ``update``,
 ``insert``, ``scan``, ``read-modify-write``, ``delete``, ``overall``; metric ``lat_mean``,
-``lat_p95``, ``lat_p99`` in us, ``ops`` count, and for ``overall`` ``throughput`` in ops/s and
-``runtime`` in ms). Any Return code other than OK (or BATCHED_OK), or any failed op, is an error.
+``lat_p50``, ``lat_p95``, ``lat_p99``, ``lat_p99.9`` in us, ``ops`` count, and for ``overall``
+``throughput`` in ops/s and ``runtime`` in ms). Any Return code other than OK (or BATCHED_OK), or
+any failed op, is an error. YCSB's histogram logs beside that file (``<stem>.<OP>.hdr``,
+:func:`histogram_logs`) become one ``lat_hdr`` record per operation: value the operation count, the
+whole run's histogram in the ``hdr`` column (:mod:`benchcast.hdr`), so that aggregation can merge
+repeats into true percentiles.
 
 :func:`run_ycsb` loads once per repeat and runs the workloads in the given order on that data
 (or reloads per workload); the choice is kept in the ``reload`` provenance column.
@@ -20,6 +24,7 @@ file; :func:`parse` turns that file into records (benchmark ``ycsb``; op ``read`
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -55,7 +60,9 @@ BASE_PROPERTIES = {
     "workload": "site.ycsb.workloads.CoreWorkload",
     "readallfields": "true",
     "measurementtype": "hdrhistogram",
-    "hdrhistogram.percentiles": "95,99",
+    "hdrhistogram.percentiles": "50,95,99,99.9",
+    # one histogram log per operation beside the measurements (hdrhistogram.output.path per phase)
+    "hdrhistogram.fileoutput": "true",
     "exporter": "site.ycsb.measurements.exporter.TextMeasurementsExporter",
 }
 
@@ -63,8 +70,10 @@ _OPS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVER
 _OK = {"OK", "BATCHED_OK"}
 _METRICS = {
     "AverageLatency(us)": ("lat_mean", "us"),
+    "50thPercentileLatency(us)": ("lat_p50", "us"),
     "95thPercentileLatency(us)": ("lat_p95", "us"),
     "99thPercentileLatency(us)": ("lat_p99", "us"),
+    "99.9PercentileLatency(us)": ("lat_p99.9", "us"),
     "Operations": ("ops", "ops"),
 }
 _OVERALL = {"Throughput(ops/sec)": ("throughput", "ops/s"), "RunTime(ms)": ("runtime", "ms")}
@@ -212,9 +221,19 @@ def check_ok(parsed: dict, where: str) -> None:
         raise BenchcastError(f"{where}: YCSB reported failed operations: {', '.join(bad)}")
 
 
+def histogram_logs(path) -> list[Path]:
+    """YCSB's histogram logs of the measurement file ``path``: ``<stem>.<OP>.hdr`` beside it (YCSB
+    run with ``hdrhistogram.output.path=<stem>.``)."""
+    path = Path(path)
+    return sorted(path.parent.glob(glob.escape(path.stem) + ".*.hdr"))
+
+
 def parse(path, **columns) -> pd.DataFrame:
-    """Records of one YCSB measurement file; ``columns`` are added to every row (study, device,
-    engine, workload, threads, data_size, run, provenance ...). Raises on failed operations."""
+    """Records of one YCSB measurement file and its histogram logs (:func:`histogram_logs`);
+    ``columns`` are added to every row (study, device, engine, workload, threads, data_size, run,
+    provenance ...). Raises on failed operations."""
+    from . import hdr
+
     path = Path(path)
     try:
         text = path.read_text(errors="replace")
@@ -227,6 +246,12 @@ def parse(path, **columns) -> pd.DataFrame:
         unit = (_OVERALL if op == "overall" else _METRICS)
         unit = next(u for m, u in unit.values() if m == metric)
         rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
+    measured = {op for op, _ in parsed["ops"]}
+    for log in histogram_logs(path):
+        name, hist = hdr.read_log(log)
+        if name.lower() in measured and name != "OVERALL":
+            rows.append({"op": name.lower(), "metric": "lat_hdr", "unit": "ops",
+                         "value": float(hist.get_total_count()), "hdr": hdr.encode(hist)})
     base = {"study": "", "device": "", "source": "ycsb", "benchmark": "ycsb", "engine": "", "workload": "",
             "block_size": 0, "threads": 0, "data_size": 0, "run": 0}
     base.update(columns)
@@ -254,8 +279,11 @@ def run_phase(phase: str, *, engine: str, jar, props: dict, overrides: dict, thr
     export = prefix.with_name(prefix.name + ".txt")
     export.unlink(missing_ok=True)
     props_file.write_text(properties_text(props, comment=f"benchcast ycsb {phase} ({engine})"))
-    cmd = command(phase, jar=jar, engine=engine, props_file=props_file,
-                  overrides={**overrides, "exportfile": export}, threads=threads, java=java, jvm_args=jvm_args)
+    for old in histogram_logs(export):
+        old.unlink()
+    overrides = {**overrides, "exportfile": export, "hdrhistogram.output.path": f"{prefix}."}
+    cmd = command(phase, jar=jar, engine=engine, props_file=props_file, overrides=overrides,
+                  threads=threads, java=java, jvm_args=jvm_args)
     prefix.with_name(prefix.name + ".cmd").write_text(_mask(cmd) + "\n")
     out_path = prefix.with_name(prefix.name + ".out")
     err_path = prefix.with_name(prefix.name + ".err")
