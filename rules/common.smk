@@ -392,7 +392,8 @@ TABLES_VALIDITY = [
 
 def has_series(study):
     return any(
-        src["type"] in APP_SOURCE_TYPES for src in STUDIES[study]["sources"].values()
+        src["type"] in APP_SOURCE_TYPES or (src["type"] == "pkb" and src.get("ycsb"))
+        for src in STUDIES[study]["sources"].values()
     )
 
 

@@ -80,5 +80,8 @@ rule import_pkb:
         "../envs/analysis.yaml"
     params:
         files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
+        ycsb=lookup(
+            dpath="studies/{study}/sources/{source}/ycsb", within=config, default=None
+        ),
     script:
         "../scripts/import_pkb.py"

@@ -184,7 +184,11 @@ def test_record_files_join_another_machines_results(tmp_path):
 
 
 @pytest.mark.workflow
-def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree, tmp_path):
+def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree, ycsb_jar, tmpfs, tmp_path):
+    """Two imported bench-fio folders (YCSB outputs made elsewhere for one of them, the one with the
+    same 4K figures as the measured devices) beside two measured devices running fio and YCSB: one
+    study, from records to validity tables."""
+    from benchcast import ycsb
     from workflow_util import copy_workflow, edit_config, snakemake
 
     wd = copy_workflow(tmp_path / "wf")
@@ -192,17 +196,36 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     imports.mkdir()
     for dev in ("nvme_a", "nvme_b"):
         shutil.copytree(bench_fio_tree / dev, imports / dev)
+    # the imported devices' YCSB outputs (with their histogram logs): real runs of our bindings
+    for dev in ("nvme_a",):
+        for size in ("1MB", "2MB"):
+            out = tmp_path / "ycsb" / dev / size
+            ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], size, 1, jar=ycsb_jar, out_dir=out, study="t",
+                          device=dev, operationcount=300, repeats=[0], properties={"rocksdb.sync": "true"})
+            dest = imports / f"ycsb-{dev}-{size}"
+            dest.mkdir()
+            for f in (out / "r0").glob("01-write-only.*"):
+                if f.suffix in (".txt", ".hdr"):
+                    shutil.copy(f, dest / f.name)
 
     def mixed(cfg):
         study = cfg["studies"]["local"]
         study["devices"] = {"nvme_a": {"kind": "imported", "label": "bench-fio folder A (4K)"},
                             "nvme_b": {"kind": "imported", "label": "bench-fio folder B (16K, json+)"},
-                            "disk": {"kind": "dir", "path": "."}}
+                            "disk": {"kind": "dir", "path": "."},
+                            "dram": {"kind": "tmpfs", "size": "64M"}}
         study["sources"] = {
             "theirs": {"type": "fio_json", "files": {"nvme_a": "imports/nvme_a", "nvme_b": "imports/nvme_b"}},
             "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "iodepth": 1,
                     "repeats": 1, "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0,
                     "direct": False},
+            "their_ycsb": {"type": "ycsb_output", "runs": [
+                {"files": f"imports/ycsb-{dev}-{size}", "device": dev, "engine": "rocksdb",
+                 "workload": "write-only", "data_size": size} for dev in ("nvme_a",)
+                for size in ("1MB", "2MB")]},
+            "ycsb": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only"],
+                     "data_sizes": ["1MB", "2MB"], "operationcount": 300, "repeats": 2,
+                     "properties": {"rocksdb.sync": "true"}},
         }
         study["features"]["block_sizes"] = ["4K", "16K"]
         study["features"]["workloads"] = ["randread", "randwrite"]
@@ -216,7 +239,7 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     recs = records.read(wd / "results/local/records/fio_json/theirs.csv")
     assert set(recs["device"]) == {"nvme_a", "nvme_b"} and set(recs["source"]) == {"import:fio_json"}
     figs = pd.read_csv(wd / "results/local/tables/device_figures.csv")
-    assert set(figs["device"]) == {"nvme_a", "nvme_b", "disk"}
+    assert set(figs["device"]) == {"nvme_a", "nvme_b", "disk", "dram"}
     assert set(figs.loc[figs["device"] == "nvme_a", "threads"]) == {1, 2, 4, 8}
     agg = pd.read_csv(wd / "results/local/aggregated.csv", keep_default_na=False)
     names = set(features.feature_table(agg)["feature"])
@@ -225,8 +248,16 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     assert "queue depth (iodepth x numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
     # an added file reruns the import and nothing measured
     (imports / "nvme_a" / "again.json").write_text((imports / "nvme_a" / "randread-1-1.json").read_text())
+    # the applications: three devices per series, screened, validated, and their aggregation said
+    app = pd.read_csv(wd / "results/local/records/ycsb_output/their_ycsb.csv")
+    assert set(app["device"]) == {"nvme_a"} and "lat_hdr" in set(app["metric"])
+    verdicts = pd.read_csv(wd / "results/local/tables/validity_verdicts.csv", keep_default_na=False)
+    upd = verdicts[(verdicts["op"] == "update") & (verdicts["metric"] == "lat_mean")]
+    assert len(upd) == 2 and (upd["n_devices"] == 3).all() and set(upd["aggregation"]) == {"trimmed mean"}
+    p99 = agg[(agg["benchmark"] == "ycsb") & (agg["op"] == "update") & (agg["metric"] == "lat_p99")]
+    assert set(p99["aggregation"]) == {"merged histogram"} and set(p99["device"]) == {"nvme_a", "disk", "dram"}
     out = snakemake(wd, "-n").stdout
-    assert "import_fio_json" in out and "fio_run" not in out
+    assert "import_fio_json" in out and "fio_run" not in out and "ycsb_run" not in out
 
 
 # --- YCSB outputs from elsewhere ---------------------------------------------------------------------
@@ -311,6 +342,56 @@ def test_pkb_fio_samples_become_records(tmp_path):
     (tmp_path / "c.json").write_text(PKB_FILE + "{not json\n")
     with pytest.raises(BenchcastError, match=r"c.json: line 9: not a PKB sample"):
         importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
+
+
+def pkb_ycsb_line(metric, value, unit, stage="run"):
+    """A YCSB sample as PKB's ycsb_stats.CreateSamples writes it: '<op> <statistic>', YCSB's us
+    latencies converted to ms, the operation and stage in the metadata."""
+    return json.dumps({"metric": metric, "value": value, "unit": unit, "test": "ycsb",
+                       "metadata": {"stage": stage, "operation": metric.split()[0], "ycsb_version": "0.17.0",
+                                    "threads": 4}, "timestamp": 1700000000.0, "run_uri": "abc"})
+
+
+PKB_YCSB_FILE = "\n".join([
+    pkb_ycsb_line("overall RunTime", 29770.0, "ms"),
+    pkb_ycsb_line("overall Throughput", 33590.86, "ops/sec"),
+    pkb_ycsb_line("update Operations", 49856.0, ""),
+    pkb_ycsb_line("update AverageLatency", 1.478, "ms"),
+    pkb_ycsb_line("update 95thPercentileLatency", 3.501, "ms"),
+    pkb_ycsb_line("update 99thPercentileLatency", 6.747, "ms"),
+    pkb_ycsb_line("update Return=OK", 49856, ""),
+    pkb_ycsb_line("update p99 latency", 6.8, "ms"),  # the histogram's reading: the summary wins
+    pkb_ycsb_line("update p99.9 latency", 12.1, "ms"),
+    pkb_ycsb_line("insert AverageLatency", 0.07492, "ms", stage="load"),
+    pkb_ycsb_line("update MinLatency", 0.312, "ms"),
+    "",
+])
+
+
+def test_pkb_ycsb_samples_become_application_records(tmp_path):
+    (tmp_path / "a.json").write_text(PKB_YCSB_FILE + PKB_FILE)
+    (tmp_path / "b.json").write_text(PKB_YCSB_FILE)
+    spec = {"engine": "redis", "workload": "b", "data_size": "1GB", "threads": 4}
+    recs = importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb", ycsb=spec)
+    y = recs[(recs["benchmark"] == "ycsb") & (recs["run"] == 0)]
+    upd = y[y["workload"] == "b"].set_index(["op", "metric"])["value"]
+    assert upd[("update", "lat_mean")] == pytest.approx(1478.0) and upd[("update", "lat_p99")] == pytest.approx(6747)
+    assert upd[("update", "lat_p99.9")] == pytest.approx(12100) and upd[("update", "ops")] == 49856
+    assert upd[("overall", "throughput")] == pytest.approx(33590.86) and upd[("overall", "runtime")] == 29770
+    assert ("update", "lat_min") not in upd.index
+    load = y[y["workload"] == "load"].set_index("metric")["value"]
+    assert load["lat_mean"] == pytest.approx(74.92)
+    assert set(y["engine"]) == {"redis"} and set(y["data_size"]) == {10**9} and set(y["threads"]) == {4}
+    assert set(recs.loc[recs["benchmark"] == "fio", "workload"]) == {"randread", "write"}  # both kinds of a file
+    assert sorted(recs.loc[recs["benchmark"] == "ycsb", "run"].unique()) == [0, 1]  # a file is a run
+    with pytest.raises(BenchcastError, match=r"a.json: YCSB samples, but the source does not say"):
+        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
+    (tmp_path / "b.json").write_text(PKB_YCSB_FILE + pkb_ycsb_line("update Return=ERROR", 3, "") + "\n")
+    with pytest.raises(BenchcastError, match=r"b.json: line 12: YCSB reported failed operations"):
+        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb", ycsb=spec)
+    (tmp_path / "b.json").write_text(json.dumps({"metric": "lscpu", "value": 0, "unit": ""}) + "\n")
+    with pytest.raises(BenchcastError, match=r"b.json: no PKB fio or YCSB samples"):
+        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb", ycsb=spec)
 
 
 def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar, tmpfs, tmp_path):

@@ -18,7 +18,7 @@ LAYERS = [
     {"benchcast", "units", "workloads", "host", "smk", "cli", "protect"},
     {"config"},
     {"records"},
-    {"importers", "fio", "ycsb", "mariadb", "ycsb_job", "devices", "preflight", "blockio", "repeats"},
+    {"importers", "fio", "ycsb", "hdr", "mariadb", "ycsb_job", "devices", "preflight", "blockio", "repeats"},
     {"aggregate"},
     {"features"},
     {"fits"},

@@ -66,7 +66,8 @@ BASE_PROPERTIES = {
     "exporter": "site.ycsb.measurements.exporter.TextMeasurementsExporter",
 }
 
-_OPS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL", "CLEANUP"}
+#: The operations YCSB reports (CLEANUP, the client's own, is skipped).
+OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
 _OK = {"OK", "BATCHED_OK"}
 _METRICS = {
     "AverageLatency(us)": ("lat_mean", "us"),
@@ -193,7 +194,7 @@ def parse_text(text: str, where: str) -> dict:
             value = float(raw)
         except ValueError:
             continue
-        if name not in _OPS:
+        if name not in OPERATIONS:
             # READ-FAILED, or READ-NOT_FOUND when latency is tracked per error code
             failed[name] = failed.get(name, 0) + (int(value) if key == "Operations" else 0)
             continue
