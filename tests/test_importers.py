@@ -26,7 +26,13 @@ def test_import_shape(tmp_path):
     assert len(recs) == 60 + 126
     fio = recs[recs.benchmark == "fio"]
     assert set(fio["block_size"]) == {1024, 4096, 16384, 65536, 262144}
-    assert set(fio["metric"]) == {"lat_mean", "bw"} and set(fio["unit"]) == {"us", "MB/s"}
+    # the paper's MB/s become the records' one bandwidth unit, B/s
+    assert set(fio["metric"]) == {"lat_mean", "bw"} and set(fio["unit"]) == {"us", "B/s"}
+    paper = pd.read_csv(ROOT / "resources/soga2018/fio.csv")
+    first = paper[paper["metric"] == "bw_MBps"].iloc[0]
+    mine = fio[(fio["metric"] == "bw") & (fio["device"] == first["device"]) & (fio["workload"] == first["rw"])
+               & (fio["block_size"] == records.parse_size(first["bs"]))]
+    assert mine["value"].tolist() == [pytest.approx(first["value"] * 1e6)]
     app = recs[recs.benchmark == "ycsb"]
     assert app["data_size"].max() == 128 * 10**9
 

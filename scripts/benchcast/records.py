@@ -18,7 +18,8 @@ threads    int     client threads / fio numjobs x iodepth; 0 where unknown
 data_size  int     bytes of data the benchmark works on (fio file size, YCSB data size); 0 if n/a
 op         str     ``read``, ``write``, ``update``, ``insert``, ``overall`` ...
 metric     str     ``lat_mean``, ``clat_p99``, ``bw``, ``iops``, ``throughput`` ...
-unit       str     ``us``, ``MB/s``, ``B/s``, ``ops/s`` ...
+unit       str     one per metric: latencies ``us``, bandwidths ``B/s``, rates ``ops/s`` (other units
+                   are converted on every check); counts and YCSB runtime keep theirs
 value      float   the number
 run        int     repeat index, 0-based; -1 for data that was aggregated before import
 ========== ======= ===========================================================================
@@ -35,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError
+from . import units
 from .units import parse_size, size_label  # noqa: F401  (re-exported)
 
 KEY_COLUMNS = [
@@ -103,8 +105,22 @@ def check(df: pd.DataFrame, where: str) -> pd.DataFrame:
     if (out["value"].to_numpy() < 0).any():  # latencies, bandwidths, rates and counts
         i = int(np.flatnonzero(out["value"].to_numpy() < 0)[0])
         raise BenchcastError(f"{where}: row {i + 1}: value is negative: {out['value'].iloc[i]}")
+    _to_canonical_units(out)
     extra = [c for c in out.columns if c not in COLUMNS]
     return out[COLUMNS + extra].reset_index(drop=True)
+
+
+def _to_canonical_units(df: pd.DataFrame) -> None:
+    """Express every latency, bandwidth and rate in its canonical unit (us, B/s, ops/s), in place:
+    one unit per metric whatever the source wrote (the paper's MB/s, PKB's ms)."""
+    if df.empty:
+        return
+    pairs = df[["metric", "unit"]].drop_duplicates().itertuples(index=False, name=None)
+    factors = units.canonical_factors(list(pairs))
+    for (metric, unit), (factor, target) in factors.items():
+        hit = ((df["metric"] == metric) & (df["unit"] == unit)).to_numpy()
+        df.loc[hit, "value"] = df.loc[hit, "value"] * factor
+        df.loc[hit, "unit"] = target
 
 
 def read(path) -> pd.DataFrame:

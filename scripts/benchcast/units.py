@@ -72,6 +72,37 @@ def metric_kind(metric: str) -> str:
     return "time"
 
 
+def _is_figure(metric: str) -> bool:
+    """Latencies (lat_*, clat_*, slat_*), bandwidths and rates: the metrics with a canonical unit
+    (counts such as ``ops``, and YCSB's ``runtime`` in ms, keep theirs)."""
+    return metric.split("_")[0] in ("lat", "clat", "slat", "bw", "iops") or metric == "throughput"
+
+
+def canonical_factors(pairs) -> dict[tuple[str, str], tuple[float, str]]:
+    """For (metric, unit) pairs of records: the factor to the metric's canonical unit
+    (:data:`CANONICAL`) and that unit, for the pairs that are not in it already (``MB/s`` bandwidth
+    -> ``B/s`` x 1e6, ``ms`` latency -> ``us`` x 1000). Pairs whose unit is no known unit of the
+    metric's kind are left as they are."""
+    import pint
+
+    out = {}
+    for metric, unit in pairs:
+        if not _is_figure(metric):
+            continue
+        kind = metric_kind(metric)
+        target = CANONICAL[kind]
+        if unit == target or not unit:
+            continue
+        ureg = _registry()
+        try:
+            q = ureg.Quantity(1.0, ureg.Unit(unit))
+            if q.check(_DIMENSION[kind]):
+                out[(metric, unit)] = (float(q.to(ureg.Unit(target)).magnitude), target)
+        except (pint.errors.PintError, ValueError, AttributeError, TypeError):
+            continue
+    return out
+
+
 _REGISTRY = None
 
 
