@@ -141,12 +141,6 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
     return df[FEATURE_TABLE_COLUMNS].reset_index(drop=True)
 
 
-def feature_units(agg: pd.DataFrame, features: Mapping | None = None) -> dict:
-    """Feature id -> the unit the study's records give it."""
-    f = feature_table(agg, features).drop_duplicates("feature")
-    return dict(zip(f["feature"], f["unit"]))
-
-
 def feature_matrix(agg: pd.DataFrame, features: Mapping | None = None) -> pd.DataFrame:
     """Device figures as a table: index device, one column per feature id, values float
     (the rows of :func:`feature_table`)."""
@@ -207,14 +201,13 @@ def study_table(agg: pd.DataFrame, features: Mapping, series: Mapping | None) ->
 # --------------------------------------------------------------------------------------------
 
 
-def spec_features(targets: Mapping, units: Mapping | None = None) -> pd.DataFrame:
+def spec_features(targets: Mapping) -> pd.DataFrame:
     """Spec cards as a table: target, feature, x (figure keys as in config).
 
     A figure's op is its ``op`` key, else the op its workload measures; a figure of a mixed
     workload (``randrw``) must give its op. A value with a unit ("413 MB/s", "8.9 us", "550000
-    IOPS") is converted to the unit the study's records give that feature (``units``: feature id
-    -> unit), else to its metric's canonical unit (:func:`benchcast.units.figure_value`); a plain
-    number is taken in the feature's unit.
+    IOPS") is converted to its metric's canonical unit, the one the records use
+    (:func:`benchcast.units.figure_value`); a plain number is taken in that unit.
     """
     rows = []
     for name, card in targets.items():
@@ -226,7 +219,7 @@ def spec_features(targets: Mapping, units: Mapping | None = None) -> pd.DataFram
                 raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
             qd = int(fig.get("iodepth", 1))
             fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"))
-            x = figure_value(fig["value"], fig["metric"], (units or {}).get(fid), where=f"{where}.value")
+            x = figure_value(fig["value"], fig["metric"], where=f"{where}.value")
             rows.append({"target": name, "feature": fid, "x": x})
     df = pd.DataFrame(rows, columns=["target", "feature", "x"])
     dup = df.duplicated(["target", "feature"])
@@ -236,11 +229,11 @@ def spec_features(targets: Mapping, units: Mapping | None = None) -> pd.DataFram
     return df
 
 
-def target_figures(targets: Mapping, units: Mapping | None = None) -> pd.DataFrame:
+def target_figures(targets: Mapping) -> pd.DataFrame:
     """Target spec cards as a table: index target name, one column per feature id (NaN if absent);
-    values in the features' ``units`` (:func:`spec_features`)."""
+    values in the records' units (:func:`spec_features`)."""
     cards = {name: card for name, card in targets.items() if isinstance(card, Mapping) and card.get("figures")}
-    spec = spec_features(cards, units) if cards else pd.DataFrame(columns=["target", "feature", "x"])
+    spec = spec_features(cards) if cards else pd.DataFrame(columns=["target", "feature", "x"])
     out = spec.pivot(index="target", columns="feature", values="x").astype(float).reindex(list(targets))
     out.columns.name = None
     out.index.name = "target"

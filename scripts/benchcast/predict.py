@@ -18,7 +18,6 @@ import pandas as pd
 from . import BenchcastError, fits, records
 from .features import (
     feature_matrix,
-    feature_units,
     pool_table,
     series_matrix,
     spec_features,
@@ -52,7 +51,7 @@ def predict(screened: pd.DataFrame, targets: dict) -> pd.DataFrame:
     fit was measured on.
     """
     keys = records.SERIES_COLUMNS
-    spec = spec_features(targets, dict(zip(screened["feature"], screened["feature_unit"])))
+    spec = spec_features(targets)
     fitted = screened[screened["r2"].notna()]
     cand = fitted.merge(spec, on="feature", how="inner")
     if cand.empty:
@@ -168,7 +167,7 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
     col = {"heldout": "selected_feature", "paper": "paper_feature"}[choice]
     F = feature_matrix(agg)
     Y, keys = series_matrix(agg)
-    T = target_figures(targets, feature_units(agg))
+    T = target_figures(targets)
     rows, skipped = [], []
     for _, sel in selection.iterrows():
         series, fid = sel["series"], sel[col]
@@ -208,7 +207,7 @@ def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets
     out_of_range_features, data_size_extrapolated, extrapolation. skipped: pool, model, features,
     target, reason.
     """
-    T = target_figures(targets, feature_units(agg))
+    T = target_figures(targets)
     extra = [records.parse_size(d, what="data size") for d in data_sizes]
     rows, skipped = [], []
     cache: dict[tuple, pd.DataFrame] = {}
