@@ -16,6 +16,7 @@ include: "rules/imports.smk"
 include: "rules/devices.smk"
 include: "rules/fio.smk"
 include: "rules/ycsb.smk"
+include: "rules/ooc.smk"
 include: "rules/analysis.smk"
 include: "rules/report.smk"
 

@@ -43,10 +43,10 @@ from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
 #: Rules whose outputs are raw measurements: never re-measured unless the user names them.
-MEASURING_RULES = {"fio_run", "ycsb_run"}
+MEASURING_RULES = {"fio_run", "ycsb_run", "ooc_run"}
 
 #: Source types whose records hold application results (screening targets).
-APP_SOURCE_TYPES = {"soga2018", "ycsb", "records", "ycsb_output"}
+APP_SOURCE_TYPES = {"soga2018", "ycsb", "records", "ycsb_output", "ooc"}
 #: The workflow's folder relative to the working directory ("." when run from the checkout): paths
 #: that decide reruns are relative, so a tree moved together with its workflow plans nothing.
 BASE = os.path.relpath(workflow.basedir)
@@ -96,6 +96,8 @@ wildcard_constraints:
     repeat="[0-9]+",
     engine="rocksdb|mariadb",
     size="[0-9]+",
+    mode="memory|swap|mmap",
+    program="stream|stencil",
 
 
 def get_device_ids(wildcards):
@@ -244,6 +246,71 @@ def get_ycsb_record_inputs(wildcards):
     }
 
 
+#: Device kinds on a block device (ooc modes swap and mmap: a swap file, and a mapped file whose
+#: pages are written back to the device; on tmpfs both would be memory).
+SWAP_KINDS = {"dir", "zram", "loop", "blockdev", "throttled"}
+
+
+def _ooc_runs(study, name, src):
+    devs = STUDIES[study].get("devices", {})
+    wanted = src.get("devices") or [
+        d for d, s in devs.items() if s["kind"] != "imported"
+    ]
+    for d in wanted:
+        if d not in devs or devs[d]["kind"] == "imported":
+            raise WorkflowError(
+                f"config: studies.{study}.sources.{name}.devices: {d!r} is not a measured device of the study"
+            )
+    return [
+        (d, mode, r)
+        for d in wanted
+        if d in USABLE[study]
+        for mode in src["modes"]
+        if mode == "memory" or devs[d]["kind"] in SWAP_KINDS
+        for r in range(src["repeats"])
+    ]
+
+
+OOC_RUNS = {
+    (study, name): _ooc_runs(study, name, src)
+    for study in SELECTED
+    for name, src in STUDIES[study]["sources"].items()
+    if src["type"] == "ooc"
+}
+OOC_DIR = str(Path(BASE, "ooc"))
+
+
+def ooc_binary(program):
+    return f"results/ooc/bin/{program}"
+
+
+def ooc_run_output(study, source, device, mode, repeat, suffix):
+    """An out-of-core job's output (records: suffix .csv; raw folder: no suffix)."""
+    return f"results/{study}/ooc/{source}/{device}/{mode}/run{repeat}{suffix}"
+
+
+def get_ooc_outputs(study, source, device=None):
+    return [
+        ooc_run_output(study, source, d, m, r, ".csv")
+        for (d, m, r) in OOC_RUNS[(study, source)]
+        if device is None or d == device
+    ]
+
+
+def get_ooc_binaries(wildcards):
+    return {p: ooc_binary(p) for p in get_source(wildcards)["programs"]}
+
+
+def get_ooc_record_inputs(wildcards):
+    devs = sorted({run[0] for run in OOC_RUNS[(wildcards.study, wildcards.source)]})
+    return {
+        "runs": get_ooc_outputs(wildcards.study, wildcards.source),
+        "torn_down": [
+            f"results/{wildcards.study}/devices/{d}/torn_down.json" for d in devs
+        ],
+    }
+
+
 def get_device_benchmarks(wildcards):
     """Every benchmark output on one device: the device's teardown waits for all of them."""
     out = []
@@ -253,6 +320,9 @@ def get_device_benchmarks(wildcards):
     for study, source in YCSB_RUNS:
         if study == wildcards.study:
             out += get_ycsb_outputs(study, source, wildcards.device)
+    for study, source in OOC_RUNS:
+        if study == wildcards.study:
+            out += get_ooc_outputs(study, source, wildcards.device)
     return out
 
 
@@ -397,6 +467,19 @@ def has_series(study):
     )
 
 
+def has_ooc(study):
+    return any(src["type"] == "ooc" for src in STUDIES[study]["sources"].values())
+
+
+def get_ooc_limits(wildcards):
+    """Record source label -> memory limit (bytes) of each ooc source of the study."""
+    return {
+        f"ooc:{name}": bc_units.parse_size(src["memory_limit"], what="memory_limit")
+        for name, src in STUDIES[wildcards.study]["sources"].items()
+        if src["type"] == "ooc"
+    }
+
+
 def get_final_outputs():
     out = []
     for study in SELECTED:
@@ -404,6 +487,11 @@ def get_final_outputs():
             f"results/{study}/tables/device_figures.csv",
             f"results/{study}/charts/device_figures.svg",
         ]
+        if has_ooc(study):
+            out += [
+                f"results/{study}/tables/ooc_relative.csv",
+                f"results/{study}/charts/ooc_relative.svg",
+            ]
         if not has_series(study):
             continue
         out += expand(
@@ -462,7 +550,7 @@ def preflight():
         jobs = list(workflow.dag.needrun_jobs())
         produced = {str(f) for job in jobs for f in job.output}
         for job in jobs:
-            if job.rule.name in ("fio_records", "ycsb_records"):
+            if job.rule.name in ("fio_records", "ycsb_records", "ooc_records"):
                 for f in map(str, job.input):
                     if f not in produced and os.path.exists(f):
                         bc_preflight.check_file(f)

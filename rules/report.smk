@@ -162,6 +162,33 @@ rule device_figures:
         "../scripts/device_figures.py"
 
 
+rule chart_ooc:
+    input:
+        "results/{study}/aggregated.csv",
+    output:
+        table=report(
+            "results/{study}/tables/ooc_relative.csv",
+            caption="../report/ooc_relative_table.rst",
+            category="{study}",
+            subcategory="Out of core",
+        ),
+        chart=report(
+            "results/{study}/charts/ooc_relative.svg",
+            caption="../report/ooc_relative.rst",
+            category="{study}",
+            subcategory="Out of core",
+        ),
+    log:
+        "logs/{study}/chart_ooc.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        limits=get_ooc_limits,
+        labels=get_device_labels,
+    script:
+        "../scripts/chart_ooc.py"
+
+
 rule workload_classes:
     input:
         "results/{study}/aggregated.csv",

@@ -74,4 +74,4 @@ rule ycsb_records:
     conda:
         "../envs/analysis.yaml"
     script:
-        "../scripts/ycsb_records.py"
+        "../scripts/join_records.py"

@@ -76,9 +76,16 @@ def benchcast_cgroups() -> list[str]:
     return sorted(found)
 
 
+def swaps() -> list[str]:
+    """The active swap areas."""
+    from benchcast.devices import swap
+
+    return sorted(s["filename"] for s in swap.active())
+
+
 def snapshot(tmp_path) -> dict:
     return {"mounts": mounts_under(tmp_path), "loops": losetup_all(), "zram": zram_devices(),
-            "cgroups": benchcast_cgroups()}
+            "cgroups": benchcast_cgroups(), "swaps": swaps()}
 
 
 def assert_clean(before: dict, tmp_path) -> None:
@@ -88,6 +95,7 @@ def assert_clean(before: dict, tmp_path) -> None:
     assert after["loops"] == before["loops"], f"loop devices left: {after['loops']}"
     assert after["zram"] == before["zram"], f"zram devices left/changed: {after['zram']} vs {before['zram']}"
     assert after["cgroups"] == before["cgroups"], f"cgroups left: {after['cgroups']}"
+    assert after["swaps"] == before["swaps"], f"swap left or changed: {after['swaps']} vs {before['swaps']}"
 
 
 @pytest.fixture

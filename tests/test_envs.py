@@ -22,6 +22,7 @@ TOOLS = {
     "openjdk": (["java", "-version"], r'version "(\d+)'),
     "maven": (["mvn", "-v"], r"Apache Maven (\S+)"),
     "mariadb": (["mariadbd", "--version"], r"Ver (\d+\.\d+\.\d+)"),
+    "gcc": (["gcc", "-dumpfullversion"], r"(\d+\.\d+\.\d+)"),
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ["Snakefile", "rules", "scripts", "config", "resources", "envs", "report", "profiles", "ycsb"]
+PARTS = ["Snakefile", "rules", "scripts", "config", "resources", "envs", "report", "profiles", "ycsb", "ooc"]
 
 
 def copy_workflow(dest: Path) -> Path:

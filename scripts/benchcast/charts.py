@@ -233,3 +233,21 @@ def target_intervals(preds: pd.DataFrame, focus: dict) -> alt.Chart:
     return (bars + pts).properties(width=260, height=220, title=_series_title(focus)).facet(
         column=alt.Column("model:N", title=None)
     )
+
+
+def ooc_relative(table: pd.DataFrame, labels=None) -> alt.Chart:
+    """Pass time relative to the in-memory run against working set / memory limit, per device
+    (columns) and kernel (rows), one line per mode (the paper's Figures 5 and 6)."""
+    if table.empty:
+        return placeholder("no out-of-core runs with an in-memory baseline")
+    df = table.dropna(subset=["relative"]).copy()
+    df["label"] = [_label(labels, d) for d in df["device"]]
+    base = alt.Chart(df).encode(
+        x=alt.X("ratio:Q", title="working set / memory limit", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("relative:Q", title="time of a pass / in memory", scale=alt.Scale(type="log")),
+        color=alt.Color("engine:N", title="mode"),
+        tooltip=["label", "engine", "workload", "data_size", "ratio", "value", "memory_value", "relative", "cv"],
+    )
+    return (base.mark_line(point=True)).properties(width=200, height=140).facet(
+        column=alt.Column("label:N", title=None), row=alt.Row("workload:N", title=None)
+    )

@@ -207,3 +207,22 @@ def validity_intervals(preds: pd.DataFrame) -> pd.DataFrame:
     out = _gb(preds[[c for c in cols if c in preds.columns]])
     return out.sort_values(["kind", "choice", "target", "engine", "workload", "op",
                                                       "data_size_gb"], kind="mergesort").reset_index(drop=True)
+
+
+def ooc_relative(agg: pd.DataFrame, limits: dict) -> pd.DataFrame:
+    """Out-of-core runs relative to the in-memory baseline (the paper's Figures 5 and 6): per
+    device, mode (swap, mmap), kernel and working set, the mean pass time, the same device's
+    ``memory`` mode pass time at that working set, their ratio (``relative``), and the working set
+    over the memory limit (``ratio``; ``limits``: record source -> limit in bytes)."""
+    cols = ["source", "device", "engine", "workload", "data_size", "ratio", "value", "cv", "n", "memory_value",
+            "relative"]
+    ooc = agg[(agg["benchmark"] == "ooc") & (agg["op"] == "pass") & (agg["metric"] == "lat_mean")]
+    if ooc.empty:
+        return pd.DataFrame(columns=cols)
+    keys = ["source", "device", "workload", "data_size"]
+    base = ooc[ooc["engine"] == "memory"][keys + ["value"]].rename(columns={"value": "memory_value"})
+    out = ooc[ooc["engine"] != "memory"].merge(base, on=keys, how="left")
+    out["ratio"] = out["data_size"] / out["source"].map(lambda s: float(limits.get(s, np.nan)))
+    out["relative"] = out["value"] / out["memory_value"]
+    return out[cols].sort_values(["source", "device", "engine", "workload", "data_size"],
+                                 kind="mergesort").reset_index(drop=True)

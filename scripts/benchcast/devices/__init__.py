@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from .. import BenchcastError, host
-from . import base, blockdev, delayed, fsdax, loop, memlimit, throttled, tmpfs, zram
+from . import base, blockdev, delayed, fsdax, loop, memlimit, swap, throttled, tmpfs, zram
 from . import dir as dir_kind
 from .base import UnavailableError, read_state
 
@@ -215,7 +215,9 @@ def teardown(state_path) -> dict:
     with signals_raise():
         errors: list[str] = []
         memlimit.remove(rec, errors)  # a benchmark's memory cgroup, when a killed job left it
-        errors += KINDS[state["kind"]].teardown(rec)
+        swap.remove(rec, errors)  # an out-of-core job's swap file: off before the device goes
+        if not errors:
+            errors += KINDS[state["kind"]].teardown(rec)
     if errors or _live_created(state):
         rec.update(status="teardown_failed", error="; ".join(errors))
         raise BenchcastError(
@@ -371,12 +373,16 @@ def benchmark_lock(path: str | None = None):
 
 @contextlib.contextmanager
 def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False,
-              memory_limit: int | None = None):
+              memory_limit: int | None = None, swap_size: int | None = None, swap_priority: int = 10,
+              enter_memory: bool = True):
     """What one benchmark job does around its work: make sure the device is provisioned (it may have
     been torn down since, when benchmarks are added later) and yield its state; with
     ``enter_cgroup``, this process and the children it starts run inside a throttled device's cgroup;
     with ``memory_limit`` (bytes), inside a fresh memory cgroup of that limit too (recorded in the
-    device's state as ``created.memcg``, removed on the way out).
+    device's state as ``created.memcg``, removed on the way out; with ``enter_memory=False`` only
+    made, for the job to start its programs in, so that the limit holds them and not the job); with
+    ``swap_size`` (bytes), a swap file on the device is on while the job runs (:mod:`.swap`,
+    ``created.swapfile``).
 
     If the body fails or the job is interrupted (SIGTERM/SIGINT/SIGHUP), the device is torn down
     before the error is raised, so nothing stays mounted; the next job provisions it again.
@@ -394,18 +400,23 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
             while entered:
                 base.join_cgroup(entered.pop())
 
-        def remove_memcg():  # the job's own, or one a killed job left
+        def remove_own():  # the job's memory cgroup and swap file, or those a killed job left
             errors: list[str] = []
             memlimit.remove(rec, errors)
+            swap.remove(rec, errors)
             if errors:
                 raise BenchcastError(f"device {device_id}: {errors[0]}")
 
         try:
-            remove_memcg()
+            remove_own()
+            if swap_size:
+                swap.create(rec, state["target"], swap_size, swap_priority)
             if enter_cgroup and state["kind"] == "throttled":
                 entered.append(throttled.enter(state))
             if memory_limit:
-                entered.append(memlimit.enter(memlimit.create(rec, memory_limit)))
+                cg = memlimit.create(rec, memory_limit)
+                if enter_memory:
+                    entered.append(memlimit.enter(cg))
             yield state
         except BaseException:
             leave_all()
@@ -415,7 +426,7 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
                 print(f"benchcast: teardown after failure: {exc}", file=sys.stderr)
             raise
         leave_all()
-        remove_memcg()
+        remove_own()
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Rule script: all YCSB runs of a source -> one record table."""
+"""Rule script: the record tables of all runs of a source (YCSB, ooc) -> one record table."""
 from benchcast import records, smk
 
 

@@ -1,0 +1,76 @@
+# Out-of-core programs (STREAM, a 2-D stencil): built once; one job per (device, mode, repeat) runs
+# every program at every working set, under the memory limit, over swap on the device or a mapped
+# file of it.
+
+
+rule build_ooc:
+    input:
+        source=f"{OOC_DIR}/{{program}}.c",
+        header=f"{OOC_DIR}/ooc.h",
+    output:
+        ooc_binary("{program}"),
+    log:
+        "logs/build_ooc/{program}.log",
+    conda:
+        "../envs/ooc.yaml"
+    shell:
+        "python -m benchcast.ooc build {wildcards.program} {output} > {log} 2>&1"
+
+
+rule ooc_run:
+    input:
+        # ancient: rebuilding the programs never re-measures by itself
+        binaries=lambda wc: [ancient(b) for b in get_ooc_binaries(wc).values()],
+        provisioned="results/{study}/devices/{device}/provisioned.json",
+    output:
+        records=protected(
+            "results/{study}/ooc/{source}/{device}/{mode}/run{repeat}.csv"
+        ),
+        raw=protected(
+            directory("results/{study}/ooc/{source}/{device}/{mode}/run{repeat}")
+        ),
+    log:
+        "logs/{study}/ooc/{source}/{device}/{mode}/run{repeat}.log",
+    conda:
+        "../envs/ooc.yaml"
+    resources:
+        benchmark_slots=1,
+        slurm_extra=get_device_slurm_extra,
+        constraint=get_device_constraint,
+    params:
+        # a function of the wildcards alone: Snakemake records it, so a changed setting is a change
+        # of the measurement
+        job=lambda wc: json.dumps(
+            {
+                "study": wc.study,
+                "device": wc.device,
+                "spec": device_spec(wc.study, wc.device),
+                "state": state_path(wc.study, wc.device),
+                "source_name": wc.source,
+                "source": get_source(wc),
+                "mode": wc.mode,
+                "repeat": int(wc.repeat),
+                "binaries": get_ooc_binaries(wc),
+                "records": ooc_run_output(
+                    wc.study, wc.source, wc.device, wc.mode, wc.repeat, ".csv"
+                ),
+                "raw": ooc_run_output(
+                    wc.study, wc.source, wc.device, wc.mode, wc.repeat, ""
+                ),
+            }
+        ),
+    shell:
+        "python -m benchcast.ooc_job --job {params.job:q} --log {log}"
+
+
+rule ooc_records:
+    input:
+        unpack(get_ooc_record_inputs),
+    output:
+        "results/{study}/records/ooc/{source}.csv",
+    log:
+        "logs/{study}/ooc_records/{source}.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/join_records.py"

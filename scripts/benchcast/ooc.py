@@ -1,0 +1,179 @@
+"""Out-of-core programs (seed 003, Midorikawa and Tan): STREAM's four kernels and a 2-D stencil on
+working sets larger than the memory they may use, in one of three modes:
+
+* ``memory``: arrays malloc'd, no memory limit: the in-memory baseline;
+* ``swap``: arrays malloc'd under a memory limit, with swap on the device under test;
+* ``mmap``: arrays a shared mapping of a file on the device under test, under a memory limit (the
+  dirty pages are written to the file, and ``msync(MS_SYNC)`` at the end, the paper's M_SYNC).
+
+The programs are benchcast's own C sources (``ooc/*.c``, built by :func:`build` with the system
+compiler, ``-O3``); each prints one JSON line. :func:`parse` turns it into records: benchmark
+``ooc``, engine = mode, workload = kernel (``copy``, ``scale``, ``add``, ``triad``, ``stencil5``),
+data size = the working set asked for, op ``pass``; metrics ``lat_mean`` (mean seconds of one pass of
+the kernel over the working set, in us), ``lat_min`` (the best pass) and ``bw`` (bytes a pass moves
+over its mean time, B/s); and per program op ``run``, metric ``runtime`` (ms, the whole program:
+initialisation, passes and the final sync).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from . import BenchcastError
+from . import records as rec
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ROOT / "ooc"
+PROGRAMS = {"stream": ["copy", "scale", "add", "triad"], "stencil": ["stencil5"]}
+MODES = ("memory", "swap", "mmap")
+CFLAGS = ["-O3", "-Wall", "-Wextra"]
+
+
+def build(program: str, out, cc: str = "cc") -> Path:
+    """Compile ``ooc/<program>.c`` into ``out`` (written under a temporary name, then renamed)."""
+    if program not in PROGRAMS:
+        raise BenchcastError(f"ooc: unknown program {program!r} (known: {', '.join(PROGRAMS)})")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}")
+    cmd = [cc, *CFLAGS, "-o", str(tmp), str(SOURCES / f"{program}.c"), "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BenchcastError(f"ooc: building {program} failed: {(proc.stderr.strip().splitlines() or ['?'])[0]}")
+    tmp.replace(out)
+    return out
+
+
+def command(binary, working_set: int, reps: int, mmap_file=None) -> list[str]:
+    cmd = [str(binary), "--bytes", str(int(working_set)), "--reps", str(int(reps))]
+    if mmap_file is not None:
+        cmd += ["--mmap", str(mmap_file)]
+    return cmd
+
+
+def parse(text: str, where: str, **columns) -> pd.DataFrame:
+    """Records of one program's JSON line; ``columns`` go on every row (device, engine = mode,
+    data_size, run, provenance ...)."""
+    lines = [ln for ln in text.splitlines() if ln.strip().startswith("{")]
+    if len(lines) != 1:
+        raise BenchcastError(f"{where}: expected one JSON result line, found {len(lines)}")
+    try:
+        out = json.loads(lines[0])
+        kernels = out["kernels"]
+        rows = [{"op": "run", "workload": out["program"], "metric": "runtime", "unit": "ms",
+                 "value": float(out["total_seconds"]) * 1e3}]
+        for name, k in kernels.items():
+            mean = float(k["mean"])
+            rows += [
+                {"op": "pass", "workload": name, "metric": "lat_mean", "unit": "us", "value": mean * 1e6},
+                {"op": "pass", "workload": name, "metric": "lat_min", "unit": "us", "value": float(k["best"]) * 1e6},
+                {"op": "pass", "workload": name, "metric": "bw", "unit": "B/s",
+                 "value": float(k["pass_bytes"]) / mean if mean > 0 else 0.0},
+            ]
+        extra = {"ooc_bytes": int(out["bytes"]), "ooc_reps": int(out["reps"]),
+                 "sync_s": float(out["sync_seconds"]), "init_s": float(out["init_seconds"])}
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise BenchcastError(f"{where}: not an ooc result line ({type(exc).__name__}: {exc})") from None
+    base = {"study": "", "device": "", "source": "ooc", "benchmark": "ooc", "engine": "", "block_size": 0,
+            "threads": 1, "data_size": 0, "run": 0}
+    base.update(extra)
+    base.update(columns)
+    return rec.make(rows, **base)
+
+
+def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, timeout: float | None = None,
+                cgroup=None, columns: dict | None = None) -> pd.DataFrame:
+    """Run one program once, inside the memory cgroup ``cgroup`` if given (the program alone: the
+    limit is its own); ``PREFIX.out`` / ``.err`` / ``.cmd`` keep what it printed. A program killed
+    by the kernel (out of memory: a limit below the working set and no swap) or ending non-zero
+    raises, naming the files."""
+    prefix = Path(prefix)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    cmd = command(binary, working_set, reps, mmap_file)
+    prefix.with_name(prefix.name + ".cmd").write_text(" ".join(cmd) + "\n")
+    out_path, err_path = (prefix.with_name(prefix.name + s) for s in (".out", ".err"))
+    started = time.monotonic()
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                preexec_fn=_joiner(cgroup) if cgroup else None)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    if rc == -signal.SIGKILL:
+        raise BenchcastError(f"{out_path}: {Path(cmd[0]).name} was killed (out of memory? the working set "
+                             f"exceeds the memory limit and there is no swap for it)")
+    if rc != 0:
+        tail = " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-3:])
+        raise BenchcastError(f"{out_path}: {Path(cmd[0]).name} exited with {rc}: {tail}")
+    df = parse(out_path.read_text(), str(out_path), **(columns or {}))
+    df["wall_s"] = round(time.monotonic() - started, 3)
+    df["raw"] = str(out_path)
+    return df
+
+
+def _joiner(cgroup):
+    procs = str(Path(cgroup) / "cgroup.procs")
+
+    def join():  # in the child, before exec: it and only it lives under the limit
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+
+    return join
+
+
+def run_ooc(programs, working_sets, mode: str, *, binaries: dict, device_dir, out_dir, reps: int, run: int,
+            study: str, device: str, cgroup=None, timeout: float | None = None,
+            provenance: dict | None = None) -> pd.DataFrame:
+    """Every program at every working set, in one mode, on one device, each program inside the
+    memory cgroup ``cgroup`` (made by the caller with the swap file:
+    :func:`benchcast.devices.on_device`); mmap files go in ``device_dir`` and are removed after
+    each program. Records of all runs."""
+    if mode not in MODES:
+        raise BenchcastError(f"ooc: unknown mode {mode!r} (known: {', '.join(MODES)})")
+    frames = []
+    for program in programs:
+        for ws in working_sets:
+            mapped = Path(device_dir) / f"benchcast-ooc-{program}-{os.getpid()}.dat" if mode == "mmap" else None
+            try:
+                frames.append(run_program(
+                    binaries[program], int(ws), reps, prefix=Path(out_dir) / f"{program}-{int(ws)}",
+                    mmap_file=mapped, timeout=timeout, cgroup=cgroup,
+                    columns={"study": study, "device": device, "engine": mode, "data_size": int(ws), "run": run,
+                             **(provenance or {})}))
+            finally:
+                if mapped is not None:
+                    mapped.unlink(missing_ok=True)
+    return rec.check(pd.concat(frames, ignore_index=True), where=f"ooc {device} {mode}")
+
+
+def main(argv=None) -> int:
+    """``python -m benchcast.ooc build PROGRAM OUT``: compile one program (the build rule)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m benchcast.ooc")
+    p.add_argument("action", choices=["build"])
+    p.add_argument("program", choices=sorted(PROGRAMS))
+    p.add_argument("out")
+    args = p.parse_args(argv)
+    try:
+        print(build(args.program, args.out))
+    except BenchcastError as exc:
+        print(f"benchcast: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,11 @@
+"""Rule script: out-of-core runs relative to the in-memory baseline, as a table and a chart."""
+from benchcast import charts, smk, tables
+
+
+def main(sm):
+    table = tables.ooc_relative(tables.read_aggregated(sm.input[0]), sm.params.limits)
+    table.to_csv(sm.output.table, index=False)
+    charts.save(charts.ooc_relative(table, sm.params.labels), sm.output.chart)
+
+
+smk.run(main, snakemake)  # noqa: F821

@@ -1,0 +1,87 @@
+"""Out-of-core programs (benchcast.ooc): built with the system compiler, run for real in each mode,
+their JSON line parsed into records; a program killed for want of memory is named."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from benchcast import BenchcastError, ooc, records
+from devices_util import clean, needs_root  # noqa: F401
+from test_memlimit import needs_memcg
+
+MB = 1 << 20
+
+
+@pytest.fixture(scope="session")
+def binaries(tmp_path_factory):
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("ooc-bin")
+    return {p: ooc.build(p, out / p) for p in ooc.PROGRAMS}
+
+
+def test_stream_and_stencil_in_memory_give_every_kernel(binaries, tmp_path):
+    df = ooc.run_ooc(["stream", "stencil"], [4 * MB], "memory", binaries=binaries, device_dir=tmp_path,
+                     out_dir=tmp_path / "raw", reps=2, run=1, study="s", device="d")
+    records.check(df, where="t")
+    passes = df[df["op"] == "pass"]
+    assert set(passes["workload"]) == {"copy", "scale", "add", "triad", "stencil5"}
+    assert set(df["engine"]) == {"memory"} and set(df["benchmark"]) == {"ooc"} and set(df["run"]) == {1}
+    assert set(df["data_size"]) == {4 * MB} and (df["ooc_reps"] == 2).all()
+    lat = passes[passes["metric"] == "lat_mean"].set_index("workload")["value"]
+    best = passes[passes["metric"] == "lat_min"].set_index("workload")["value"]
+    assert (lat > 0).all() and (best <= lat).all()
+    bw = passes[passes["metric"] == "bw"].set_index("workload")["value"]
+    # copy moves two arrays of a third of the working set each: 2/3 of it per pass
+    assert bw["copy"] == pytest.approx((4 * MB // 24) * 16 / (lat["copy"] * 1e-6), rel=1e-3)
+    runtime = df[df["metric"] == "runtime"].set_index("workload")["value"]
+    assert set(runtime.index) == {"stream", "stencil"} and (runtime > 0).all()
+    assert (tmp_path / "raw" / f"stream-{4 * MB}.out").is_file()
+
+
+def test_mmap_mode_maps_a_file_in_the_device_directory_and_removes_it(binaries, tmp_path):
+    df = ooc.run_ooc(["stream"], [2 * MB], "mmap", binaries=binaries, device_dir=tmp_path, out_dir=tmp_path / "raw",
+                     reps=1, run=0, study="s", device="d")
+    assert set(df["engine"]) == {"mmap"} and (df["sync_s"] >= 0).all()
+    assert not list(tmp_path.glob("benchcast-ooc-*"))
+    assert '"mode": "mmap"' in (tmp_path / "raw" / f"stream-{2 * MB}.out").read_text()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "expected one JSON result line, found 0"),
+    ('{"program": "stream"}', "not an ooc result line"),
+    ('{"a": 1}\n{"b": 2}', "expected one JSON result line, found 2"),
+])
+def test_parse_refuses_what_is_not_one_result(text, message):
+    with pytest.raises(BenchcastError, match=rf"x.out: {message}"):
+        ooc.parse(text, "x.out")
+
+
+def test_unknown_program_and_mode(tmp_path):
+    with pytest.raises(BenchcastError, match="unknown program 'himeno'"):
+        ooc.build("himeno", tmp_path / "h")
+    with pytest.raises(BenchcastError, match="unknown mode 'zswap'"):
+        ooc.run_ooc(["stream"], [MB], "zswap", binaries={}, device_dir=tmp_path, out_dir=tmp_path, reps=1, run=0,
+                    study="s", device="d")
+
+
+@needs_root
+@needs_memcg
+def test_a_program_beyond_its_limit_without_swap_is_named_killed(binaries, clean):
+    """Anonymous memory beyond the limit and no swap: the kernel kills the program (only the
+    program: it alone is in the cgroup), and the error says why; the cgroup is removed."""
+    from benchcast import devices
+    from benchcast.devices import swap
+
+    if swap.active():
+        pytest.skip("swap is active here: the program would page instead of being killed")
+    sp = clean / "d.json"
+    with pytest.raises(BenchcastError, match=r"stream was killed \(out of memory"):
+        with devices.on_device("d", {"kind": "dir", "path": str(clean)}, sp, memory_limit=16 * MB,
+                               enter_memory=False) as st:
+            ooc.run_ooc(["stream"], [64 * MB], "swap", binaries=binaries, device_dir=st["target"],
+                        out_dir=clean / "raw", reps=1, run=0, study="s", device="d",
+                        cgroup=st["created"]["memcg"])
+    assert devices.base.read_state(sp)["created"] == {}
