@@ -246,9 +246,11 @@ def get_ycsb_record_inputs(wildcards):
     }
 
 
-#: Device kinds on a block device (ooc modes swap and mmap: a swap file, and a mapped file whose
-#: pages are written back to the device; on tmpfs both would be memory).
+#: Device kinds whose filesystem holds a swap file (ooc mode swap), and those whose mapped files are
+#: written back to the device (mode mmap; FUSE too); on tmpfs both would be memory.
 SWAP_KINDS = {"dir", "zram", "loop", "blockdev", "throttled"}
+MMAP_KINDS = SWAP_KINDS | {"delayed"}
+OOC_KINDS = {"memory": None, "swap": SWAP_KINDS, "mmap": MMAP_KINDS}
 
 
 def _ooc_runs(study, name, src):
@@ -266,7 +268,7 @@ def _ooc_runs(study, name, src):
         for d in wanted
         if d in USABLE[study]
         for mode in src["modes"]
-        if mode == "memory" or devs[d]["kind"] in SWAP_KINDS
+        if OOC_KINDS[mode] is None or devs[d]["kind"] in OOC_KINDS[mode]
         for r in range(src["repeats"])
     ]
 

@@ -132,3 +132,56 @@ def test_swap_benchcast_did_not_make_is_refused_or_recorded_and_never_touched(bi
         assert swaps() == [str(theirs)] and finish(j) == {}
     finally:
         subprocess.run(["swapoff", str(theirs)], check=False)
+
+
+@pytest.mark.workflow
+@needs_root
+@needs_memcg
+def test_workflow_runs_ooc_through_to_the_relative_chart_and_never_remeasures_for_code(clean):
+    """A small study with an ooc source: the jobs (memory, swap, mmap on two devices) run, their
+    records reach the relative-runtime table and chart; editing a program's source rebuilds it and
+    re-measures nothing; a changed setting is a re-measurement the workflow refuses to plan alone."""
+    from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
+
+    if swap.active():
+        pytest.skip("swap benchcast did not make is active here")
+    wd = copy_workflow(clean / "wf")
+
+    def small(cfg):
+        study = cfg["studies"]["local"]
+        study["devices"] = {"zr": {"kind": "zram", "disksize": "256M", "fstype": "ext4"},
+                            "disk": {"kind": "dir", "path": "."}}
+        study["sources"] = {
+            "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "repeats": 1,
+                    "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
+            "ooc": {"type": "ooc", "programs": ["stream"], "working_sets": ["8M", "32M"], "memory_limit": "16M",
+                    "passes": 1, "repeats": 1},
+        }
+        study["features"]["block_sizes"] = ["4K"]
+        study["features"]["workloads"] = ["randread", "randwrite"]
+        study.pop("report", None)
+        study["targets"] = {"Optane-P4800X": study["targets"]["Optane-P4800X"]}
+        cfg["studies"] = {"local": study}
+        cfg.pop("run", None)
+
+    edit_config(wd, small)
+    snakemake(wd)
+    rel = pd.read_csv(wd / "results/local/tables/ooc_relative.csv")
+    assert set(zip(rel["device"], rel["engine"])) == {("zr", "swap"), ("zr", "mmap"), ("disk", "swap"),
+                                                      ("disk", "mmap")}
+    assert set(rel["ratio"]) == {0.5, 2.0} and (rel["relative"] > 0).all()
+    four = rel[rel["ratio"] == 2.0]
+    assert (four["relative"] > 1.5).all(), four  # twice the memory it may use: slower than in memory
+    assert "working set / memory limit" in (wd / "results/local/charts/ooc_relative.svg").read_text()
+    assert swaps() == []
+    # editing a program rebuilds it and measures nothing again
+    src = wd / "ooc" / "stream.c"
+    src.write_text(src.read_text() + "\n/* edited */\n")
+    jobs = planned_jobs(wd)
+    assert "build_ooc" in jobs and "ooc_run" not in jobs
+    # a changed setting would re-measure: refused unless asked for
+    edit_config(wd, lambda c: c["studies"]["local"]["sources"]["ooc"].__setitem__("passes", 2))
+    out = snakemake(wd, check=False)
+    refused = [ln for ln in (out.stdout + out.stderr).splitlines() if "refusing to re-measure" in ln]
+    assert out.returncode != 0 and len(refused) == 1 and "results/local/ooc/ooc/" in refused[0]
+    assert swaps() == []
