@@ -138,7 +138,8 @@ def test_swap_benchcast_did_not_make_is_refused_or_recorded_and_never_touched(bi
 @needs_root
 @needs_memcg
 def test_workflow_runs_ooc_through_to_the_relative_chart_and_never_remeasures_for_code(clean):
-    """A small study with an ooc source: the jobs (memory, swap, mmap on two devices) run, their
+    """A small study with an ooc source: the jobs (memory, swap, mmap on two devices, memory alone on a
+    tmpfs, where swap and mmap would be memory) run, their
     records reach the relative-runtime table and chart; editing a program's source rebuilds it and
     re-measures nothing; a changed setting is a re-measurement the workflow refuses to plan alone."""
     from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
@@ -150,7 +151,8 @@ def test_workflow_runs_ooc_through_to_the_relative_chart_and_never_remeasures_fo
     def small(cfg):
         study = cfg["studies"]["local"]
         study["devices"] = {"zr": {"kind": "zram", "disksize": "256M", "fstype": "ext4"},
-                            "disk": {"kind": "dir", "path": "."}}
+                            "disk": {"kind": "dir", "path": "."},
+                            "dram": {"kind": "tmpfs", "size": "64M"}}  # memory mode only: a tmpfs
         study["sources"] = {
             "fio": {"type": "fio", "rw": ["randread", "randwrite"], "block_sizes": ["4K"], "repeats": 1,
                     "ioengine": "psync", "size": "4M", "runtime": 1, "ramp_time": 0, "direct": False},
@@ -179,6 +181,7 @@ def test_workflow_runs_ooc_through_to_the_relative_chart_and_never_remeasures_fo
     src.write_text(src.read_text() + "\n/* edited */\n")
     jobs = planned_jobs(wd)
     assert "build_ooc" in jobs and "ooc_run" not in jobs
+    snakemake(wd)
     # a changed setting would re-measure: refused unless asked for
     edit_config(wd, lambda c: c["studies"]["local"]["sources"]["ooc"].__setitem__("passes", 2))
     out = snakemake(wd, check=False)
