@@ -41,3 +41,24 @@ def run_logged(fn, log: str | None = None) -> int:
             os.dup2(saved[1], 2)
             os.close(saved[0])
             os.close(saved[1])
+
+
+def job_main(prog: str, run_job, name, argv=None) -> int:
+    """The command line of one measuring job (``python -m benchcast.ycsb_job --job JSON [--log F]``):
+    ``run_job(job)``, with a failure's one line prefixed by ``name(job)`` (which device, which run)."""
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser(prog=prog)
+    p.add_argument("--job", required=True, help="the job as JSON (device, spec, state, source, ...)")
+    p.add_argument("--log", help="write all output here; a failure's one-line reason also goes to stderr")
+    args = p.parse_args(argv)
+    job = json.loads(args.job)
+
+    def named():
+        try:
+            run_job(job)
+        except BenchcastError as exc:
+            raise BenchcastError(f"{name(job)}: {exc}") from None
+
+    return run_logged(named, args.log)

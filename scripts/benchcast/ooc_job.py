@@ -11,8 +11,6 @@ Python never re-measures.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -49,31 +47,14 @@ def run_job(job: dict) -> None:
             device=job["device"], cgroup=state["created"].get("memcg"), timeout=src.get("timeout"),
             provenance={"memory_limit": limit if mode != "memory" else 0, "swap_size": swap_size or 0,
                         "other_swap": ",".join(s["filename"] for s in other)})
-    recs["source"] = f"ooc:{job['source_name']}"
-    for key, val in devices.provenance(state).items():
-        recs[key] = val
-    records.write(recs, protect.atomic_path(job["records"]))
-    protect.commit(job["raw"])
-    protect.commit(job["records"])
+    records.write_job(recs, job, f"ooc:{job['source_name']}", devices.provenance(state))
 
 
 def main(argv=None) -> int:
-    from .cli import run_logged
+    from .cli import job_main
 
-    p = argparse.ArgumentParser(prog="python -m benchcast.ooc_job")
-    p.add_argument("--job", required=True, help="the job as JSON (device, spec, state, source, mode, repeat, ...)")
-    p.add_argument("--log", help="write all output here; a failure's one-line reason also goes to stderr")
-    args = p.parse_args(argv)
-    job = json.loads(args.job)
-
-    def named():
-        try:
-            run_job(job)
-        except BenchcastError as exc:
-            raise BenchcastError(f"ooc: device {job['device']}, mode {job['mode']}, repeat {job['repeat']}: "
-                                 f"{exc}") from None
-
-    return run_logged(named, args.log)
+    return job_main("python -m benchcast.ooc_job", run_job,
+                    lambda j: f"ooc: device {j['device']}, mode {j['mode']}, repeat {j['repeat']}", argv)
 
 
 if __name__ == "__main__":

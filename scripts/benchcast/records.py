@@ -147,3 +147,17 @@ def write(df: pd.DataFrame, path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     check(df, where=str(path)).to_csv(path, index=False)
+
+
+def write_job(df: pd.DataFrame, job: dict, source: str, provenance: dict) -> None:
+    """The end of a measuring job (``job``: its ``records`` file and ``raw`` folder): the records,
+    labelled with their ``source`` and the device's ``provenance``, written under a temporary name,
+    then the raw folder and the records renamed into place, so that a result is whole or absent."""
+    from . import protect
+
+    df = df.assign(source=source)
+    for key, val in provenance.items():
+        df[key] = val
+    write(df, protect.atomic_path(job["records"]))
+    protect.commit(job["raw"])
+    protect.commit(job["records"])

@@ -9,12 +9,10 @@ re-measure (the rule's command line is all its code).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
-from . import BenchcastError, protect
+from . import protect
 
 
 def run_job(job: dict) -> None:
@@ -70,12 +68,7 @@ def run_job(job: dict) -> None:
         )
     if src["fast_load"]:  # a load without its syncs measures nothing of the device: raw files only
         recs = recs[recs["workload"] != "load"]
-    recs["source"] = f"ycsb:{job['source_name']}"
-    for key, val in devices.provenance(state).items():
-        recs[key] = val
-    records.write(recs, protect.atomic_path(job["records"]))
-    protect.commit(job["raw"])
-    protect.commit(job["records"])
+    records.write_job(recs, job, f"ycsb:{job['source_name']}", devices.provenance(state))
 
 
 def stable_already(job: dict) -> str | None:
@@ -94,22 +87,12 @@ def stable_already(job: dict) -> str | None:
 
 
 def main(argv=None) -> int:
-    from .cli import run_logged
+    from .cli import job_main
 
-    p = argparse.ArgumentParser(prog="python -m benchcast.ycsb_job")
-    p.add_argument("--job", required=True, help="the job as JSON (device, spec, state, source, engine, size, ...)")
-    p.add_argument("--log", help="write all output here; a failure's one-line reason also goes to stderr")
-    args = p.parse_args(argv)
-    job = json.loads(args.job)
-
-    def named():
-        try:
-            run_job(job)
-        except BenchcastError as exc:  # the one line names the job's device, engine and size
-            raise BenchcastError(f"ycsb: device {job['device']}, {job['engine']}, data size {job['size']}, "
-                                 f"repeat {job['repeat']}: {exc}") from None
-
-    return run_logged(named, args.log)
+    # the one line names the job's device, engine and size
+    return job_main("python -m benchcast.ycsb_job", run_job,
+                    lambda j: f"ycsb: device {j['device']}, {j['engine']}, data size {j['size']}, repeat {j['repeat']}",
+                    argv)
 
 
 if __name__ == "__main__":
