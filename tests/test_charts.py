@@ -47,3 +47,19 @@ def test_bad_focus_and_format_are_one_line_errors(paper_analysis, tmp_path):
                             "16GB")
     with pytest.raises(BenchcastError, match="unsupported chart format 'gif'"):
         charts.save(charts.heatmap_best_r2(a["best"]), tmp_path / "x.gif")
+
+
+def test_heldout_chart_keeps_its_log_axes_on_the_data(paper_analysis):
+    """A prediction at or below zero (and an interval bound below zero) must not stretch the log
+    axes down to 1e-9: it is left out and counted in the title; bounds are clipped to the axes."""
+    chosen = paper_analysis["chosen_folds"].copy()
+    chosen.loc[chosen.index[0], "prediction"] = -5.0
+    chosen.loc[chosen.index[1], "lower"] = -100.0
+    spec = charts.heldout(chosen).to_dict()
+    layers = spec["spec"]["layer"]
+    domains = [lay["encoding"][axis]["scale"]["domain"] for lay in layers for axis in ("x", "y")
+               if "scale" in lay["encoding"].get(axis, {})]
+    positive = chosen[(chosen["truth"] > 0) & (chosen["prediction"] > 0)]
+    lowest = min(positive["truth"].min(), positive["prediction"].min())
+    assert domains and all(d[0] == pytest.approx(0.8 * lowest) for d in domains)
+    assert "1 at or below zero not drawn" in spec["title"]

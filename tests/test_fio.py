@@ -324,3 +324,32 @@ def test_iodepth_numjobs_and_ioengine_lists_are_grid_axes():
     assert "iodepth=16" in fio.job_text(next(c for c in cells if c["iodepth"] == 16), "/tmp")
     with pytest.raises(BenchcastError, match=r"numjobs: iodepth 2 x numjobs 2 and iodepth 4 x numjobs 1 are both 4"):
         fio.expand_grid({**src, "iodepth": [2, 4], "numjobs": [1, 2]}, devs)
+
+
+@needs_root
+def test_mmap_cells_under_a_memory_limit_page_through_the_device_and_leave_nothing(clean):
+    """A source with memory_limit: its cells get ids of their own (the others keep theirs), fio
+    alone runs in a fresh memory cgroup, so a mapped file four times the limit is read through the
+    device; the cgroup is gone afterwards. On a tmpfs the mapped pages are memory: fio is killed,
+    and the error says why."""
+    from benchcast.devices import memlimit
+
+    if memlimit.version() is None:
+        pytest.skip("no memory cgroup controller")
+    src = {**SMALL, "rw": ["randread"], "block_sizes": ["4K"], "ioengine": "mmap", "size": "64M", "direct": False}
+    spec = {"kind": "dir", "path": str(clean)}
+    free = fio.expand_grid(src, {"d": spec})[0]
+    cell = fio.expand_grid({**src, "memory_limit": "16M"}, {"d": spec})[0]
+    assert cell["memory_limit"] == 16 << 20 and cell["cell"] != free["cell"] and "memory_limit" not in free
+    secs = fio.run_cell("d", spec, clean / "d.json", cell, 0, clean / "j.fio", clean / "o.json")
+    assert secs > 0
+    df = fio.parse(clean / "o.json", study="s", device="d")
+    assert set(df["workload"]) == {"randread"} and set(df["engine"]) == {"mmap"}
+    assert "memcg" not in devices.base.read_state(clean / "d.json")["created"]
+    devices.teardown(clean / "d.json")
+    ram = {"kind": "tmpfs", "size": "96M"}
+    cell = fio.expand_grid({**src, "memory_limit": "16M", "rw": ["randwrite"]}, {"r": ram})[0]
+    with pytest.raises(BenchcastError, match="fio was killed"):
+        fio.run_cell("r", ram, clean / "r.json", cell, 0, clean / "rj.fio", clean / "ro.json")
+    st = devices.base.read_state(clean / "r.json")
+    assert st["status"] == "torn_down" and st["created"] == {}

@@ -144,7 +144,8 @@ def device_figures_table(agg: pd.DataFrame, benchmark: str = "fio", metrics=("la
 
 
 def _figure_panels(df: pd.DataFrame, x: alt.X, panel: str) -> alt.FacetChart:
-    y = alt.Y("value:Q", title=None, scale=alt.Scale(type="log"))
+    # SI prefixes on the axis (10G, not 10,000,000,000; the unit is in the panel's title)
+    y = alt.Y("value:Q", title=None, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     base = alt.Chart(df).encode(x=x, color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0)))
     line = base.mark_line(point=True).encode(
         y=y, tooltip=["label", "workload", "bs_kib", "threads", "metric", "value", "n", "cv"])
@@ -184,10 +185,20 @@ def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
     df = chosen.copy()
     df["device"] = [_label(labels, d) for d in df["held_out"]]
     df["gb"] = df["data_size"] / 1e9
-    lo = float(np.nanmin(df[["truth", "prediction"]].to_numpy()))
-    hi = float(np.nanmax(df[["truth", "prediction"]].to_numpy()))
-    lo = max(lo, 1e-9)
-    scale = alt.Scale(type="log", domain=[lo * 0.8, hi * 1.25])
+    # a log scale shows positive values only: a prediction at or below zero is left out (and counted
+    # in the title), interval bounds are clipped to the axes, so the points do not sit in one corner
+    drawn = (df["truth"] > 0) & (df["prediction"] > 0)
+    left_out = int((~drawn).sum())
+    df = df[drawn]
+    if df.empty:
+        return placeholder("No held-out prediction above zero to draw on log axes.")
+    vals = df[["truth", "prediction"]].to_numpy()
+    lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
+    domain = [lo * 0.8, hi * 1.25]
+    df["lower"] = df["lower"].where(df["lower"] > 0).clip(lower=domain[0], upper=domain[1])
+    df["upper"] = df["upper"].clip(lower=domain[0], upper=domain[1])
+    scale = alt.Scale(type="log", domain=domain, clamp=True)
+    title = "held-out predictions" + (f" ({left_out} at or below zero not drawn)" if left_out else "")
     base = alt.Chart(df)
     diag = base.mark_line(color="gray", strokeDash=[4, 3]).encode(
         x=alt.X("truth:Q", scale=scale, title="measured"), y=alt.Y("truth:Q", scale=scale, title="predicted")
@@ -199,12 +210,12 @@ def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
         shape=alt.Shape("op:N"),
         tooltip=["series", "features", "device", "truth", "prediction", "lower", "upper", "pct_error"],
     )
-    bars = base.transform_filter("isValid(datum.lower) && isValid(datum.upper) && datum.lower > 0").mark_rule(
+    bars = base.transform_filter("isValid(datum.lower) && isValid(datum.upper)").mark_rule(
         opacity=0.5
     ).encode(x=alt.X("truth:Q", scale=scale), y=alt.Y("lower:Q", scale=scale), y2="upper:Q", color="device:N")
     return (diag + bars + pts).properties(width=300, height=300).facet(
         column=alt.Column("kind:N", title=None)
-    )
+    ).properties(title=title)
 
 
 def target_intervals(preds: pd.DataFrame, focus: dict) -> alt.Chart:

@@ -321,9 +321,17 @@ def candidate_features(series: str, key: Mapping, candidates, available) -> list
     """The candidate feature ids of one series, in candidate order, restricted to ``available``.
 
     ``candidates`` is None (every available feature), a dict {series label: [feature ids]}, a
-    DataFrame with columns ``series`` and ``feature``, or a callable(key dict) -> [feature ids].
+    DataFrame with columns ``series`` and ``feature``, a callable(key dict) -> [feature ids], or a
+    tuple of those tried in order: the first that leaves any available feature wins (figures shaped
+    like the application, else the pairing rules).
     """
     available = list(available)
+    if isinstance(candidates, tuple):
+        for one in candidates:
+            found = candidate_features(series, key, one, available)
+            if found:
+                return found
+        return []
     if candidates is None:
         wanted = available
     elif callable(candidates):

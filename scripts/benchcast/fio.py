@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +55,7 @@ KIND_DEFAULTS = {
 }
 OPTION_KEYS = ("ioengine", "iodepth", "numjobs", "direct", "size", "runtime", "ramp_time", "extra")
 SOURCE_KEYS = {"type", "rw", "block_sizes", "rwmixread", "repeats", "max_repeats", "stable_cv", "devices",
-               "per_device", "per_kind", *OPTION_KEYS}
+               "per_device", "per_kind", "memory_limit", *OPTION_KEYS}
 OVERRIDE_KEYS = set(OPTION_KEYS) | {"rwmixread"}
 DEFAULT_REPEATS = 5
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
@@ -164,6 +165,8 @@ def device_options(source: dict, devices: dict, source_name: str = "fio") -> dic
 
 def option_hash(opts: dict) -> str:
     keyed = {k: opts[k] for k in OPTION_KEYS}
+    if opts.get("memory_limit"):  # only when set: the cells without one keep their ids
+        keyed["memory_limit"] = opts["memory_limit"]
     return hashlib.sha1(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:6]
 
 
@@ -191,6 +194,8 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
     if any(b <= 0 for b in bss):
         raise _err(source_name, "block_sizes", "sizes must be positive")
     repeats = _int(source_name, "repeats", source.get("repeats", DEFAULT_REPEATS), 1)
+    limit = parse_size(source["memory_limit"], what=f"source {source_name}: memory_limit") \
+        if source.get("memory_limit") else None
     cells = []
     for dev, opts in device_options(source, devices, source_name).items():
         depths = {}
@@ -208,6 +213,8 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
                     for engine, depth, jobs in axes:
                         one = {**opts, "ioengine": engine, "iodepth": depth, "numjobs": jobs}
                         base = {k: one[k] for k in OPTION_KEYS}
+                        if limit:
+                            one["memory_limit"] = base["memory_limit"] = limit
                         cells.append({"device": dev, "cell": cell_id(rw, bs, one, mix), "rw": rw, "bs": bs,
                                       "rwmixread": mix, **base, "repeats": repeats})
     seen = set()
@@ -254,10 +261,12 @@ def command(jobfile, output) -> list[str]:
     return ["fio", "--output-format=json", f"--output={output}", str(jobfile)]
 
 
-def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | None = None) -> Path:
-    """Write the job file, run fio on the provisioned device (inside its cgroup when throttled),
-    check the JSON it wrote; return the output path. Failures raise BenchcastError naming the
-    device, cell and repeat."""
+def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | None = None,
+        cgroup=None) -> Path:
+    """Write the job file, run fio on the provisioned device (inside its cgroup when throttled, and
+    inside the memory cgroup ``cgroup``, fio alone, when given), check the JSON it wrote; return the
+    output path. Failures raise BenchcastError naming the device, cell and repeat."""
+    from .devices import memlimit
     from . import devices
 
     where = f"fio: device {cell['device']}, cell {cell['cell']}, repeat {repeat}"
@@ -275,9 +284,13 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     part_job.write_text(job_text(cell, directory, repeat))
     cmd = devices.command_prefix(state) + command(part_job, part_out)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
     except subprocess.TimeoutExpired:
         raise BenchcastError(f"{where}: fio timed out after {timeout}s") from None
+    if proc.returncode == -signal.SIGKILL:
+        raise BenchcastError(f"{where}: fio was killed (out of memory? a memory limit below what the job "
+                             f"keeps in memory, e.g. a mapped file on a tmpfs)")
     if proc.returncode != 0:
         from .devices.base import one_line
 
@@ -489,12 +502,13 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     why = stable_already(cell)
     if why:
         return _skip(cell, why, jobfile, output)
-    with devices.on_device(device_id, spec, state_path) as state:
+    with devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
+                           enter_memory=False) as state:
         why = unaligned(cell, state)
         if why:
             return _skip(cell, why, jobfile, output)
         t0 = time.perf_counter()
-        run(cell, state, repeat, jobfile, output)
+        run(cell, state, repeat, jobfile, output, cgroup=state["created"].get("memcg"))
         return time.perf_counter() - t0
 
 

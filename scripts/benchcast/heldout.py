@@ -64,6 +64,11 @@ def baseline_pct_error(y) -> np.ndarray:
         return 100 * ((y.sum() - y) / (len(y) - 1) - y) / y
 
 
+#: A candidate figure must be measured on at least this many of a series' devices (two to fit on,
+#: one to hold out); where the first candidate source leaves none, the next is tried.
+MIN_COVERED = 3
+
+
 def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
 
@@ -87,9 +92,11 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
     summary_frames = []
     for series in Y.columns:
         key = keys.loc[series].to_dict()
-        cands = candidate_features(series, key, candidates, F.columns)
         y = Y[series]
         present = y.notna().to_numpy()
+        # figures measured on enough of the series' devices for a held-out fit (a fit on two, one held out)
+        covered = F.columns[(F[present].notna().sum() >= MIN_COVERED).to_numpy()]
+        cands = candidate_features(series, key, candidates, covered)
         if not cands or present.sum() < 2:
             continue
         yv = y.to_numpy()[present]
@@ -197,10 +204,12 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     pool_by = list(pool_by)
     pool_by_s = ",".join(pool_by)
     P = pool_table(agg, pool_by, read_fraction)
-    feats_all = list(feature_matrix(agg).columns)
+    F = feature_matrix(agg)
     folds, summaries, refusals = [], [], []
     for pool, G in P.groupby("pool", sort=False):
-        # candidate features common to every series of the pool
+        # candidate features common to every series of the pool, measured on enough of its devices
+        on_pool = F.reindex(sorted(G["device"].unique()))
+        feats_all = list(F.columns[(on_pool.notna().sum() >= MIN_COVERED).to_numpy()])
         cands = None
         for series, row in G.drop_duplicates("series").set_index("series").iterrows():
             c = candidate_features(series, row[SERIES_COLUMNS].to_dict(), candidates, feats_all)
@@ -452,9 +461,8 @@ def run(agg, screened, features, series, pairing, settings: dict):
     candidates, mcandidates = simple_candidates(screened), multiple_candidates(agg, features, pairing)
     if settings["candidates"] == "profile":  # what the application does, else the pairing rules
         shaped = profile_candidates(agg, features, settings["profile_min_per_op"])
-        screened_pairs = candidates.groupby("series")["feature"].apply(list)
-        candidates = lambda key: shaped(key) or screened_pairs.get(series_label(key), [])  # noqa: E731
-        mcandidates = lambda key, rules=mcandidates: shaped(key) or rules(key)  # noqa: E731
+        # tried in order, after leaving out figures some device of the series lacks
+        candidates, mcandidates = (shaped, candidates), (shaped, mcandidates)
     folds, summary = loo_simple(table, candidates, alpha=alpha)
     selection = select_simple(summary)
     pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS

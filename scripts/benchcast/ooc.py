@@ -29,6 +29,7 @@ import pandas as pd
 
 from . import BenchcastError
 from . import records as rec
+from .devices import memlimit
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "ooc"
@@ -104,7 +105,7 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
     started = time.monotonic()
     with open(out_path, "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                preexec_fn=_joiner(cgroup) if cgroup else None)
+                                preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
         try:
             rc = proc.wait(timeout=timeout)
         except BaseException:
@@ -121,16 +122,6 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
     df["wall_s"] = round(time.monotonic() - started, 3)
     df["raw"] = str(out_path)
     return df
-
-
-def _joiner(cgroup):
-    procs = str(Path(cgroup) / "cgroup.procs")
-
-    def join():  # in the child, before exec: it and only it lives under the limit
-        with open(procs, "w") as f:
-            f.write(str(os.getpid()))
-
-    return join
 
 
 def run_ooc(programs, working_sets, mode: str, *, binaries: dict, device_dir, out_dir, reps: int, run: int,

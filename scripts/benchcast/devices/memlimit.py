@@ -63,6 +63,18 @@ def enter(cg) -> Path:
     return before
 
 
+def joiner(cg):
+    """A ``preexec_fn`` that moves the child into ``cg`` before it execs: the benchmark program alone
+    lives under the limit, not the job that starts it."""
+    procs = str(Path(cg) / "cgroup.procs")
+
+    def join():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+
+    return join
+
+
 def usage(cg) -> dict:
     """Peak and current usage and the limit hits, as the cgroup counts them."""
     cg = Path(cg)
