@@ -309,9 +309,10 @@ def _pkb_ycsb_row(s: dict, op: str, stat: str, where: str) -> dict | None:
     """A record row of one PKB YCSB sample (None for statistics benchcast does not keep); a failed
     return code stops the import."""
     from . import units
+    from .ycsb import OK_CODES
 
     if stat.startswith("Return="):
-        if stat[len("Return="):] not in ("OK", "BATCHED_OK") and float(s["value"]) > 0:
+        if stat[len("Return="):] not in OK_CODES and float(s["value"]) > 0:
             raise BenchcastError(f"{where}: YCSB reported failed operations: {op} {stat} x{s['value']}")
         return None
     if stat not in PKB_YCSB:

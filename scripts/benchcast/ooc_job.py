@@ -26,7 +26,8 @@ def run_job(job: dict) -> None:
     mode = job["mode"]
     for out in (job["raw"], job["records"]):
         protect.clear_partial(out)
-    limit = parse_size(src["memory_limit"], what="memory_limit")
+    # the in-memory baseline runs without a limit
+    limit = parse_size(src["memory_limit"], what="memory_limit") if mode != "memory" else None
     sizes = [parse_size(s, what="working_sets") for s in src["working_sets"]]
     swap_size = None
     if mode == "swap":
@@ -39,13 +40,13 @@ def run_job(job: dict) -> None:
                              f"of to the device (swapoff it, or set existing_swap: warn)")
     raw_part = protect.atomic_path(job["raw"])
     with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                           memory_limit=limit if mode != "memory" else None, swap_size=swap_size,
+                           memory_limit=limit, swap_size=swap_size,
                            swap_priority=src["swap_priority"], enter_memory=False) as state:
         recs = ooc.run_ooc(
             src["programs"], sizes, mode, binaries=job["binaries"], device_dir=devices.target(state),
             out_dir=raw_part.resolve(), reps=src["passes"], run=int(job["repeat"]), study=job["study"],
             device=job["device"], cgroup=state["created"].get("memcg"), timeout=src.get("timeout"),
-            provenance={"memory_limit": limit if mode != "memory" else 0, "swap_size": swap_size or 0,
+            provenance={"memory_limit": limit or 0, "swap_size": swap_size or 0,
                         "other_swap": ",".join(s["filename"] for s in other)})
     records.write_job(recs, job, f"ooc:{job['source_name']}", devices.provenance(state))
 

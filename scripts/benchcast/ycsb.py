@@ -68,7 +68,8 @@ BASE_PROPERTIES = {
 
 #: The operations YCSB reports (CLEANUP, the client's own, is skipped).
 OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
-_OK = {"OK", "BATCHED_OK"}
+#: The return codes of a successful operation.
+OK_CODES = {"OK", "BATCHED_OK"}
 _METRICS = {
     "AverageLatency(us)": ("lat_mean", "us"),
     "50thPercentileLatency(us)": ("lat_p50", "us"),
@@ -216,7 +217,7 @@ def parse_text(text: str, where: str) -> dict:
 def check_ok(parsed: dict, where: str) -> None:
     """Raise when YCSB reported any return code other than OK or any failed operation."""
     bad = [f"{op} Return={code} x{n}" for op, codes in sorted(parsed["returns"].items())
-           for code, n in sorted(codes.items()) if code not in _OK and n]
+           for code, n in sorted(codes.items()) if code not in OK_CODES and n]
     bad += [f"{name} x{n}" for name, n in sorted(parsed["failed"].items())]
     if bad:
         raise BenchcastError(f"{where}: YCSB reported failed operations: {', '.join(bad)}")
