@@ -142,3 +142,34 @@ def test_an_ioengine_axis_is_named_but_engines_of_other_tools_are_not():
     card = {"T": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean",
                                "ioengine": "libaio", "value": "9 us"}]}}
     assert list(features.spec_features(card)["feature"]) == ["randread_4K_libaio_lat_mean"]
+
+
+def test_an_mmap_axis_names_only_the_mapped_figures():
+    """psync and mmap figures of one shape: the mapped ones carry the engine, the plain ones keep
+    the names spec cards give; a figure only one engine measured is not renamed."""
+    agg = make_agg({d: {("randread", 4096, "lat_mean"): 10.0, ("randwrite", 4096, "lat_mean"): 20.0} for d in "ab"},
+                   {"a": 1.0, "b": 2.0})
+    fio = agg["benchmark"] == "fio"
+    agg.loc[fio, "engine"] = "psync"
+    mapped = agg[fio & (agg["workload"] == "randread")].assign(engine="mmap", value=30.0)
+    agg = pd.concat([agg, mapped], ignore_index=True)
+    table = features.feature_table(agg)
+    assert set(table["feature"]) == {"randread_4K_lat_mean", "randread_4K_mmap_lat_mean", "randwrite_4K_lat_mean"}
+    assert (table.loc[table["feature"] == "randread_4K_mmap_lat_mean", "value"] == 30.0).all()
+    card = {"T": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean", "value": "9 us"},
+                              {"workload": "randread", "block_size": "4K", "metric": "lat_mean",
+                               "ioengine": "mmap", "value": "20 us"}]}}
+    assert list(features.spec_features(card)["feature"]) == ["randread_4K_lat_mean", "randread_4K_mmap_lat_mean"]
+
+
+def test_an_out_of_core_in_memory_reference_is_no_series():
+    """The ooc ``memory`` runs (the reference the chart divides by) are left out of the series; the
+    same program over swap is one."""
+    agg = make_agg({d: {("randread", 4096, "lat_mean"): v} for d, v in (("a", 1.0), ("b", 2.0))}, {"a": 5.0, "b": 9.0})
+    ooc_rows = [dict(device=d, benchmark="ooc", engine=mode, workload="triad", block_size=0, threads=1,
+                     data_size=64 << 20, op="pass", metric="lat_mean", unit="us", value=v)
+                for d in "ab" for mode, v in (("memory", 100.0), ("swap", 900.0))]
+    agg = pd.concat([agg, pd.DataFrame(ooc_rows).assign(study="s", source="ooc", n=2)], ignore_index=True)
+    labels = set(features.series_table(agg)["series"])
+    assert any(label.startswith("ooc/swap/triad") for label in labels)
+    assert not any(label.startswith("ooc/memory/") for label in labels)

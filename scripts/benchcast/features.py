@@ -29,11 +29,15 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, blockio, records
+from . import BenchcastError, blockio, ooc, records
 from .units import figure_value
 from .workloads import rw_op
 
 FEATURE_BENCHMARK = "fio"
+
+#: fio engines that read and write the device with system calls: on an engine axis, their figures
+#: keep the plain name (randread_4K_lat_mean) unless two of them measure the same figure.
+PLAIN_ENGINES = {"psync", "sync", "pvsync", "pvsync2", "libaio", "io_uring", "posixaio"}
 
 #: Pool keys: per workload (over devices and data sizes) and across workloads.
 POOL_PER_WORKLOAD = ["benchmark", "engine", "workload", "op", "metric", "unit"]
@@ -120,17 +124,20 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
         feature_name(w, bs, op, m, t)
         for w, bs, op, m, t in zip(df["workload"], df["block_size"], df["op"], df["metric"], df["threads"])
     ]
-    # an ioengine axis: where one device has a figure under several engines, those figures carry
-    # the engine in their name on every device (engines that differ only between devices, such as
-    # imported results of another tool, do not split a figure)
-    engines = df.groupby(["feature", "device"])["engine"].transform("nunique")
-    axis = df.loc[engines > 1, "feature"].unique()
-    on_axis = df["feature"].isin(axis)
-    df.loc[on_axis, "feature"] = [
-        feature_name(w, bs, op, m, t, e)
-        for w, bs, op, m, t, e in df.loc[on_axis, ["workload", "block_size", "op", "metric", "threads", "engine"]]
-        .itertuples(index=False)
-    ]
+    # an ioengine axis: where one device has a figure under several engines, the figures of an
+    # engine that does not read and write the device by system calls (mmap, libpmem) carry the
+    # engine in their name, so spec cards keep naming the plain figures; where two of those
+    # plain engines remain (psync and libaio), every engine of the figure is named, on every
+    # device. Engines that differ only between devices (imported results of another tool) do not
+    # split a figure.
+    for named in (~df["engine"].isin(PLAIN_ENGINES), pd.Series(True, index=df.index)):
+        engines = df.groupby(["feature", "device"])["engine"].transform("nunique")
+        on_axis = df["feature"].isin(df.loc[engines > 1, "feature"].unique()) & named
+        df.loc[on_axis, "feature"] = [
+            feature_name(w, bs, op, m, t, e)
+            for w, bs, op, m, t, e in df.loc[on_axis, ["workload", "block_size", "op", "metric", "threads", "engine"]]
+            .itertuples(index=False)
+        ]
     dup = df.duplicated(["feature", "device"], keep=False)
     if dup.any():
         row = df[dup].iloc[0]
@@ -163,6 +170,8 @@ def series_table(agg: pd.DataFrame, features: Mapping | None = None, series: Map
     series = series or {}
     df = agg[agg["benchmark"] != (features or {}).get("benchmark", FEATURE_BENCHMARK)]
     df = df[df["op"] != blockio.OP]  # what a run did to the device describes it; it is no result
+    # nor is an out-of-core program's in-memory reference run, whatever device it ran beside
+    df = df[~((df["benchmark"] == ooc.BENCHMARK) & (df["engine"] == ooc.REFERENCE_MODE))]
     df = _select(df, "benchmark", series.get("benchmarks"))
     df = _select(df, "metric", series.get("metrics")).copy()
     df["series"] = [series_label(r) for r in df[records.SERIES_COLUMNS].to_dict("records")]

@@ -35,6 +35,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "ooc"
 PROGRAMS = {"stream": ["copy", "scale", "add", "triad"], "stencil": ["stencil5"]}
 MODES = ("memory", "swap", "mmap")
+BENCHMARK = "ooc"
+#: The mode that runs in memory: the reference the out-of-core modes are divided by, measured beside
+#: each device only to share its moment; not a result of the device.
+REFERENCE_MODE = "memory"
 CFLAGS = ["-O3", "-Wall", "-Wextra"]
 
 
@@ -84,7 +88,7 @@ def parse(text: str, where: str, **columns) -> pd.DataFrame:
                  "sync_s": float(out["sync_seconds"]), "init_s": float(out["init_seconds"])}
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise BenchcastError(f"{where}: not an ooc result line ({type(exc).__name__}: {exc})") from None
-    base = {"study": "", "device": "", "source": "ooc", "benchmark": "ooc", "engine": "", "block_size": 0,
+    base = {"study": "", "device": "", "source": BENCHMARK, "benchmark": BENCHMARK, "engine": "", "block_size": 0,
             "threads": 1, "data_size": 0, "run": 0}
     base.update(extra)
     base.update(columns)
