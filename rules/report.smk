@@ -76,8 +76,9 @@ rule chart_fig3_scatter:
         screen="results/{study}/screen.csv",
         predictions="results/{study}/predictions.csv",
     output:
-        report(
-            "results/{study}/charts/fig3_scatter.svg",
+        svg="results/{study}/charts/fig3_scatter.svg",
+        html=report(
+            "results/{study}/charts/fig3_scatter.html",
             caption="../report/fig3_scatter.rst",
             category="{study}",
             subcategory="Charts",
@@ -100,8 +101,9 @@ rule chart_fig4_data_size:
         points="results/{study}/extrapolation.csv",
         best="results/{study}/best.csv",
     output:
-        report(
-            "results/{study}/charts/fig4_data_size.svg",
+        svg="results/{study}/charts/fig4_data_size.svg",
+        html=report(
+            "results/{study}/charts/fig4_data_size.html",
             caption="../report/fig4_data_size.rst",
             category="{study}",
             subcategory="Charts",
@@ -121,8 +123,9 @@ rule chart_heatmap_best_r2:
     input:
         best="results/{study}/best.csv",
     output:
-        report(
-            "results/{study}/charts/heatmap_best_r2.svg",
+        svg="results/{study}/charts/heatmap_best_r2.svg",
+        html=report(
+            "results/{study}/charts/heatmap_best_r2.html",
             caption="../report/heatmap_best_r2.rst",
             category="{study}",
             subcategory="Charts",
@@ -145,8 +148,9 @@ rule device_figures:
             category="{study}",
             subcategory="Devices",
         ),
-        chart=report(
-            "results/{study}/charts/device_figures.svg",
+        svg="results/{study}/charts/device_figures.svg",
+        html=report(
+            "results/{study}/charts/device_figures.html",
             caption="../report/device_figures.rst",
             category="{study}",
             subcategory="Devices",
@@ -172,8 +176,9 @@ rule chart_ooc:
             category="{study}",
             subcategory="Out of core",
         ),
-        chart=report(
-            "results/{study}/charts/ooc_relative.svg",
+        svg="results/{study}/charts/ooc_relative.svg",
+        html=report(
+            "results/{study}/charts/ooc_relative.html",
             caption="../report/ooc_relative.rst",
             category="{study}",
             subcategory="Out of core",
@@ -277,8 +282,9 @@ rule chart_heldout:
     input:
         "results/{study}/validation/chosen_folds.csv",
     output:
-        report(
-            "results/{study}/charts/heldout.svg",
+        svg="results/{study}/charts/heldout.svg",
+        html=report(
+            "results/{study}/charts/heldout.html",
             caption="../report/heldout.rst",
             category="{study}",
             subcategory="Validity",
@@ -298,8 +304,9 @@ rule chart_target_intervals:
         predictions="results/{study}/validation/target_predictions.csv",
         best="results/{study}/best.csv",
     output:
-        report(
-            "results/{study}/charts/target_intervals.svg",
+        svg="results/{study}/charts/target_intervals.svg",
+        html=report(
+            "results/{study}/charts/target_intervals.html",
             caption="../report/target_intervals.rst",
             category="{study}",
             subcategory="Validity",

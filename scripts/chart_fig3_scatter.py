@@ -10,7 +10,7 @@ def main(sm):
     chart = charts.fig3_scatter(
         agg, screened, pred, tables.read_table(sm.input.features), focus, sm.params.report["focus_data_size"], sm.params.labels
     )
-    charts.save(chart, sm.output[0])
+    charts.save(chart, sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

@@ -12,7 +12,7 @@ def main(sm):
         focus,
         sm.params.labels,
     )
-    charts.save(chart, sm.output[0])
+    charts.save(chart, sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

@@ -3,7 +3,7 @@ from benchcast import charts, smk, tables
 
 
 def main(sm):
-    charts.save(charts.heatmap_best_r2(tables.read_screen(sm.input.best)), sm.output[0])
+    charts.save(charts.heatmap_best_r2(tables.read_screen(sm.input.best)), sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

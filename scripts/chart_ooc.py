@@ -5,7 +5,7 @@ from benchcast import charts, smk, tables
 def main(sm):
     table = tables.ooc_relative(tables.read_aggregated(sm.input[0]), sm.params.limits)
     table.to_csv(sm.output.table, index=False)
-    charts.save(charts.ooc_relative(table, sm.params.labels), sm.output.chart)
+    charts.save(charts.ooc_relative(table, sm.params.labels), sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

@@ -4,7 +4,7 @@ from benchcast import charts, smk, tables
 
 def main(sm):
     focus = tables.default_focus(tables.read_screen(sm.input.best), sm.params.report["focus"])
-    charts.save(charts.target_intervals(tables.read_table(sm.input.predictions), focus), sm.output[0])
+    charts.save(charts.target_intervals(tables.read_table(sm.input.predictions), focus), sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

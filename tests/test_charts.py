@@ -63,3 +63,32 @@ def test_heldout_chart_keeps_its_log_axes_on_the_data(paper_analysis):
     lowest = min(positive["truth"].min(), positive["prediction"].min())
     assert domains and all(d[0] == pytest.approx(0.8 * lowest) for d in domains)
     assert "1 at or below zero not drawn" in spec["title"]
+
+
+def test_html_is_interactive_and_self_contained(paper_analysis, tmp_path):
+    """The report's copy of a chart: the Vega-Lite spec (with its tooltips) and the vega-embed
+    bundle inlined gzipped, nothing fetched; SVG and HTML written by one call."""
+    import base64
+    import gzip
+    import json
+    import re
+
+    chart = charts.heatmap_best_r2(paper_analysis["best"])
+    charts.save(chart, tmp_path / "heat.svg", tmp_path / "heat.html")
+    assert (tmp_path / "heat.svg").read_text().lstrip().startswith("<svg")
+    page = (tmp_path / "heat.html").read_text()
+    assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page)  # nothing loaded from elsewhere
+    spec = json.loads(re.search(r"const spec = (.*);\n", page).group(1))
+    assert spec == json.loads(json.dumps(chart.to_dict()))
+    assert "tooltip" in json.dumps(spec)
+    bundle = re.search(r'const bundle = "([A-Za-z0-9+/=]+)";', page).group(1)
+    js = gzip.decompress(base64.b64decode(bundle)).decode()
+    assert "window.vegaEmbed" in js and "vegaLite" in js
+
+
+def test_html_spec_cannot_close_its_script(tmp_path):
+    import pandas as pd
+
+    chart = charts.placeholder("a </script><script>alert(1)</script> label")
+    assert "</script><script>alert" not in charts.to_html(chart)
+    assert isinstance(chart.data, pd.DataFrame)

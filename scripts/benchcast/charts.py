@@ -1,7 +1,12 @@
-"""Altair charts of the report, saved as SVG or PNG through vl-convert."""
+"""Altair charts of the report, saved as SVG or PNG through vl-convert, and as interactive HTML."""
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
+import html
+import json
 from pathlib import Path
 
 import altair as alt
@@ -15,13 +20,74 @@ MEASURED = "measured"
 TARGET = "hypothetical"
 
 
-def save(chart: alt.TopLevelMixin, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fmt = path.suffix.lstrip(".").lower()
-    if fmt not in ("svg", "png", "html", "json"):
-        raise BenchcastError(f"{path}: unsupported chart format {fmt!r} (svg, png, html, json)")
-    chart.save(str(path), format=fmt)
+FORMATS = ("svg", "png", "html", "json")
+
+#: One chart's interactive page. The Vega, Vega-Lite and vega-embed bundle is inlined gzipped and
+#: base64-encoded (about 250 kB instead of 900 kB: the report embeds every chart's page) and
+#: unpacked by the browser (DecompressionStream); nothing is fetched. When the chart is drawn (or
+#: fails) the body's ``data-chart`` says so: ``rendered`` or ``error: <message>``.
+HTML = """<!DOCTYPE html>
+<html>
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>body {{ font-family: sans-serif; margin: 8px; }} #vis.vega-embed {{ width: 100%; }}</style>
+</head>
+<body data-chart="loading">
+<div id="vis"></div>
+<script>
+(async () => {{
+  // inside the function: the bundle's top-level names are global, these must not meet them
+  const spec = {spec};
+  const bundle = "{bundle}";
+  const zipped = Uint8Array.from(atob(bundle), (c) => c.charCodeAt(0));
+  const stream = new Blob([zipped]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const script = document.createElement("script");
+  script.text = await new Response(stream).text();
+  document.head.appendChild(script);
+  await vegaEmbed("#vis", spec, {{mode: "vega-lite"}});
+  document.body.dataset.chart = "rendered";
+}})().catch((err) => {{
+  document.body.dataset.chart = "error: " + err;
+  console.error(err);
+}});
+</script>
+</body>
+</html>
+"""
+
+
+@functools.cache
+def _bundle() -> str:
+    """The gzipped, base64-encoded JavaScript bundle of vega-embed with the Vega-Lite version Altair
+    writes (vl-convert makes it offline)."""
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    js = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert()).encode()
+    return base64.b64encode(gzip.compress(js, mtime=0)).decode()
+
+
+def to_html(chart: alt.TopLevelMixin, title: str = "benchcast chart") -> str:
+    """A self-contained interactive page of ``chart`` (tooltips, zoom, legends): no network."""
+    spec = json.dumps(chart.to_dict(), separators=(",", ":")).replace("</", "<\\/")
+    return HTML.format(title=html.escape(title), spec=spec, bundle=_bundle())
+
+
+def save(chart: alt.TopLevelMixin, *paths) -> None:
+    """Save ``chart`` once per path, the format taken from the suffix: SVG or PNG for papers, HTML
+    for the report (:func:`to_html`), JSON for the Vega-Lite spec."""
+    for path in map(Path, paths):
+        fmt = path.suffix.lstrip(".").lower()
+        if fmt not in FORMATS:
+            raise BenchcastError(f"{path}: unsupported chart format {fmt!r} ({', '.join(FORMATS)})")
+    for path in map(Path, paths):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fmt = path.suffix.lstrip(".").lower()
+        if fmt == "html":
+            path.write_text(to_html(chart, path.stem))
+        else:
+            chart.save(str(path), format=fmt)
 
 
 def placeholder(message: str) -> alt.Chart:
