@@ -15,10 +15,13 @@ VENV=${BENCHCAST_VENV:-.venv}
 # bindings; the MariaDB server for the MariaDB engine; FUSE 3 and a C compiler for delayed devices. Only installed when missing, only as root.
 APT_PACKAGES=(fio ndctl e2fsprogs util-linux openjdk-17-jdk-headless maven mariadb-server python3-venv
               fuse3 libfuse3-dev pkg-config gcc)
+# For the tests only: headless Chromium and its WebDriver (the report's interactive charts in a browser).
+TEST_APT_PACKAGES=(chromium chromium-driver)
 
-setup_system() {
-    local missing=()
-    for pkg in "${APT_PACKAGES[@]}"; do
+setup_system() {  # the packages to install when missing (default: APT_PACKAGES)
+    local missing=() wanted=("$@")
+    [ ${#wanted[@]} -gt 0 ] || wanted=("${APT_PACKAGES[@]}")
+    for pkg in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
     done
     if [ ${#missing[@]} -eq 0 ]; then
@@ -76,6 +79,7 @@ case "$cmd" in
         ;;
     test)
         setup
+        setup_system "${TEST_APT_PACKAGES[@]}"
         if [ "$(id -u)" -eq 0 ]; then
             bash .ci/install-slurm.sh
         fi
