@@ -319,3 +319,39 @@ rule chart_target_intervals:
         report=get_focus,
     script:
         "../scripts/chart_target_intervals.py"
+
+
+rule noise:
+    input:
+        "results/{study}/aggregated.csv",
+    output:
+        table=report(
+            "results/{study}/tables/noise.csv",
+            caption="../report/noise_table.rst",
+            category="{study}",
+            subcategory="Noise",
+        ),
+        svg="results/{study}/charts/noise.svg",
+        html=report(
+            "results/{study}/charts/noise.html",
+            caption="../report/noise.rst",
+            category="{study}",
+            subcategory="Noise",
+        ),
+    log:
+        "logs/{study}/noise.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        threshold=lookup(dpath="studies/{study}/report/noise_cv", within=config),
+        labels=get_device_labels,
+    script:
+        "../scripts/noise.py"
+
+
+# The report's outputs for every study beyond the paper-shaped ones: rule all asks for them through
+# get_final_outputs (expand(REPORT_OUTPUTS, study=study)).
+REPORT_OUTPUTS = [
+    "results/{study}/tables/noise.csv",
+    "results/{study}/charts/noise.svg",
+]

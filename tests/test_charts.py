@@ -92,3 +92,17 @@ def test_html_spec_cannot_close_its_script(tmp_path):
     chart = charts.placeholder("a </script><script>alert(1)</script> label")
     assert "</script><script>alert" not in charts.to_html(chart)
     assert isinstance(chart.data, pd.DataFrame)
+
+
+def test_noise_chart_marks_each_noisy_cell_and_counts_them(tmp_path):
+    from benchcast import tables
+    from report_util import repeated_agg
+
+    agg = repeated_agg()
+    noisy = tables.noisy_cells(agg, 0.1)
+    chart = charts.noise(noisy, 0.1, len(agg), {"dram": "DRAM (tmpfs)"})
+    spec = chart.to_dict()
+    assert spec["title"] == f"{len(noisy)} of {len(agg)} cells run more than once spread above CV 10%"
+    assert "DRAM (tmpfs)" in svg(chart, tmp_path, "noise")
+    quiet = svg(charts.noise(noisy.iloc[:0], 0.6, len(agg)), tmp_path, "quiet")
+    assert f"0 of {len(agg)} cells" in quiet

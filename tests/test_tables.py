@@ -80,3 +80,19 @@ def test_verdicts_say_how_each_series_was_aggregated(paper_analysis):
     v2 = tables.validity_verdicts(a["verdicts"], agg)
     assert "merged histogram + trimmed mean" in set(v2["aggregation"])
     assert "aggregation" not in tables.validity_verdicts(a["verdicts"])
+
+
+def test_noisy_cells_are_those_above_the_threshold_noisiest_first():
+    from report_util import repeated_agg
+
+    agg = repeated_agg()
+    noisy = tables.noisy_cells(agg, 0.1)
+    assert len(noisy) == (agg["device"] == "dram").sum() > 0
+    assert set(noisy["device"]) == {"dram"} and noisy["cv"].tolist() == pytest.approx([0.5] * len(noisy))
+    assert {"n", "cv", "min", "max", "value", "unit"} <= set(noisy.columns)
+    assert len(tables.noisy_cells(agg, 0.001)) == len(agg)  # the 1 % spread is above 0.1 %
+    assert tables.noisy_cells(agg, 0.6).empty
+    once = agg.assign(n=1, cv=0.9)
+    assert tables.noisy_cells(once, 0.1).empty  # a cell run once has no spread to judge
+    ranked = tables.noisy_cells(agg.assign(cv=agg["cv"] * (1 + agg.index / 1000)), 0.001)
+    assert ranked["cv"].is_monotonic_decreasing

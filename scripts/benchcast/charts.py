@@ -328,3 +328,27 @@ def ooc_relative(table: pd.DataFrame, labels=None) -> alt.Chart:
     return (base.mark_line(point=True)).properties(width=200, height=140).facet(
         column=alt.Column("label:N", title=None), row=alt.Row("workload:N", title=None)
     )
+
+
+def noise(table: pd.DataFrame, threshold: float, repeated: int, labels=None) -> alt.Chart:
+    """The noisy cells (:func:`benchcast.tables.noisy_cells`): the CV of each, per device, one row
+    per benchmark, the threshold marked; ``repeated``: how many cells were run more than once."""
+    title = f"{len(table)} of {repeated} cells run more than once spread above CV {threshold:.0%}"
+    if table.empty:
+        return placeholder(title + ".")
+    df = table.copy()
+    df["label"] = [_label(labels, d) for d in df["device"]]
+    df["cell"] = (df["engine"].astype(str) + " " + df["workload"].astype(str) + " bs " + df["block_size"].astype(str)
+                  + " x" + df["threads"].astype(str) + " size " + df["data_size"].astype(str))
+    base = alt.Chart(df)
+    ticks = base.mark_tick(thickness=2, size=14).encode(
+        x=alt.X("cv:Q", title="coefficient of variation of the repeats", axis=alt.Axis(format="%")),
+        y=alt.Y("label:N", title=None, axis=alt.Axis(labelLimit=0)),
+        color=alt.Color("metric:N", title="metric", legend=alt.Legend(columns=2)),
+        tooltip=["label", "benchmark", "cell", "op", "metric", "unit", "value", "n", "cv", "min", "max"],
+    )
+    rule = base.transform_aggregate(cells="count()", groupby=["benchmark"]).mark_rule(
+        color="gray", strokeDash=[4, 3]).encode(x=alt.datum(threshold))
+    return (rule + ticks).properties(width=480).facet(
+        row=alt.Row("benchmark:N", title=None)
+    ).resolve_scale(y="independent").properties(title=title)

@@ -226,3 +226,17 @@ def ooc_relative(agg: pd.DataFrame, limits: dict) -> pd.DataFrame:
     out["relative"] = out["value"] / out["memory_value"]
     return out[cols].sort_values(["source", "device", "engine", "workload", "data_size"],
                                  kind="mergesort").reset_index(drop=True)
+
+
+NOISE_COLUMNS = ["source", "device", "benchmark", "engine", "workload", "block_size", "threads", "data_size", "op",
+                 "metric", "unit", "value", "n", "cv", "min", "max"]
+
+
+def noisy_cells(agg: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Cells whose repeats spread more than ``threshold`` (coefficient of variation, std / mean),
+    noisiest first; cells run once have no CV and are never listed."""
+    cv = pd.to_numeric(agg["cv"], errors="coerce") if "cv" in agg else pd.Series(np.nan, index=agg.index)
+    out = agg[(agg["n"] >= 2) & (cv > threshold)]
+    out = out[[c for c in NOISE_COLUMNS if c in out.columns]]
+    return out.sort_values(["cv", "benchmark", "device"], ascending=[False, True, True],
+                           kind="mergesort").reset_index(drop=True)

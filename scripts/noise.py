@@ -1,0 +1,13 @@
+"""Rule script: the cells whose repeats spread above the configured CV, as a table and a chart."""
+from benchcast import charts, smk, tables
+
+
+def main(sm):
+    agg = tables.read_aggregated(sm.input[0])
+    table = tables.noisy_cells(agg, sm.params.threshold)
+    table.to_csv(sm.output.table, index=False)
+    chart = charts.noise(table, sm.params.threshold, int((agg["n"] >= 2).sum()), sm.params.labels)
+    charts.save(chart, sm.output.svg, sm.output.html)
+
+
+smk.run(main, snakemake)  # noqa: F821
