@@ -349,9 +349,38 @@ rule noise:
         "../scripts/noise.py"
 
 
+rule app_overview:
+    input:
+        "results/{study}/aggregated.csv",
+    output:
+        table=report(
+            "results/{study}/tables/app_overview.csv",
+            caption="../report/app_overview_table.rst",
+            category="{study}",
+            subcategory="Applications",
+        ),
+        svg="results/{study}/charts/app_overview.svg",
+        html=report(
+            "results/{study}/charts/app_overview.html",
+            caption="../report/app_overview.rst",
+            category="{study}",
+            subcategory="Applications",
+        ),
+    log:
+        "logs/{study}/app_overview.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        labels=get_device_labels,
+    script:
+        "../scripts/app_overview.py"
+
+
 # The report's outputs for every study beyond the paper-shaped ones: rule all asks for them through
 # get_final_outputs (expand(REPORT_OUTPUTS, study=study)).
 REPORT_OUTPUTS = [
     "results/{study}/tables/noise.csv",
     "results/{study}/charts/noise.svg",
+    "results/{study}/tables/app_overview.csv",
+    "results/{study}/charts/app_overview.svg",
 ]

@@ -5,9 +5,10 @@ import json
 
 import pytest
 
-from benchcast import charts
+from benchcast import charts, tables
 from browser_util import Browser, missing
 from conftest import ROOT
+from report_util import repeated_agg
 
 SHOTS = ROOT / "results" / "screenshots"
 FOCUS = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write", "metric": "lat_mean"}
@@ -38,7 +39,9 @@ def render(browser, path) -> dict:
 
 def test_report_charts_render_without_console_errors(browser, paper_analysis, tmp_path):
     a = paper_analysis
-    pages = {
+    pages = {  # overview: the application results (results/screenshots/overview.png)
+        "overview": charts.app_overview(tables.app_overview(repeated_agg())),
+        "noise": charts.noise(tables.noisy_cells(repeated_agg(), 0.1), 0.1, 186),
         "fig3_scatter": charts.fig3_scatter(a["agg"], a["screen"], a["predictions"], a["features"], FOCUS, "16GB"),
         "heatmap_best_r2": charts.heatmap_best_r2(a["best"]),
         "device_figures": charts.device_figures(charts.device_figures_table(a["agg"])),

@@ -106,3 +106,18 @@ def test_noise_chart_marks_each_noisy_cell_and_counts_them(tmp_path):
     assert "DRAM (tmpfs)" in svg(chart, tmp_path, "noise")
     quiet = svg(charts.noise(noisy.iloc[:0], 0.6, len(agg)), tmp_path, "quiet")
     assert f"0 of {len(agg)} cells" in quiet
+
+
+def test_app_overview_draws_each_engine_metric_and_spread(tmp_path):
+    from benchcast import tables
+    from report_util import repeated_agg
+
+    table = tables.app_overview(repeated_agg())
+    chart = charts.app_overview(table, {"dram": "DRAM (tmpfs)"})
+    spec = chart.to_dict()
+    assert [b["title"] for b in spec["vconcat"]] == ["ycsb / mysql"]
+    marks = [lay["mark"]["type"] for lay in spec["vconcat"][0]["spec"]["layer"]]
+    assert marks == ["errorbar", "line"]  # the repeats' spread under every line
+    text = svg(chart, tmp_path, "apps")
+    assert "DRAM (tmpfs)" in text and "read lat_mean (us)" in text and "write-only" in text
+    assert "fio figures only" in svg(charts.app_overview(table.iloc[:0]), tmp_path, "none")

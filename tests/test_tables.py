@@ -96,3 +96,22 @@ def test_noisy_cells_are_those_above_the_threshold_noisiest_first():
     assert tables.noisy_cells(once, 0.1).empty  # a cell run once has no spread to judge
     ranked = tables.noisy_cells(agg.assign(cv=agg["cv"] * (1 + agg.index / 1000)), 0.001)
     assert ranked["cv"].is_monotonic_decreasing
+
+
+def test_app_overview_has_every_application_result_with_its_spread():
+    from report_util import repeated_agg
+
+    agg = repeated_agg()
+    table = tables.app_overview(agg)
+    apps = agg[(agg["benchmark"] != "fio") & agg["metric"].isin(tables.APP_METRICS)]
+    assert len(table) == len(apps) > 0 and set(table["benchmark"]) == {"ycsb"}  # no device figure
+    assert {"engine", "workload", "data_size", "op", "device", "value", "n", "cv", "min", "max"} <= set(table.columns)
+    dram = table[table["device"] == "dram"]
+    assert (dram["n"] == 3).all() and dram["cv"].tolist() == pytest.approx([0.5] * len(dram))
+    assert (dram["min"] < dram["value"]).all() and (dram["value"] < dram["max"]).all()
+    keys = table[["engine", "workload", "op", "data_size", "device"]].astype(str).agg(" ".join, axis=1)
+    assert keys.is_unique  # one row per cell and metric (the paper has lat_mean only)
+    p99 = agg[agg["benchmark"] == "ycsb"].assign(metric="lat_p99")
+    ranked = tables.app_overview(pd.concat([p99, agg], ignore_index=True))
+    order = ranked.groupby(["engine", "workload", "op"], sort=False)["metric"].agg(lambda m: list(dict.fromkeys(m)))
+    assert order.map(lambda m: m == ["lat_mean", "lat_p99"]).all()  # mean before the tail, whatever the input order

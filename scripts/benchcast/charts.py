@@ -352,3 +352,32 @@ def noise(table: pd.DataFrame, threshold: float, repeated: int, labels=None) -> 
     return (rule + ticks).properties(width=480).facet(
         row=alt.Row("benchmark:N", title=None)
     ).resolve_scale(y="independent").properties(title=title)
+
+
+def app_overview(table: pd.DataFrame, labels=None) -> alt.Chart:
+    """The application results (:func:`benchcast.tables.app_overview`), one block per benchmark and
+    engine: a panel per op and metric (rows) and workload (columns), the result over data size per
+    device on log axes, the repeats' fastest-slowest run as a bar."""
+    if table.empty:
+        return placeholder("No application results in this study (fio figures only).")
+    df = table.copy()
+    df["label"] = [_label(labels, d) for d in df["device"]]
+    df["figure"] = df["op"] + " " + df["metric"] + " (" + df["unit"] + ")"
+    color = alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0))
+    x = alt.X("data_size:Q", title="data size (B)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    blocks = []
+    for (bench, engine), part in df.groupby(["benchmark", "engine"], sort=True):
+        base = alt.Chart(part).encode(x=x, color=color)
+        line = base.mark_line(point=True).encode(
+            y=alt.Y("value:Q", title=None, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
+            tooltip=["label", "engine", "workload", "data_size", "op", "metric", "unit", "value", "n", "cv", "min",
+                     "max"],
+        )
+        spread = base.mark_errorbar(ticks=True).encode(y=alt.Y("min:Q", title=None), y2="max:Q")
+        blocks.append((spread + line).properties(width=170, height=120).facet(
+            # rows in name order (an explicit sort list puts the data of one row under another's header
+            # when the y scales are independent): throughput, then per op mean, p95, p99 latency
+            row=alt.Row("figure:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+            column=alt.Column("workload:N", title=None),
+        ).resolve_scale(y="independent").properties(title=f"{bench} / {engine}"))
+    return alt.vconcat(*blocks)

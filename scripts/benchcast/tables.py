@@ -240,3 +240,21 @@ def noisy_cells(agg: pd.DataFrame, threshold: float) -> pd.DataFrame:
     out = out[[c for c in NOISE_COLUMNS if c in out.columns]]
     return out.sort_values(["cv", "benchmark", "device"], ascending=[False, True, True],
                            kind="mergesort").reset_index(drop=True)
+
+
+#: What the application overview shows: throughput, and mean and tail latency.
+APP_METRICS = ("throughput", "lat_mean", "lat_p95", "lat_p99")
+APP_COLUMNS = ["benchmark", "engine", "workload", "data_size", "threads", "op", "metric", "unit", "device", "value",
+               "n", "cv", "min", "max"]
+
+
+def app_overview(agg: pd.DataFrame, metrics=APP_METRICS) -> pd.DataFrame:
+    """The application results themselves (every benchmark but fio): per engine, workload, data
+    size, op and metric, each device's trimmed mean with its repeat spread (runs, CV, fastest and
+    slowest run)."""
+    df = agg[(agg["benchmark"] != "fio") & agg["metric"].isin(list(metrics))]
+    df = df[[c for c in APP_COLUMNS if c in df.columns]]
+    order = {m: i for i, m in enumerate(metrics)}
+    return df.assign(_m=df["metric"].map(order)).sort_values(
+        ["benchmark", "engine", "workload", "op", "_m", "data_size", "device"], kind="mergesort"
+    ).drop(columns="_m").reset_index(drop=True)

@@ -1,0 +1,14 @@
+"""Rule script: the application results per engine (throughput, mean and tail latency over devices x
+workloads x data sizes, with the repeat spread), as a table and a chart."""
+from benchcast import charts, smk, tables
+
+
+def main(sm):
+    table = tables.app_overview(tables.read_aggregated(sm.input[0]))
+    labels = sm.params.labels
+    table.insert(table.columns.get_loc("device") + 1, "device_label", table["device"].map(labels).fillna(table["device"]))
+    table.to_csv(sm.output.table, index=False)
+    charts.save(charts.app_overview(table, labels), sm.output.svg, sm.output.html)
+
+
+smk.run(main, snakemake)  # noqa: F821
