@@ -83,3 +83,100 @@ def test_a_broken_chart_is_caught(browser, tmp_path):
     got = render(browser, path)
     assert got["state"].startswith("error"), got
     assert got["marks"] == 0 and got["errors"], got
+
+
+SNAKEFILE = """
+report: "workflow.rst"
+
+
+rule all:
+    input:
+        "results/charts/overview.html",
+
+
+rule overview:
+    input:
+        "made/overview.html",
+    output:
+        report(
+            "results/charts/overview.html",
+            caption="caption.rst",
+            category="study",
+            subcategory="Applications",
+        ),
+    shell:
+        "cp {input} {output}"
+"""
+
+#: Click the menu entry or the results-table row's view button with this text (the Snakemake report).
+CLICK = """
+const [text] = arguments;
+const menu = [...document.querySelectorAll('a')].find((a) => a.textContent.trim() === text);
+if (menu) { menu.click(); return 'menu'; }
+const row = [...document.querySelectorAll('tr')].find((r) => r.textContent.includes(text));
+const button = row && row.querySelector('a');
+if (button) { button.click(); return 'row'; }
+return null;
+"""
+
+
+def test_chart_renders_inside_the_snakemake_report(browser, tmp_path):
+    """The real report: Snakemake embeds the chart page (as a data: URI in an iframe); opened
+    through the report's menu, it draws with no console error (results/screenshots/report.png)."""
+    import subprocess
+    import sys
+
+    made = tmp_path / "made" / "overview.html"
+    made.parent.mkdir()
+    charts.save(charts.app_overview(tables.app_overview(repeated_agg())), made)
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    (tmp_path / "workflow.rst").write_text("A test report.\n")
+    (tmp_path / "caption.rst").write_text("The application overview.\n")
+    for args in ([], ["--report", "report.html"]):
+        subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--quiet", "all", *args], cwd=tmp_path,
+                       check=True, capture_output=True)
+    browser.console()
+    browser.get((tmp_path / "report.html").as_uri())
+    for text in ("Results", "overview.html"):  # one category: its results at once
+        assert browser.wait(CLICK, 20, text), f"no {text!r} in the report"
+    assert browser.wait("return document.querySelectorAll('iframe').length;", 20) == 1
+    browser.frame(0)
+    try:
+        state = browser.wait("const s = document.body.dataset.chart; return s !== 'loading' && s;", 30)
+        marks = browser.js("return document.querySelectorAll('#vis.vega-embed svg.marks path').length;")
+    finally:
+        browser.frame(None)
+    errors = [e["message"] for e in browser.console() if e["level"] == "SEVERE"]
+    assert state == "rendered" and marks > 10 and errors == [], (state, marks, errors)
+    shot = browser.screenshot(SHOTS / "report.png")
+    assert shot.stat().st_size > 10_000
+
+
+def test_every_chart_of_the_built_report_renders(browser):
+    """The report a run built (results/report.html, or the file BENCHCAST_REPORT names): every
+    interactive chart it embeds draws, with no console error; the application overview's is
+    screenshotted (results/screenshots/report_overview.png)."""
+    import os
+    from pathlib import Path
+
+    report = Path(os.environ.get("BENCHCAST_REPORT", ROOT / "results" / "report.html"))
+    if not report.is_file():
+        pytest.skip(f"no report built at {report} (./benchcast.sh run writes it)")
+    browser.get(report.resolve().as_uri())
+    pages = browser.wait("""return typeof results === 'object' && Object.fromEntries(Object.entries(results)
+        .filter(([path, r]) => path.endsWith('.html')).map(([path, r]) => [path, r.data_uri]));""", 30)
+    assert pages, "the report embeds no interactive chart"
+    failed = {}
+    for path, uri in sorted(pages.items()):
+        browser.console()
+        browser.get(uri)
+        state = browser.wait("const s = document.body && document.body.dataset.chart; return s !== 'loading' && s;",
+                             30)
+        marks = browser.js("return document.querySelectorAll('#vis.vega-embed svg.marks, #vis.vega-embed canvas')"
+                           ".length;")
+        errors = [e["message"] for e in browser.console() if e["level"] == "SEVERE"]
+        if state != "rendered" or marks != 1 or errors:
+            failed[path] = (state, marks, errors)
+        elif path.endswith("/app_overview.html"):
+            browser.screenshot(SHOTS / f"report_{Path(path).parent.parent.name}_overview.png")
+    assert not failed, failed
