@@ -23,6 +23,7 @@ include: "rules/report.smk"
 
 onstart:
     refuse_remeasure()
+    start_progress()
 
 
 onerror:

@@ -542,6 +542,32 @@ def refuse_remeasure():
                     )
 
 
+def start_progress():
+    """onstart: one line per finished benchmark job (runs done / planned, time left), from a thread
+    that only looks for the jobs' outputs (benchcast.progress)."""
+    import time
+
+    from benchcast import progress as bc_progress
+
+    planned = [
+        bc_progress.Planned(
+            kind,
+            tuple(str(f) for f in job.output),
+            bc_progress.WEIGHTS[kind](
+                STUDIES[job.wildcards.study]["sources"][job.wildcards.source]
+            ),
+        )
+        for job in workflow.dag.needrun_jobs()
+        if job.rule.name in MEASURING_RULES
+        for kind in [job.rule.name.split("_")[0]]
+    ]
+    if planned:
+        bc_progress.watch(
+            bc_progress.Progress(planned, time.monotonic()),
+            lambda line: logger.info(line),
+        )
+
+
 def preflight():
     """onstart: the results folder takes files, and every existing file a planned records or import
     job will read parses; else one line naming it, before any job deletes an earlier result.

@@ -53,6 +53,19 @@ def finished(tmp_path_factory, ycsb_jar):
 
 @pytest.mark.workflow
 @pytest.mark.root
+def test_a_run_prints_one_progress_line_per_benchmark_job(finished):
+    logs = [p.read_text() for p in sorted((finished / ".snakemake" / "log").glob("*.snakemake.log"))]
+    log = next(text for text in logs if "benchcast: fio done: " in text)  # the measuring run's
+    lines = [ln for ln in log.splitlines() if ln.startswith("benchcast: ") and " done: " in ln]
+    runs = len(list((finished / "results" / "local" / "fio").rglob("run*.json")))
+    runs += len(list((finished / "results" / "local" / "ycsb").rglob("run*.csv")))
+    assert runs > 2 and len(lines) == runs, log[-3000:]
+    assert f" {runs}/{runs} benchmark runs" in lines[-1]
+    assert lines[-1].endswith("about 0 s left")
+
+
+@pytest.mark.workflow
+@pytest.mark.root
 def test_a_moved_tree_plans_nothing_and_a_run_there_changes_nothing(finished, tmp_path):
     moved = tmp_path / "elsewhere" / "campaign"
     moved.parent.mkdir()
