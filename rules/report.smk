@@ -376,6 +376,24 @@ rule app_overview:
         "../scripts/app_overview.py"
 
 
+rule inventory:
+    input:
+        get_record_files,
+    output:
+        report(
+            "results/{study}/tables/inventory.csv",
+            caption="../report/inventory.rst",
+            category="{study}",
+            subcategory="Inventory",
+        ),
+    log:
+        "logs/{study}/inventory.log",
+    conda:
+        "../envs/analysis.yaml"
+    script:
+        "../scripts/inventory.py"
+
+
 # The report's outputs for every study beyond the paper-shaped ones: rule all asks for them through
 # get_final_outputs (expand(REPORT_OUTPUTS, study=study)).
 REPORT_OUTPUTS = [
@@ -383,4 +401,5 @@ REPORT_OUTPUTS = [
     "results/{study}/charts/noise.svg",
     "results/{study}/tables/app_overview.csv",
     "results/{study}/charts/app_overview.svg",
+    "results/{study}/tables/inventory.csv",
 ]

@@ -115,3 +115,26 @@ def test_app_overview_has_every_application_result_with_its_spread():
     ranked = tables.app_overview(pd.concat([p99, agg], ignore_index=True))
     order = ranked.groupby(["engine", "workload", "op"], sort=False)["metric"].agg(lambda m: list(dict.fromkeys(m)))
     assert order.map(lambda m: m == ["lat_mean", "lat_p99"]).all()  # mean before the tail, whatever the input order
+
+
+def test_inventory_lists_machine_software_and_devices_once_per_value():
+    from benchcast import records
+
+    rows = [{"device": d, "metric": "lat_mean", "unit": "us", "value": 1.0, "run": 0} for d in ("a", "b", "c")]
+    recs = records.make(rows, study="s", source="fio:x", benchmark="fio", engine="psync", workload="randread",
+                        block_size=4096, threads=1, data_size=0, op="read")
+    recs["kernel"] = "6.1"
+    recs["fio_version"] = ["fio-3.33", "fio-3.33", "fio-3.36"]
+    recs["mount_options"] = ["rw", "rw,relatime", ""]
+    recs["ndctl_version"] = "78"
+    recs["cell"] = ["x", "y", "z"]  # not provenance the inventory shows
+    inv = tables.inventory(recs)
+    assert inv["item"].tolist() == ["kernel", "fio_version", "fio_version", "ndctl_version", "mount_options",
+                                    "mount_options"]
+    assert inv.iloc[0].to_dict() == {"scope": "host", "item": "kernel", "value": "6.1", "devices": "(all)",
+                                     "sources": "fio:x"}
+    fio = inv[inv["item"] == "fio_version"].set_index("value")["devices"].to_dict()
+    assert fio == {"fio-3.33": "a b", "fio-3.36": "c"}
+    assert inv.loc[inv["item"] == "ndctl_version", "scope"].tolist() == ["software"]
+    assert set(inv.loc[inv["item"] == "mount_options", "devices"]) == {"a", "b"}  # c said nothing
+    assert tables.inventory(recs[records.COLUMNS]).empty

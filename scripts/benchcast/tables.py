@@ -258,3 +258,40 @@ def app_overview(agg: pd.DataFrame, metrics=APP_METRICS) -> pd.DataFrame:
     return df.assign(_m=df["metric"].map(order)).sort_values(
         ["benchmark", "engine", "workload", "op", "_m", "data_size", "device"], kind="mergesort"
     ).drop(columns="_m").reset_index(drop=True)
+
+
+#: The records' provenance columns the inventory lists, in its order: the machine, the software
+#: (and any other ``*_version`` column a source writes), the devices.
+INVENTORY = {
+    "host": ["hostname", "kernel", "cpu_model"],
+    "software": ["fio_version", "ycsb_version", "binding", "binding_lib", "mariadb_version"],
+    "device": ["device_model", "mount_options", "memory_limit", "mariadb_innodb_buffer_pool_size"],
+}
+
+
+def inventory(recs: pd.DataFrame) -> pd.DataFrame:
+    """What machine, software and devices produced a study's records, from the provenance each
+    source wrote beside its records: one row per item and value, with the devices and sources it
+    holds for (``(all)``: every device that has the item)."""
+    cols = ["scope", "item", "value", "devices", "sources"]
+    known = [c for items in INVENTORY.values() for c in items]
+    extra = sorted(c for c in recs.columns if c.endswith("_version") and c not in known)
+    order = INVENTORY["host"] + INVENTORY["software"] + extra + INVENTORY["device"]
+    have = [c for c in order if c in recs.columns]
+    if not have:
+        return pd.DataFrame(columns=cols)
+    long = recs[["device", "source"] + have].melt(id_vars=["device", "source"], var_name="item")
+    long = long[long["value"].notna() & (long["value"].astype(str) != "")]
+    rows = []
+    for item, by_item in long.groupby("item", sort=False):
+        scope = next((s for s, items in INVENTORY.items() if item in items), "software")
+        with_item = set(by_item["device"])
+        for value, part in by_item.groupby("value", sort=True):
+            devs = sorted(set(part["device"]))
+            rows.append({"scope": scope, "item": item, "value": value,
+                         "devices": "(all)" if set(devs) == with_item and len(with_item) > 1 else " ".join(devs),
+                         "sources": " ".join(sorted(set(part["source"])))})
+    out = pd.DataFrame(rows, columns=cols)
+    rank = {item: i for i, item in enumerate(order)}
+    return out.assign(_r=out["item"].map(rank)).sort_values(["_r", "devices"], kind="mergesort").drop(
+        columns="_r").reset_index(drop=True)
