@@ -223,11 +223,12 @@ class LooPredictions(NamedTuple):
     fitted: np.ndarray
 
 
-def ols_loo(X, y, groups, alpha: float = 0.05) -> LooPredictions:
+def ols_loo(X, y, groups, alpha: float | None = 0.05) -> LooPredictions:
     """Predict each row of design ``X`` (rows x columns, ``const`` included) from the OLS fit on
     the rows of the *other* groups, with the (1 - alpha) prediction interval of that fit: the
     arithmetic of :func:`fit_ols` + :func:`predict_ols` (Moore-Penrose solution, observation
-    interval ``t * sqrt(s^2 (1 + x' (X'X)^-1 x))``) without a statsmodels object per fold."""
+    interval ``t * sqrt(s^2 (1 + x' (X'X)^-1 x))``) without a statsmodels object per fold.
+    ``alpha`` None: predictions only (bounds NaN)."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     groups = np.asarray(groups)
@@ -245,7 +246,7 @@ def ols_loo(X, y, groups, alpha: float = 0.05) -> LooPredictions:
         df = len(yt) - p
         out.resid_df[test] = df
         out.fitted[test] = True
-        if df > 0:
+        if df > 0 and alpha is not None:
             resid = yt - Xt @ beta
             s2 = resid @ resid / df
             se = np.sqrt(s2 * (1 + np.einsum("ij,jk,ik->i", X0, pinv @ pinv.T, X0)))

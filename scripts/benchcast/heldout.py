@@ -179,6 +179,59 @@ MULTI_SUMMARY_COLUMNS = ["pool", "pool_by", "model", "features", "variables", "n
 REFUSAL_COLUMNS = ["pool", "pool_by", "model", "features", "n_figures", "n_devices", "reason"]
 
 
+def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figures, refusals: list):
+    """The multiple models of :func:`loo_multiple`, one at a time: (pool, rows, features, variables,
+    X, y, groups) with X the design matrix as an array (const, features, variables) over the rows
+    that have every feature; the models not fitted go to ``refusals``."""
+    pool_by_s = ",".join(pool_by)
+    P = pool_table(agg, pool_by, read_fraction)
+    F = feature_matrix(agg)
+    for pool, G in P.groupby("pool", sort=False):
+        # candidate features common to every series of the pool, measured on enough of its devices
+        on_pool = F.reindex(sorted(G["device"].unique()))
+        feats_all = list(F.columns[(on_pool.notna().sum() >= MIN_COVERED).to_numpy()])
+        cands = None
+        for series, row in G.drop_duplicates("series").set_index("series").iterrows():
+            c = candidate_features(series, row[SERIES_COLUMNS].to_dict(), candidates, feats_all)
+            cands = c if cands is None else [f for f in cands if f in c]
+        cands = cands or []
+        if not cands:  # listed, so that every pool of the study has a row in the selection
+            refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "",
+                             "n_figures": 0, "n_devices": G["device"].nunique(),
+                             "reason": "no candidate figure common to the pool's series"})
+            continue
+        variables = varying_workload_variables(G[WORKLOAD_VARIABLES])
+        unknown_rf = sorted(G.loc[G["read_fraction"].isna(), "workload"].unique())
+        if G["workload"].nunique() > 1 and unknown_rf:
+            reason = f"read fraction unknown for workload(s) {', '.join(unknown_rf)}"
+            for fs in feature_sets(cands, max_figures):
+                refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "+".join(fs),
+                                 "n_figures": len(fs), "n_devices": G["device"].nunique(), "reason": reason})
+            continue
+        G = G.reset_index(drop=True)
+        values = G[cands + variables + ["value"]].astype(float)
+        known = values.notna().to_numpy()
+        col = {c: i for i, c in enumerate(values.columns)}
+        A = values.to_numpy()
+        devices = G["device"].to_numpy()
+        var_idx = [col[v] for v in variables]
+        for fs in feature_sets(cands, max_figures):
+            fs = list(fs)
+            rows = known[:, [col[f] for f in fs] + [col["value"]]].all(axis=1)
+            n_dev = len(pd.unique(devices[rows]))
+            reason = fits.check_device_figures(len(fs), n_dev)
+            columns = ["const", *fs, *variables]
+            if not reason:
+                X = np.column_stack([np.ones(rows.sum()), A[rows][:, [col[f] for f in fs] + var_idx]])
+                if rows.sum() < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+                    reason = f"design rank-deficient ({rows.sum()} rows, columns {', '.join(columns)})"
+            if reason:
+                refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "+".join(fs),
+                                 "n_figures": len(fs), "n_devices": n_dev, "reason": reason})
+                continue
+            yield pool, G[rows], fs, variables, X, A[rows, col["value"]], devices[rows]
+
+
 def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_by=POOL_PER_WORKLOAD,
                  read_fraction: Mapping | None = None, max_figures: int = 2,
                  ):
@@ -203,69 +256,34 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     """
     pool_by = list(pool_by)
     pool_by_s = ",".join(pool_by)
-    P = pool_table(agg, pool_by, read_fraction)
-    F = feature_matrix(agg)
     folds, summaries, refusals = [], [], []
-    for pool, G in P.groupby("pool", sort=False):
-        # candidate features common to every series of the pool, measured on enough of its devices
-        on_pool = F.reindex(sorted(G["device"].unique()))
-        feats_all = list(F.columns[(on_pool.notna().sum() >= MIN_COVERED).to_numpy()])
-        cands = None
-        for series, row in G.drop_duplicates("series").set_index("series").iterrows():
-            c = candidate_features(series, row[SERIES_COLUMNS].to_dict(), candidates, feats_all)
-            cands = c if cands is None else [f for f in cands if f in c]
-        cands = cands or []
-        if not cands:  # listed, so that every pool of the study has a row in the selection
-            refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "",
-                             "n_figures": 0, "n_devices": G["device"].nunique(),
-                             "reason": "no candidate figure common to the pool's series"})
-            continue
-        variables = varying_workload_variables(G[WORKLOAD_VARIABLES])
-        unknown_rf = sorted(G.loc[G["read_fraction"].isna(), "workload"].unique())
-        if G["workload"].nunique() > 1 and unknown_rf:
-            reason = f"read fraction unknown for workload(s) {', '.join(unknown_rf)}"
-            for fs in feature_sets(cands, max_figures):
-                refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "+".join(fs),
-                                 "n_figures": len(fs), "n_devices": G["device"].nunique(), "reason": reason})
-            continue
-        for fs in feature_sets(cands, max_figures):
-            fs = list(fs)
-            H = G.dropna(subset=fs + ["value"])
-            n_dev = H["device"].nunique()
-            label = "+".join(fs)
-            reason = fits.check_device_figures(len(fs), n_dev)
-            X = fits.design_matrix(H, fs + variables) if not reason else None
-            if not reason and (len(H) < X.shape[1] or np.linalg.matrix_rank(X.to_numpy()) < X.shape[1]):
-                reason = f"design rank-deficient ({len(H)} rows, columns {', '.join(X.columns)})"
-            if reason:
-                refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
-                                 "n_figures": len(fs), "n_devices": n_dev, "reason": reason})
-                continue
-            y = H["value"].to_numpy(dtype=float)
-            full = fits.fit_ols(X, y)
-            groups = H["device"].to_numpy()
-            loo = fits.ols_loo(X.to_numpy(), y, groups, alpha)
-            device_df = n_dev - 1 - len(fs) - 1
-            flag = np.select([~loo.fitted, loo.resid_df <= 0, device_df < 1],
-                             [FLAG_RANK, fits.FLAG_ZERO_DF, fits.FLAG_NO_DEVICE_DF], "")
-            per_device = pd.Series(groups).value_counts()
-            covered = pd.array((loo.lower <= y) & (y <= loo.upper), dtype="boolean")
-            covered[~np.isfinite(loo.lower)] = pd.NA
-            fr = pd.DataFrame({
-                "pool": pool, "series": H["series"].to_numpy(), **{c: H[c].to_numpy() for c in SERIES_COLUMNS},
-                "model": "multiple", "features": label, "variables": "+".join(variables), "held_out": groups,
-                "truth": y, "prediction": loo.prediction, "lower": loo.lower, "upper": loo.upper,
-                "n_train": len(y) - per_device.reindex(groups).to_numpy(), "n_train_devices": n_dev - 1,
-                "device_df": device_df, "resid_df": loo.resid_df, "interval_flag": flag,
-            })
-            fr["abs_error"] = (fr["prediction"] - fr["truth"]).abs()
-            fr["pct_error"] = 100 * (fr["prediction"] - fr["truth"]) / fr["truth"]
-            fr["covered"] = covered
-            folds.append(fr.sort_values("held_out", kind="mergesort"))  # fold by fold, as LeaveOneGroupOut
-            summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
-                              "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
-                              "n_rows": len(H), "n_folds": n_dev, "rsquared": full.rsquared,
-                              "rsquared_adj": full.rsquared_adj})
+    for pool, H, fs, variables, X, y, groups in _pool_models(agg, candidates, pool_by, read_fraction,
+                                                             max_figures, refusals):
+        n_dev = len(pd.unique(groups))
+        label = "+".join(fs)
+        full = fits.fit_ols(pd.DataFrame(X, columns=["const", *fs, *variables]), y)
+        loo = fits.ols_loo(X, y, groups, alpha)
+        device_df = n_dev - 1 - len(fs) - 1
+        flag = np.select([~loo.fitted, loo.resid_df <= 0, device_df < 1],
+                         [FLAG_RANK, fits.FLAG_ZERO_DF, fits.FLAG_NO_DEVICE_DF], "")
+        per_device = pd.Series(groups).value_counts()
+        covered = pd.array((loo.lower <= y) & (y <= loo.upper), dtype="boolean")
+        covered[~np.isfinite(loo.lower)] = pd.NA
+        fr = pd.DataFrame({
+            "pool": pool, "series": H["series"].to_numpy(), **{c: H[c].to_numpy() for c in SERIES_COLUMNS},
+            "model": "multiple", "features": label, "variables": "+".join(variables), "held_out": groups,
+            "truth": y, "prediction": loo.prediction, "lower": loo.lower, "upper": loo.upper,
+            "n_train": len(y) - per_device.reindex(groups).to_numpy(), "n_train_devices": n_dev - 1,
+            "device_df": device_df, "resid_df": loo.resid_df, "interval_flag": flag,
+        })
+        fr["abs_error"] = (fr["prediction"] - fr["truth"]).abs()
+        fr["pct_error"] = 100 * (fr["prediction"] - fr["truth"]) / fr["truth"]
+        fr["covered"] = covered
+        folds.append(fr.sort_values("held_out", kind="mergesort"))  # fold by fold, as LeaveOneGroupOut
+        summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
+                          "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
+                          "n_rows": len(H), "n_folds": n_dev, "rsquared": full.rsquared,
+                          "rsquared_adj": full.rsquared_adj})
     ref = pd.DataFrame(refusals, columns=REFUSAL_COLUMNS)
     if not folds:
         return pd.DataFrame(columns=MULTI_FOLD_COLUMNS), pd.DataFrame(columns=MULTI_SUMMARY_COLUMNS), ref
@@ -273,6 +291,22 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     summ = pd.DataFrame(summaries).merge(_summarise(folds_df, ["pool", "features"]), on=["pool", "features"],
                                          how="left")
     return folds_df, summ[MULTI_SUMMARY_COLUMNS], ref
+
+
+def _multiple_scores(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figures) -> pd.DataFrame:
+    """Leave-one-device-out MAPE of every multiple model of :func:`loo_multiple` per series
+    (columns series, features, mape), for models that predicted every row: the same fits without
+    intervals, fold tables or in-sample fits (what :func:`nested_choice` scores its inner folds by)."""
+    parts = []
+    for _, H, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction, max_figures, []):
+        loo = fits.ols_loo(X, y, groups, None)
+        parts.append(pd.DataFrame({"series": H["series"].to_numpy(), "features": "+".join(fs),
+                                   "_ape": np.abs(100 * (loo.prediction - y) / y), "_miss": ~loo.fitted}))
+    if not parts:
+        return pd.DataFrame(columns=["series", "features", "mape"])
+    g = pd.concat(parts, ignore_index=True).groupby(["series", "features"], sort=False)
+    m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
+    return m.loc[m["missing"] == 0, ["series", "features", "mape"]]
 
 
 def _choose(summary: pd.DataFrame, by, r2_col: str, complete: pd.Series) -> pd.DataFrame:
@@ -359,12 +393,8 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
         scores = [inner.loc[inner["n_predicted"] == inner["n_folds"], ["series", "features", "mape"]]
                   .assign(model="simple")]
         if mfolds is not None and len(mfolds):
-            ifolds, _, _ = loo_multiple(rest, mcandidates, pool_by=pool_by, read_fraction=read_fraction,
-                                        max_figures=max_figures)
-            g = ifolds.assign(_ape=ifolds["pct_error"].abs(), _miss=ifolds["prediction"].isna()).groupby(
-                ["series", "features"], sort=False)
-            m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
-            scores.append(m.loc[m["missing"] == 0, ["series", "features", "mape"]].assign(model="multiple"))
+            m = _multiple_scores(rest, mcandidates, pool_by, read_fraction, max_figures)
+            scores.append(m.assign(model="multiple"))
         s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
         s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"]).drop_duplicates("series")
         for model, outer in (("simple", folds), ("multiple", mfolds)):
