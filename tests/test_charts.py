@@ -121,3 +121,14 @@ def test_app_overview_draws_each_engine_metric_and_spread(tmp_path):
     text = svg(chart, tmp_path, "apps")
     assert "DRAM (tmpfs)" in text and "read lat_mean (us)" in text and "write-only" in text
     assert "fio figures only" in svg(charts.app_overview(table.iloc[:0]), tmp_path, "none")
+
+
+def test_scatter_charts_zoom_and_pan(paper_analysis):
+    """Zoom (wheel) and pan (drag) in the interactive copies: a selection bound to the scales."""
+    import json
+
+    a = paper_analysis
+    for chart in (charts.fig3_scatter(a["agg"], a["screen"], a["predictions"], a["features"], FOCUS, "16GB"),
+                  charts.fig4_data_size(a["agg"], a["predictions"], a["points"], FOCUS),
+                  charts.heldout(a["chosen_folds"])):
+        assert '"bind": "scales"' in json.dumps(chart.to_dict())

@@ -144,7 +144,7 @@ def fig3_scatter(agg, screened, pred, feats, focus, size, labels=None) -> alt.La
     )
     text = alt.Chart(allp).mark_text(align="left", dx=8, dy=-6, fontSize=11).encode(x="x:Q", y="y:Q", text="label:N")
     title = f"{_series_title(focus, size)}: Y = {fit['a']:.4g} X + {fit['b']:.4g}, R² = {fit['r2']:.4f}"
-    return (base_line + dots + text).properties(width=480, height=320, title=title)
+    return (base_line + dots + text).interactive().properties(width=480, height=320, title=title)
 
 
 def fig4_data_size(agg, pred, points, focus, labels=None) -> alt.LayerChart:
@@ -175,7 +175,7 @@ def fig4_data_size(agg, pred, points, focus, labels=None) -> alt.LayerChart:
     ext = alt.Chart(df[df["point"] == "extrapolated"]).mark_point(size=70, filled=False, strokeWidth=2).encode(
         **enc, tooltip=["label", "gb", "value", "kind"]
     )
-    return (lines + ext).properties(width=520, height=340, title=_series_title(focus) + " over data size")
+    return (lines + ext).interactive().properties(width=520, height=340, title=_series_title(focus) + " over data size")
 
 
 def heatmap_best_r2(best: pd.DataFrame) -> alt.Chart:
@@ -279,7 +279,7 @@ def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
     bars = base.transform_filter("isValid(datum.lower) && isValid(datum.upper)").mark_rule(
         opacity=0.5
     ).encode(x=alt.X("truth:Q", scale=scale), y=alt.Y("lower:Q", scale=scale), y2="upper:Q", color="device:N")
-    return (diag + bars + pts).properties(width=300, height=300).facet(
+    return (diag + bars + pts).interactive().properties(width=300, height=300).facet(
         column=alt.Column("kind:N", title=None)
     ).properties(title=title)
 
