@@ -248,9 +248,10 @@ def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
     intervals where the fit had residual degrees of freedom; the diagonal is a perfect prediction."""
     if chosen.empty:
         return placeholder("No held-out predictions: too few devices to leave one out.")
-    df = chosen.copy()
-    df["device"] = [_label(labels, d) for d in df["held_out"]]
-    df["gb"] = df["data_size"] / 1e9
+    # only what is drawn or shown (the interactive copy carries its data: thousands of folds)
+    df = chosen[["kind", "series", "op", "features", "held_out", "truth", "prediction", "lower", "upper",
+                 "pct_error"]].copy()
+    df["device"] = [_label(labels, d) for d in df.pop("held_out")]
     # a log scale shows positive values only: a prediction at or below zero is left out (and counted
     # in the title), interval bounds are clipped to the axes, so the points do not sit in one corner
     drawn = (df["truth"] > 0) & (df["prediction"] > 0)
