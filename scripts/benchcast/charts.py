@@ -62,9 +62,9 @@ def _bundle() -> str:
     """The gzipped, base64-encoded JavaScript bundle of vega-embed with the Vega-Lite version Altair
     writes (vl-convert makes it offline)."""
     import vl_convert as vlc
-    from altair.utils._importers import vl_version_for_vl_convert
 
-    js = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert()).encode()
+    version = "_".join(alt.SCHEMA_VERSION.split(".")[:2])  # vl-convert names v6.4.1 "v6_4"
+    js = vlc.javascript_bundle(vl_version=version).encode()
     return base64.b64encode(gzip.compress(js, mtime=0)).decode()
 
 
