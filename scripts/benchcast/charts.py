@@ -364,7 +364,8 @@ def app_overview(table: pd.DataFrame, labels=None) -> alt.Chart:
     df = table.copy()
     df["label"] = [_label(labels, d) for d in df["device"]]
     df["figure"] = df["op"] + " " + df["metric"] + " (" + df["unit"] + ")"
-    color = alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0))
+    # the legend on top: the panels are wide, a legend at the right leaves the view of a narrow window
+    color = alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3))
     x = alt.X("data_size:Q", title="data size (B)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     blocks = []
     for (bench, engine), part in df.groupby(["benchmark", "engine"], sort=True):
