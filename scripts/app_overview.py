@@ -6,7 +6,8 @@ from benchcast import charts, smk, tables
 def main(sm):
     table = tables.app_overview(tables.read_aggregated(sm.input[0]))
     labels = sm.params.labels
-    table.insert(table.columns.get_loc("device") + 1, "device_label", table["device"].map(labels).fillna(table["device"]))
+    label = table["device"].map(labels).fillna(table["device"])
+    table.insert(table.columns.get_loc("device") + 1, "device_label", label)
     table.to_csv(sm.output.table, index=False)
     charts.save(charts.app_overview(table, labels), sm.output.svg, sm.output.html)
 
