@@ -246,10 +246,11 @@ def get_ycsb_record_inputs(wildcards):
     }
 
 
-#: Device kinds whose filesystem holds a swap file (ooc mode swap), and those whose mapped files are
-#: written back to the device (mode mmap; FUSE too); on tmpfs both would be memory.
-SWAP_KINDS = {"dir", "zram", "loop", "blockdev", "throttled"}
-MMAP_KINDS = SWAP_KINDS | {"delayed"}
+#: Device kinds that take swap (ooc mode swap: a swap file, or on FUSE a direct-I/O loop device over
+#: one) and whose mapped files are written back to the device (mode mmap); on tmpfs both would be
+#: memory.
+SWAP_KINDS = {"dir", "zram", "loop", "blockdev", "throttled", "delayed"}
+MMAP_KINDS = SWAP_KINDS
 OOC_KINDS = {"memory": None, "swap": SWAP_KINDS, "mmap": MMAP_KINDS}
 
 
@@ -485,6 +486,7 @@ def get_ooc_limits(wildcards):
 def get_final_outputs():
     out = []
     for study in SELECTED:
+        out += expand(REPORT_OUTPUTS, study=study)
         out += [
             f"results/{study}/tables/device_figures.csv",
             f"results/{study}/charts/device_figures.svg",

@@ -69,7 +69,9 @@ def test_report_is_one_self_contained_html(done):
     snakemake(done, "--report", "report.html")
     html = (done / "report.html").read_text()
     assert "Tables 9 (read) and 10 (write)" in html  # a caption
-    assert "table12_predictions.csv" in html and "fig3_scatter.svg" in html
+    # the interactive chart pages are in the report, the SVG copies only in the results folder
+    assert "table12_predictions.csv" in html and "fig3_scatter.html" in html and "noise.csv" in html
+    assert (done / "results" / "paper" / "charts" / "fig3_scatter.svg").exists()
 
 
 def test_nothing_to_do_after_a_run(done):
