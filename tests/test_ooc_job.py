@@ -17,7 +17,7 @@ import pytest
 
 from benchcast import BenchcastError, devices, ooc_job, records
 from benchcast.devices import swap
-from devices_util import HAS_FUSE, clean, needs_fuse, needs_root, swaps  # noqa: F401
+from devices_util import clean, needs_root, swaps  # noqa: F401
 from test_memlimit import needs_memcg
 from test_ooc import binaries  # noqa: F401 (fixture)
 
@@ -25,8 +25,6 @@ MB = 1 << 20
 ROOT = Path(__file__).resolve().parents[1]
 ZRAM = {"kind": "zram", "disksize": "256M", "fstype": "ext4"}
 LOOP = {"kind": "loop", "size": "256M", "fstype": "ext4"}
-DELAYED = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "256M"}, "read_delay_us": 20, "write_delay_us": 10,
-           "sync_delay_us": 20}
 
 
 def job(tmp, device, spec, mode, binaries, **source):
@@ -61,34 +59,6 @@ def test_swap_on_zram_pages_beyond_the_limit_and_leaves_nothing(binaries, clean)
 
 @needs_root
 @needs_memcg
-@needs_fuse
-def test_swap_on_a_fuse_device_goes_through_a_direct_io_loop_and_leaves_nothing(binaries, clean, monkeypatch):
-    """FUSE holds no swap file: the file is attached to a loop device with direct I/O, every page
-    then goes through delayfs (its request counters grow); afterwards no swap, loop or file is left."""
-    if swap.active():
-        pytest.skip("swap benchcast did not make is active here")
-    j = job(clean, "fz", DELAYED, "swap", binaries)
-    seen = {}
-    real_create = swap.create
-
-    def spy(rec, directory, size, priority=10):
-        area = real_create(rec, directory, size, priority)
-        seen.update(area=str(area), file=rec.created["swapfile"], loops=swap.loop.loops_of(rec.created["swapfile"]),
-                    dio=Path(f"/sys/block/{area.name}/loop/dio").read_text().strip())
-        return area
-
-    monkeypatch.setattr(swap, "create", spy)  # looks on while the job runs; the swap is real
-    ooc_job.run_job(j)
-    assert seen["area"].startswith("/dev/loop") and seen["loops"] == [seen["area"]] and seen["dio"] == "1"
-    recs = records.read(j["records"])
-    lat = recs[(recs["metric"] == "lat_mean") & (recs["workload"] == "copy")].set_index("data_size")["value"]
-    assert set(recs["engine"]) == {"swap"} and lat[32 * MB] > 3 * lat[8 * MB]  # 32M pages under a 16M limit
-    assert swaps() == [] and not Path(seen["file"]).exists()
-    assert finish(j) == {}
-
-
-@needs_root
-@needs_memcg
 def test_mmap_on_a_loop_device_writes_its_file_there(binaries, clean):
     j = job(clean, "lp", LOOP, "mmap", binaries)
     ooc_job.run_job(j)
@@ -116,30 +86,27 @@ def test_a_failing_run_removes_swap_and_limit_and_tears_the_device_down(binaries
 
 @needs_root
 @needs_memcg
-@pytest.mark.parametrize("spec", [ZRAM, pytest.param(DELAYED, marks=pytest.mark.skipif(not HAS_FUSE, reason="needs FUSE"))], ids=["zram", "fuse"])
-def test_sigkill_leaves_recorded_swap_and_limit_that_teardown_all_removes(binaries, clean, spec):
+def test_sigkill_leaves_recorded_swap_and_limit_that_teardown_all_removes(binaries, clean):
     if swap.active():
         pytest.skip("swap benchcast did not make is active here")
-    j = job(clean, "zr", spec, "swap", binaries, working_sets=["96M"], passes=50)
+    j = job(clean, "zr", ZRAM, "swap", binaries, working_sets=["96M"], passes=50)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "scripts")}
     proc = subprocess.Popen([sys.executable, "-m", "benchcast.ooc_job", "--job", json.dumps(j)], env=env)
     deadline = time.monotonic() + 120
     created = {}
-    needed = {"swapfile", "memcg"} | ({"swaploop"} if spec["kind"] == "delayed" else set())
-    while time.monotonic() < deadline and not needed <= set(created):
+    while time.monotonic() < deadline and not {"swapfile", "memcg"} <= set(created):
         time.sleep(0.2)
         if Path(j["state"]).exists():
             created = devices.base.read_state(j["state"]).get("created", {})
-    assert needed <= set(created), created
+    assert {"swapfile", "memcg"} <= set(created), created
     time.sleep(1)
     os.killpg(os.getpgid(proc.pid), 0)  # still running
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     subprocess.run(["pkill", "-KILL", "-f", str(j["binaries"]["stream"])], check=False)
-    area = created.get("swaploop", created["swapfile"])  # FUSE: the loop device over the file
-    assert swaps() == [area] and Path(created["memcg"]).exists()
+    assert swaps() == [created["swapfile"]] and Path(created["memcg"]).exists()
     devices.teardown_all(clean)
-    assert swaps() == [] and not Path(created["memcg"]).exists() and not Path(created["swapfile"]).exists()
+    assert swaps() == [] and not Path(created["memcg"]).exists()
     assert devices.base.read_state(j["state"])["created"] == {}
 
 

@@ -2,30 +2,22 @@
 (written out in full, ``mkswap``, ``swapon -p PRIORITY``), so that the anonymous memory a program
 cannot keep under its memory limit is paged to and from this device.
 
-A FUSE file system (the ``delayed`` kind) cannot hold a swap file (no block mapping): there the
-file is attached to a loop device with direct I/O (``created.swaploop``) and the loop device is the
-swap area, so every page in or out is one request through the file system and its delays (without
-direct I/O the loop device would go through the page cache, which is memory).
-
 The file is recorded in the device's state (``created.swapfile``) before it exists, so the job
 (after it ends, fails or gets SIGTERM), device teardown and ``teardown-all`` (after SIGKILL) turn it
-off and remove it (and detach every loop device on it). Swap the workflow did not create is never touched: :func:`others` lists it, so a
+off and remove it. Swap the workflow did not create is never touched: :func:`others` lists it, so a
 job can refuse to run (pages could go there) or say so.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
-from . import base, loop
+from . import base
 
 PROC_SWAPS = Path("/proc/swaps")
-#: Filesystems that cannot hold swap (tmpfs and ramfs pages are memory).
-NO_SWAPFILE = {"tmpfs", "ramfs"}
-#: Filesystems without a block mapping: the swap file goes behind a direct-I/O loop device.
-VIA_LOOP = {"fuse", "fuseblk"}
+#: Filesystems that cannot hold a swap file (tmpfs pages are memory; FUSE has no block mapping).
+NO_SWAPFILE = {"tmpfs", "ramfs", "fuse", "fuseblk"}
 
 
 def active() -> list[dict]:
@@ -60,7 +52,6 @@ def create(rec: base.Recorder, directory, size: int, priority: int = 10) -> Path
     fstype = found[0].get("fstype", "") if found else ""
     if fstype.split(".")[0] in NO_SWAPFILE:
         raise base.UnavailableError(f"device {rec.device}: swap: a swap file cannot live on {fstype}")
-    via_loop = fstype.split(".")[0] in VIA_LOOP
     path = directory / f"benchcast-swap-{os.getpid()}"
     if path.exists():
         raise rec.error("swapfile", f"{path} already exists")
@@ -76,18 +67,10 @@ def create(rec: base.Recorder, directory, size: int, priority: int = 10) -> Path
             left -= n
         f.flush()
         os.fsync(f.fileno())
-    area = path
-    if via_loop:
-        area = base.run(["losetup", "--find", "--show", "--direct-io=on", path],
-                        f"device {rec.device}: swap: losetup").stdout.strip()
-        rec.set("swaploop", area)
-        if Path(f"/sys/block/{os.path.basename(area)}/loop/dio").read_text().strip() != "1":
-            raise rec.error("swap", f"{fstype} did not take direct I/O for {path}: the loop device would page "
-                                    f"through memory")
-    base.run(["mkswap", area], f"device {rec.device}: swap")
-    base.run(["swapon", "-p", str(int(priority)), area], f"device {rec.device}: swap")
-    rec.update(swap_size=pages * 4096, swap_priority=int(priority), swap_area=str(area))
-    return Path(area)
+    base.run(["mkswap", path], f"device {rec.device}: swap")
+    base.run(["swapon", "-p", str(int(priority)), path], f"device {rec.device}: swap")
+    rec.update(swap_size=pages * 4096, swap_priority=int(priority))
+    return path
 
 
 def remove(rec: base.Recorder, errors: list) -> None:
@@ -96,23 +79,11 @@ def remove(rec: base.Recorder, errors: list) -> None:
     path = rec.created.get("swapfile")
     if not path:
         return
-    areas = [path, *(loop.loops_of(path) if os.path.exists(path) else [])]
-    for area in areas:
-        if is_active(area):
-            proc = base.run(["swapoff", area], f"device {rec.device}: swap", check=False, timeout=600)
-            if proc.returncode != 0:
-                errors.append(f"swapoff {area}: {base.one_line(proc)}")
-                return
-    for area in areas[1:]:
-        proc = base.run(["losetup", "-d", area], f"device {rec.device}: swap", check=False)
+    if is_active(path):
+        proc = base.run(["swapoff", path], f"device {rec.device}: swap", check=False, timeout=600)
         if proc.returncode != 0:
-            errors.append(f"losetup -d {area}: {base.one_line(proc)}")
+            errors.append(f"swapoff {path}: {base.one_line(proc)}")
             return
-    for _ in range(50):  # detaching is asynchronous
-        if not (os.path.exists(path) and loop.loops_of(path)):
-            break
-        time.sleep(0.1)
-    rec.drop("swaploop")
     try:
         Path(path).unlink(missing_ok=True)
     except OSError as exc:
