@@ -138,3 +138,7 @@ def test_inventory_lists_machine_software_and_devices_once_per_value():
     assert inv.loc[inv["item"] == "ndctl_version", "scope"].tolist() == ["software"]
     assert set(inv.loc[inv["item"] == "mount_options", "devices"]) == {"a", "b"}  # c said nothing
     assert tables.inventory(recs[records.COLUMNS]).empty
+    recs["other_swap"] = ["/swapfile", "", ""]  # an out-of-core run beside swap benchcast did not make
+    other = tables.inventory(recs)
+    assert other.loc[other["item"] == "other_swap", ["scope", "value", "devices"]].values.tolist() == [
+        ["device", "/swapfile", "a"]]

@@ -265,7 +265,8 @@ def app_overview(agg: pd.DataFrame, metrics=APP_METRICS) -> pd.DataFrame:
 INVENTORY = {
     "host": ["hostname", "kernel", "cpu_model"],
     "software": ["fio_version", "ycsb_version", "binding", "binding_lib", "mariadb_version"],
-    "device": ["device_model", "mount_options", "memory_limit", "mariadb_innodb_buffer_pool_size"],
+    "device": ["device_model", "mount_options", "memory_limit", "swap_size", "other_swap",
+               "mariadb_innodb_buffer_pool_size"],
 }
 
 
