@@ -41,6 +41,29 @@ def test_stream_and_stencil_in_memory_give_every_kernel(binaries, tmp_path):
     assert (tmp_path / "raw" / f"stream-{4 * MB}.out").is_file()
 
 
+def test_himeno_iterates_toward_the_solution_in_memory_and_over_a_mapping(binaries, tmp_path):
+    """The Himeno kernel: records like the other programs', bytes per iteration as documented, and
+    its residual (gosa, the raw line's check) falls as Jacobi iterations go on, mapped or not."""
+    import json
+
+    gosa = {}
+    for mode, reps in (("memory", 1), ("memory", 4), ("mmap", 4)):
+        out = tmp_path / f"{mode}{reps}"
+        df = ooc.run_ooc(["himeno"], [4 * MB], mode, binaries=binaries, device_dir=tmp_path, out_dir=out,
+                         reps=reps, run=0, study="s", device="d")
+        records.check(df, where="t")
+        passes = df[df["op"] == "pass"].set_index("metric")
+        assert set(passes["workload"]) == {"himeno"} and passes.at["lat_mean", "value"] > 0
+        line = json.loads((out / f"himeno-{4 * MB}.out").read_text())
+        n = line["n"]
+        assert n == int((4 * MB / (14 * 8)) ** (1 / 3)) and line["bytes"] == 14 * 8 * n ** 3
+        assert passes.at["bw", "value"] == pytest.approx(16 * 8 * (n - 2) ** 3 / (passes.at["lat_mean", "value"] * 1e-6),
+                                                         rel=1e-3)
+        gosa[(mode, reps)] = line["check"]
+    assert 0 < gosa[("memory", 4)] < gosa[("memory", 1)]
+    assert gosa[("mmap", 4)] == pytest.approx(gosa[("memory", 4)], rel=1e-12)  # the same arithmetic
+
+
 def test_mmap_mode_maps_a_file_in_the_device_directory_and_removes_it(binaries, tmp_path):
     df = ooc.run_ooc(["stream"], [2 * MB], "mmap", binaries=binaries, device_dir=tmp_path, out_dir=tmp_path / "raw",
                      reps=1, run=0, study="s", device="d")

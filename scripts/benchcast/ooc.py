@@ -1,5 +1,6 @@
-"""Out-of-core programs (seed 003, Midorikawa and Tan): STREAM's four kernels and a 2-D stencil on
-working sets larger than the memory they may use, in one of three modes:
+"""Out-of-core programs (seed 003, Midorikawa and Tan): STREAM's four kernels, a 2-D stencil and the
+Himeno benchmark's 3-D Poisson kernel on working sets larger than the memory they may use, in one of
+three modes:
 
 * ``memory``: arrays malloc'd, no memory limit: the in-memory baseline;
 * ``swap``: arrays malloc'd under a memory limit, with swap on the device under test;
@@ -8,7 +9,8 @@ working sets larger than the memory they may use, in one of three modes:
 
 The programs are benchcast's own C sources (``ooc/*.c``, built by :func:`build` with the system
 compiler, ``-O3``); each prints one JSON line. :func:`parse` turns it into records: benchmark
-``ooc``, engine = mode, workload = kernel (``copy``, ``scale``, ``add``, ``triad``, ``stencil5``),
+``ooc``, engine = mode, workload = kernel (``copy``, ``scale``, ``add``, ``triad``, ``stencil5``,
+``himeno``),
 data size = the working set asked for, op ``pass``; metrics ``lat_mean`` (mean seconds of one pass of
 the kernel over the working set, in us), ``lat_min`` (the best pass) and ``bw`` (bytes a pass moves
 over its mean time, B/s); and per program op ``run``, metric ``runtime`` (ms, the whole program:
@@ -33,7 +35,7 @@ from .devices import memlimit
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "ooc"
-PROGRAMS = {"stream": ["copy", "scale", "add", "triad"], "stencil": ["stencil5"]}
+PROGRAMS = {"stream": ["copy", "scale", "add", "triad"], "stencil": ["stencil5"], "himeno": ["himeno"]}
 MODES = ("memory", "swap", "mmap")
 BENCHMARK = "ooc"
 #: The mode that runs in memory: the reference the out-of-core modes are divided by, measured beside
