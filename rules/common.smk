@@ -97,7 +97,7 @@ wildcard_constraints:
     engine="rocksdb|mariadb",
     size="[0-9]+",
     mode="memory|swap|mmap",
-    program="stream|stencil",
+    program="stream|stencil|himeno",
 
 
 def get_device_ids(wildcards):
