@@ -3,7 +3,8 @@ from benchcast import charts, smk, tables
 
 
 def main(sm):
-    table = charts.device_figures_table(tables.read_aggregated(sm.input[0]), metrics=sm.params.metrics)
+    metrics = list(dict.fromkeys(list(charts.DEVICE_METRICS) + list(sm.params.metrics or [])))
+    table = charts.device_figures_table(tables.read_aggregated(sm.input[0]), metrics=metrics)
     table.to_csv(sm.output.table, index=False)
     charts.save(charts.device_figures(table, sm.params.labels), sm.output.svg, sm.output.html)
 

@@ -1,4 +1,7 @@
 """Tests of benchcast.charts: every chart of the report drawn from the paper study, saved as SVG."""
+import json
+
+import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, charts
@@ -132,3 +135,28 @@ def test_scatter_charts_zoom_and_pan(paper_analysis):
                   charts.fig4_data_size(a["agg"], a["predictions"], a["points"], FOCUS),
                   charts.heldout(a["chosen_folds"])):
         assert '"bind": "scales"' in json.dumps(chart.to_dict())
+
+
+def test_device_figures_latency_iops_and_queue_depth(tmp_path):
+    """Mean and tail latency, IOPS and bandwidth against block size and, where it varies, queue
+    depth; latencies drawn in seconds (SI prefixes), devices by their full labels; lines capped."""
+    rows = []
+    for dev in ("a", "b"):
+        for bs in (4096, 65536):
+            for qd in (1, 8):
+                for metric, unit, v in (("lat_mean", "us", 100.0), ("clat_p99", "us", 300.0),
+                                        ("clat_p99.9", "us", 900.0), ("iops", "ops/s", 5e4), ("bw", "B/s", 2e8),
+                                        ("lat_p50", "us", 80.0)):
+                    rows.append(dict(benchmark="fio", device=dev, engine="libaio", workload="randread",
+                                     block_size=bs, threads=qd, op="read", metric=metric, unit=unit,
+                                     value=v * qd, n=3, k=0, std=1.0, cv=0.01, min=v * qd * 0.9, max=v * qd * 1.1))
+    table = charts.device_figures_table(pd.DataFrame(rows))
+    assert set(table["metric"]) == {"lat_mean", "clat_p99", "clat_p99.9", "iops", "bw"}  # no p50
+    chart = charts.device_figures(table, {"a": "Device A (NVMe, ext4, a long label)"})
+    spec = chart.to_dict()
+    assert len(spec["vconcat"]) == 2  # by block size, by queue depth
+    text = svg(chart, tmp_path, "devfigs")
+    assert "Device A (NVMe, ext4, a long label)" in text and "queue depth" in text
+    assert "latency (s)" in text and "rate (IOPS)" in text and "100µ" in text and "p99.9" in text
+    capped = charts.device_figures(table, max_points=10).to_dict()
+    assert "not drawn" in json.dumps(capped)

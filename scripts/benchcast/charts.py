@@ -199,47 +199,112 @@ def heatmap_best_r2(best: pd.DataFrame) -> alt.Chart:
     return (rect + text).properties(width=260, height=140).facet(facet=alt.Facet("panel:N", title=None), columns=2)
 
 
-def device_figures_table(agg: pd.DataFrame, benchmark: str = "fio", metrics=("lat_mean", "bw")) -> pd.DataFrame:
+#: The device figures the report draws: mean and tail latency (fio's total latency mean; completion
+#: latency percentiles, or total latency percentiles of a sync op), IOPS and bandwidth.
+DEVICE_METRICS = ("lat_mean", "clat_p99", "clat_p99.9", "lat_p99", "lat_p99.9", "iops", "bw")
+#: Panel (column) of each metric: latencies share one, drawn in seconds so the axis reads 150µ, 2m
+#: (names in the columns' order: Vega-Lite misplaces panels sorted otherwise under independent scales).
+FIGURE_GROUPS = {"iops": "rate (IOPS)", "bw": "throughput (B/s)"}
+LATENCY = "latency (s)"
+#: The statistic a line shows (its dash): fio's completion-latency percentiles (clat_*) or, of a
+#: sync op, total-latency percentiles (lat_*); IOPS and bandwidth are means.
+STATISTICS = {"clat_p99": "p99", "lat_p99": "p99", "clat_p99.9": "p99.9", "lat_p99.9": "p99.9"}
+DASHES = {"mean": [1, 0], "p99": [6, 3], "p99.9": [2, 2]}
+TO_BASE = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
+#: At most this many points per chart (one line = device x rw x op x metric x queue depth): a study
+#: of thousands of cells keeps its interactive page small; the table keeps every figure.
+MAX_FIGURE_POINTS = 4000
+
+
+def device_figures_table(agg: pd.DataFrame, benchmark: str = "fio", metrics=DEVICE_METRICS) -> pd.DataFrame:
     """The device figures (trimmed means with their repeat spread), one row per device x rw x bs x
     queue depth (threads: iodepth x numjobs) x op x metric: what the report shows of the devices."""
     df = agg[(agg["benchmark"] == benchmark) & agg["metric"].isin(list(metrics))]
     cols = ["device", "engine", "workload", "block_size", "threads", "op", "metric", "unit", "value", "n", "k",
             "std", "cv", "min", "max"]
-    return df[cols].sort_values(["metric", "workload", "device", "block_size", "threads"],
-                                kind="mergesort").reset_index(drop=True)
+    return df[[c for c in cols if c in df.columns]].sort_values(
+        ["metric", "workload", "device", "block_size", "threads"], kind="mergesort").reset_index(drop=True)
 
 
-def _figure_panels(df: pd.DataFrame, x: alt.X, panel: str) -> alt.FacetChart:
-    # SI prefixes on the axis (10G, not 10,000,000,000; the unit is in the panel's title)
-    y = alt.Y("value:Q", title=None, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
-    base = alt.Chart(df).encode(x=x, color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0)))
+def _cap_lines(df: pd.DataFrame, line: list, cap: int) -> tuple[pd.DataFrame, int]:
+    """At most ``cap`` rows, whole lines kept (every ``k``-th line, in a stable order); the number of
+    lines left out."""
+    if len(df) <= cap:
+        return df, 0
+    ids = df.groupby(line, sort=True).ngroup()
+    n = int(ids.max()) + 1
+    keep = max(1, int(n * cap / len(df)))
+    step = n / keep
+    chosen = set(int(i * step) for i in range(keep))
+    return df[ids.isin(chosen)], n - len(chosen)
+
+
+def _ticks(values: pd.Series, most: int = 12) -> list:
+    """Axis ticks at the measured values (block sizes, queue depths), at most ``most`` of them."""
+    vals = sorted(float(v) for v in values.unique())
+    step = max(1, -(-len(vals) // most))
+    return vals[::step]
+
+
+def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str) -> alt.FacetChart:
+    """One row of panels per rw/op (``row``), one column per figure group (latency, IOPS,
+    bandwidth); latency lines: solid mean, dashed p99, dotted p99.9."""
+    # SI prefixes on the axis (10G, 150µ: not 10,000,000,000; the unit is in the column's title)
+    y = alt.Y("y:Q", title=None, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    stats = [s for s in DASHES if s in set(df["statistic"])]
+    base = alt.Chart(df).encode(
+        x=x,
+        color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3)),
+        strokeDash=alt.StrokeDash("statistic:N", title="statistic", sort=stats,
+                                  scale=alt.Scale(domain=stats, range=[DASHES[s] for s in stats]),
+                                  legend=alt.Legend(symbolType="stroke")),
+        detail="line:N",
+    )
     line = base.mark_line(point=True).encode(
-        y=y, tooltip=["label", "workload", "bs_kib", "threads", "metric", "value", "n", "cv"])
-    band = base.mark_errorbar(ticks=True).encode(y=alt.Y("min:Q", title=None), y2="max:Q")
-    return (band + line).properties(width=260, height=180).facet(
-        facet=alt.Facet(f"{panel}:N", title=None), columns=2
-    ).resolve_scale(y="independent")
+        y=y, tooltip=["label", "engine", "workload", "op", "bs_kib", "threads", "metric", "value", "unit", "n", "cv"])
+    band = base.mark_errorbar(ticks=True).encode(y=alt.Y("ymin:Q", title=None), y2="ymax:Q")
+    return (band + line).properties(width=240, height=170).facet(
+        row=alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
+        column=alt.Column("group:N", title=None),
+    ).resolve_scale(y="independent").properties(title=title)
 
 
-def device_figures(table: pd.DataFrame, labels=None) -> alt.Chart:
-    """Latency and bandwidth by block size per device (at the lowest queue depth each device was
-    measured at), with the spread of the repeats (min-max); where the queue depth varies, also by
-    queue depth (iodepth x numjobs) per block size."""
+def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_POINTS) -> alt.Chart:
+    """Latency (mean, p99, p99.9 where recorded), IOPS and bandwidth by block size per device (at the
+    lowest queue depth each device was measured at), with the spread of the repeats (min-max); where
+    the queue depth varies, also by queue depth (iodepth x numjobs) per block size. Latencies are drawn
+    in seconds (SI prefixes: 150µ), device labels in full; at most ``max_points`` points per chart."""
     if table.empty:
         raise BenchcastError("device figures: no fio records in the study")
     df = table.copy()
     df["label"] = [_label(labels, d) for d in df["device"]]
     df["bs_kib"] = df["block_size"] / 1024
-    df["panel"] = df["workload"] + " " + df["op"] + ": " + df["metric"] + " (" + df["unit"] + ")"
-    lowest = df.groupby(["device", "workload", "op", "metric"])["threads"].transform("min")
-    by_bs = _figure_panels(df[df["threads"] == lowest],
-                           alt.X("bs_kib:Q", title="block size (KiB)", scale=alt.Scale(type="log", base=2)), "panel")
-    if df["threads"].nunique() < 2:
+    scale = df["unit"].map(TO_BASE).where(~df["metric"].isin(list(FIGURE_GROUPS)), 1.0).fillna(1.0)
+    for col, src in (("y", "value"), ("ymin", "min"), ("ymax", "max")):
+        df[col] = (df[src] if src in df else df["value"]) * scale
+    df["group"] = df["metric"].map(FIGURE_GROUPS).fillna(LATENCY)
+    df["statistic"] = df["metric"].map(STATISTICS).fillna("mean")
+    df["rw"] = df["workload"] + " " + df["op"]
+    if df["engine"].nunique() > 1:
+        df["rw"] += " (" + df["engine"] + ")"
+    df["line"] = df["device"] + "|" + df["engine"] + "|" + df["workload"] + "|" + df["op"] + "|" + df["metric"]
+    lowest = df.groupby(["device", "engine", "workload", "op", "metric"])["threads"].transform("min")
+    bs = df[df["threads"] == lowest]
+    bs, left = _cap_lines(bs, ["line"], max_points)
+    title = "by block size" + (f" ({left} lines of {left + bs['line'].nunique()} not drawn)" if left else "")
+    by_bs = _figure_panels(bs, alt.X("bs_kib:Q", title="block size (KiB)", scale=alt.Scale(type="log", base=2),
+                                     axis=alt.Axis(values=_ticks(bs["bs_kib"]))), "rw", title)
+    q = df[df.groupby(["device", "engine", "workload", "block_size", "op", "metric"])["threads"]
+           .transform("nunique") > 1].copy()
+    if q.empty:
         return by_bs
-    q = df[df.groupby(["device", "workload", "block_size", "op", "metric"])["threads"].transform("nunique") > 1].copy()
-    q["qd_panel"] = q["panel"] + ", " + q["bs_kib"].map(lambda k: f"{k:g} KiB")
+    q["rw_bs"] = q["rw"] + ", " + q["bs_kib"].map(lambda k: f"{k:g} KiB")
+    q["line"] = q["line"] + "|" + q["bs_kib"].astype(str)
+    q, left = _cap_lines(q, ["line"], max_points)
+    title = "by queue depth" + (f" ({left} lines of {left + q['line'].nunique()} not drawn)" if left else "")
     by_qd = _figure_panels(q, alt.X("threads:Q", title="queue depth (iodepth x numjobs)",
-                                    scale=alt.Scale(type="log", base=2)), "qd_panel")
+                                    scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=_ticks(q["threads"]))),
+                           "rw_bs", title)
     return alt.vconcat(by_bs, by_qd)
 
 
