@@ -19,6 +19,7 @@ include: "rules/ycsb.smk"
 include: "rules/ooc.smk"
 include: "rules/analysis.smk"
 include: "rules/report.smk"
+include: "rules/compare.smk"
 
 
 onstart:

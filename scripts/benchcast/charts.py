@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import BenchcastError
 from .tables import focus_size, select
+from .units import size_label
 
 MEASURED = "measured"
 TARGET = "hypothetical"
@@ -448,3 +449,55 @@ def app_overview(table: pd.DataFrame, labels=None) -> alt.Chart:
             column=alt.Column("workload:N", title=None),
         ).resolve_scale(y="independent").properties(title=f"{bench} / {engine}"))
     return alt.vconcat(*blocks)
+
+
+def _size(nbytes) -> str:
+    """64K, 1G (binary, as fio writes them) or 4MB, 1.5GB (decimal)."""
+    n = int(nbytes)
+    if n % 1024 == 0:
+        return size_label(n)
+    for suffix, mult in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= mult:
+            return f"{n / mult:.4g}{suffix}"
+    return f"{n}B"
+
+
+def compare(cells: pd.DataFrame, names=("a", "b"), labels=None, max_cells: int = 100) -> alt.Chart:
+    """Per cell (:func:`benchcast.tables.compare_cells`), the ratio b / a of the trimmed means on a
+    log axis (1 = unchanged), b's slowest-fastest run over a's mean as a bar, a's own spread around 1
+    as a grey band; the ``max_cells`` cells furthest from 1 (the table has them all)."""
+    a, b = names
+    if cells.empty:
+        return placeholder(f"No cell measured in both {a} and {b}.")
+    df = cells[cells["ratio"] > 0].head(max_cells).copy()
+    if df.empty:
+        return placeholder(f"No cell with a positive ratio {b} / {a}.")
+    df["label"] = [_label(labels, d) for d in df["device"]]
+    size = df["data_size"].map(lambda v: f" size {_size(v)}" if v else "")
+    bs = df["block_size"].map(lambda v: f" bs {_size(v)}" if v else "")
+    df["cell"] = (df["label"] + ": " + df["benchmark"] + " " + df["engine"] + " " + df["workload"] + bs
+                  + " x" + df["threads"].astype(str) + size + " " + df["op"] + " " + df["metric"])
+    df["changed"] = np.where(df["outside_spread"].astype(bool), "outside both spreads", "within spread")
+    lo = float(np.nanmin(df[["ratio", "a_range_lo", "b_range_lo"]].where(lambda x: x > 0).to_numpy()))
+    hi = float(np.nanmax(df[["ratio", "a_range_hi", "b_range_hi"]].to_numpy()))
+    scale = alt.Scale(type="log", domain=[min(lo, 1.0) * 0.9, max(hi, 1.0) * 1.1], clamp=True)
+    order = list(df["cell"])
+    y = alt.Y("cell:N", title=None, sort=order, axis=alt.Axis(labelLimit=0))
+    x = alt.X("ratio:Q", title=f"{b} / {a} (trimmed means; 1 = unchanged)", scale=scale)
+    color = alt.Color("changed:N", title=None, scale=alt.Scale(
+        domain=["outside both spreads", "within spread"], range=["#e45756", "#4c78a8"]))
+    base = alt.Chart(df)
+    band = base.mark_bar(color="lightgray", height=10).encode(
+        y=y, x=alt.X("a_range_lo:Q", scale=scale), x2="a_range_hi:Q")
+    bars = base.mark_rule(strokeWidth=2).encode(
+        y=y, x=alt.X("b_range_lo:Q", scale=scale), x2="b_range_hi:Q", color=color)
+    pts = base.mark_point(filled=True, size=50).encode(
+        y=y, x=x, color=color,
+        tooltip=["cell", "unit", "value_a", "value_b", "ratio", "n_a", "n_b", "cv_a", "cv_b", "min_a", "max_a",
+                 "min_b", "max_b"],
+    )
+    one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(color="gray", strokeDash=[4, 3]).encode(
+        x=alt.X("x:Q", scale=scale))
+    shown = f"the {len(df)} cells furthest from 1 of {len(cells)}" if len(cells) > len(df) else f"{len(df)} cells"
+    title = f"{b} / {a}: {shown} (grey: {a}'s spread; bar: {b}'s runs over {a}'s mean)"
+    return (band + one + bars + pts).properties(width=420, height=alt.Step(14), title=title)

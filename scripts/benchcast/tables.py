@@ -296,3 +296,57 @@ def inventory(recs: pd.DataFrame) -> pd.DataFrame:
     rank = {item: i for i, item in enumerate(order)}
     return out.assign(_r=out["item"].map(rank)).sort_values(["_r", "devices"], kind="mergesort").drop(
         columns="_r").reset_index(drop=True)
+
+
+#: The columns that name one cell across two result trees (no study or source: the same cell of two
+#: studies, or of two runs of one, has the same key).
+COMPARE_KEY = ["benchmark", "engine", "workload", "block_size", "threads", "data_size", "op", "metric", "unit",
+               "device"]
+COMPARE_SPREAD = ["value", "n", "cv", "min", "max"]
+
+
+def compare_cells(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """Two aggregated tables side by side, one row per cell both have (:data:`COMPARE_KEY`; a key a
+    side holds more than once, under several sources, is paired in source order): each side's
+    trimmed mean, runs, CV, fastest and slowest run (``*_a``, ``*_b``), ``ratio`` = value_b / value_a,
+    ``b_range_lo``/``b_range_hi`` = b's slowest/fastest run over a's value, ``a_range_lo``/
+    ``a_range_hi`` = a's own spread over its value, and ``outside_spread``: the two sides' ranges
+    of runs do not overlap. Sorted by how far the ratio is from 1 (log scale), largest first."""
+    def side(df, tag):
+        df = df.copy()
+        for c in COMPARE_SPREAD:
+            if c not in df.columns:
+                df[c] = df["value"] if c in ("min", "max") else np.nan
+        df = df.sort_values(COMPARE_KEY + ["source"], kind="mergesort")
+        df["pair"] = df.groupby(COMPARE_KEY, sort=False).cumcount()
+        cols = COMPARE_KEY + ["pair"] + [c for c in ["study", "source"] if c in df.columns] + COMPARE_SPREAD
+        return df[cols].rename(columns={c: f"{c}_{tag}" for c in ["study", "source"] + COMPARE_SPREAD})
+
+    out = side(a, "a").merge(side(b, "b"), on=COMPARE_KEY + ["pair"], how="inner").drop(columns="pair")
+    va = out["value_a"].astype(float).where(out["value_a"] != 0)
+    out["ratio"] = out["value_b"] / va
+    out["a_range_lo"], out["a_range_hi"] = out["min_a"] / va, out["max_a"] / va
+    out["b_range_lo"], out["b_range_hi"] = out["min_b"] / va, out["max_b"] / va
+    out["outside_spread"] = (out["min_b"] > out["max_a"]) | (out["max_b"] < out["min_a"])
+    dist = np.abs(np.log(out["ratio"].where(out["ratio"] > 0)))
+    return out.assign(_d=dist.fillna(-1.0)).sort_values(
+        ["_d"] + COMPARE_KEY, ascending=[False] + [True] * len(COMPARE_KEY), kind="mergesort"
+    ).drop(columns="_d").reset_index(drop=True)
+
+
+def compare_summary(a: pd.DataFrame, b: pd.DataFrame, cells: pd.DataFrame) -> dict:
+    """How many cells each side has, how many both have, and how many changed beyond the spread."""
+    keys = lambda df: set(map(tuple, df[COMPARE_KEY].astype(str).to_numpy()))  # noqa: E731
+    ka, kb = keys(a), keys(b)
+    return {"cells_a": len(ka), "cells_b": len(kb), "both": len(ka & kb), "only_a": len(ka - kb),
+            "only_b": len(kb - ka), "outside_spread": int(cells["outside_spread"].sum())}
+
+
+def aggregated_path(path) -> str:
+    """The absolute path of an aggregated table given as a file or as a folder holding
+    ``aggregated.csv`` (a study's ``results/<study>``): absolute, so that it matches no rule's output
+    and a comparison never plans what made it."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        path = path / "aggregated.csv"
+    return str(path.resolve())

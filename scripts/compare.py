@@ -1,0 +1,16 @@
+"""Rule script: two aggregated tables side by side, per cell: the ratio table and its chart."""
+import logging
+
+from benchcast import charts, smk, tables
+
+
+def main(sm):
+    a, b = tables.read_aggregated(sm.input.a), tables.read_aggregated(sm.input.b)
+    cells = tables.compare_cells(a, b)
+    logging.getLogger("benchcast").info("compare %s", tables.compare_summary(a, b, cells))
+    cells.to_csv(sm.output.table, index=False)
+    chart = charts.compare(cells, tuple(sm.params.names), max_cells=sm.params.max_cells)
+    charts.save(chart, sm.output.svg, sm.output.html)
+
+
+smk.run(main, snakemake)  # noqa: F821

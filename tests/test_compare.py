@@ -1,0 +1,71 @@
+"""The compare target: two aggregated tables side by side (ratio and each side's spread, computed by
+hand on a small synthetic pair), and a dry run that plans the compare rules alone, whatever the
+rest of the workflow would measure."""
+import math
+
+import pandas as pd
+import pytest
+
+from benchcast import charts, tables
+from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
+
+KEY = dict(benchmark="fio", engine="psync", workload="randread", block_size=4096, threads=1, data_size=0,
+           op="read", unit="us")
+
+
+def agg(study, rows):
+    return pd.DataFrame([dict(study=study, source="fio:fio", **KEY, **r) for r in rows])
+
+
+A = agg("old", [
+    dict(device="disk", metric="lat_mean", value=100.0, n=3, k=0, cv=0.05, min=95.0, max=105.0),
+    dict(device="disk", metric="clat_p99", value=200.0, n=3, k=0, cv=0.10, min=180.0, max=220.0),
+    dict(device="dram", metric="lat_mean", value=2.0, n=3, k=0, cv=0.0, min=2.0, max=2.0),  # a only
+])
+B = agg("new", [
+    dict(device="disk", metric="lat_mean", value=150.0, n=5, k=1, cv=0.02, min=140.0, max=160.0),
+    dict(device="disk", metric="clat_p99", value=210.0, n=3, k=0, cv=0.08, min=190.0, max=230.0),
+    dict(device="zram", metric="lat_mean", value=9.0, n=3, k=0, cv=0.1, min=8.0, max=10.0),  # b only
+])
+
+
+def test_compare_cells_by_hand(tmp_path):
+    cells = tables.compare_cells(A, B)
+    assert len(cells) == 2  # the cells both sides have
+    first, second = cells.iloc[0], cells.iloc[1]  # furthest from 1 first
+    assert first["metric"] == "lat_mean" and first["ratio"] == pytest.approx(1.5)
+    assert (first["study_a"], first["study_b"]) == ("old", "new")
+    assert (first["n_a"], first["n_b"], first["cv_a"], first["cv_b"]) == (3, 5, 0.05, 0.02)
+    assert (first["min_a"], first["max_a"], first["min_b"], first["max_b"]) == (95.0, 105.0, 140.0, 160.0)
+    assert first["a_range_lo"] == pytest.approx(0.95) and first["a_range_hi"] == pytest.approx(1.05)
+    assert first["b_range_lo"] == pytest.approx(1.4) and first["b_range_hi"] == pytest.approx(1.6)
+    assert bool(first["outside_spread"])  # 140-160 does not meet 95-105
+    assert second["metric"] == "clat_p99" and second["ratio"] == pytest.approx(1.05)
+    assert second["b_range_lo"] == pytest.approx(0.95) and second["b_range_hi"] == pytest.approx(1.15)
+    assert not bool(second["outside_spread"])  # 190-230 meets 180-220
+    assert abs(math.log(first["ratio"])) > abs(math.log(second["ratio"]))
+    summary = tables.compare_summary(A, B, cells)
+    assert summary == {"cells_a": 3, "cells_b": 3, "both": 2, "only_a": 1, "only_b": 1, "outside_spread": 1}
+    path = tmp_path / "ratios.svg"
+    charts.save(charts.compare(cells, ("old kernel", "new kernel")), path)
+    text = path.read_text()
+    assert "new kernel / old kernel" in text and "outside both spreads" in text
+    assert "disk: fio psync randread bs 4K x1 read lat_mean" in text
+    assert "No cell" in str(charts.compare(cells.iloc[:0]).to_dict())
+
+
+def test_compare_target_plans_only_compare(tmp_path):
+    wd = copy_workflow(tmp_path / "wf")
+    (tmp_path / "old").mkdir()
+    A.to_csv(tmp_path / "old" / "aggregated.csv", index=False)
+    # b: this tree's own (not yet built) study result, written by hand: nothing upstream may be planned
+    (wd / "results" / "local").mkdir(parents=True)
+    B.assign(study="local").to_csv(wd / "results" / "local" / "aggregated.csv", index=False)
+    edit_config(wd, lambda c: c.update(compare={"kernel": {"a": str(tmp_path / "old"), "b": "results/local",
+                                                           "names": ["old", "new"]}}))
+    assert planned_jobs(wd, "compare") == {"compare_cells": 1, "compare": 1}
+    assert "compare_cells" not in planned_jobs(wd)  # rule all never builds it
+    snakemake(wd, "compare")
+    out = pd.read_csv(wd / "results" / "compare" / "kernel" / "ratios.csv")
+    assert list(out["ratio"].round(2)) == [1.5, 1.05]
+    assert (wd / "results" / "compare" / "kernel" / "ratios.html").stat().st_size > 100_000
