@@ -8,7 +8,7 @@ def main(sm):
     labels = sm.params.labels
     label = table["device"].map(labels).fillna(table["device"])
     table.insert(table.columns.get_loc("device") + 1, "device_label", label)
-    table.to_csv(sm.output.table, index=False)
+    tables.write_report_table(table, sm.output.table)
     charts.save(charts.app_overview(table, labels), sm.output.svg, sm.output.html)
 
 

@@ -5,7 +5,7 @@ from benchcast import charts, smk, tables
 def main(sm):
     metrics = list(dict.fromkeys(list(charts.DEVICE_METRICS) + list(sm.params.metrics or [])))
     table = charts.device_figures_table(tables.read_aggregated(sm.input[0]), metrics=metrics)
-    table.to_csv(sm.output.table, index=False)
+    tables.write_report_table(table, sm.output.table)
     charts.save(charts.device_figures(table, sm.params.labels), sm.output.svg, sm.output.html)
 
 

@@ -5,7 +5,7 @@ from benchcast import charts, smk, tables
 def main(sm):
     agg = tables.read_aggregated(sm.input[0])
     table = tables.noisy_cells(agg, sm.params.threshold)
-    table.to_csv(sm.output.table, index=False)
+    tables.write_report_table(table, sm.output.table)
     chart = charts.noise(table, sm.params.threshold, int((agg["n"] >= 2).sum()), sm.params.labels)
     charts.save(chart, sm.output.svg, sm.output.html)
 

@@ -160,3 +160,21 @@ def test_device_figures_latency_iops_and_queue_depth(tmp_path):
     assert "latency (s)" in text and "rate (IOPS)" in text and "100µ" in text and "p99.9" in text
     capped = charts.device_figures(table, max_points=10).to_dict()
     assert "not drawn" in json.dumps(capped)
+
+
+def test_large_tables_are_capped_in_the_charts():
+    """Noise draws the noisiest cells, the overview every k-th data size, both within the cap, and
+    the pages embed only the columns they use, floats to 4 significant digits."""
+    rows = [dict(source="s", device=f"d{d}", benchmark="ycsb", engine="rocksdb", workload="w", block_size=0,
+                 threads=1, data_size=(s + 1) * 1_000_000, op="read", metric="lat_mean", unit="us",
+                 value=100.0 + s + 1 / 3, n=3, cv=0.2 + s / 1000, min=90.0, max=110.0)
+            for d in range(10) for s in range(60)]
+    table = pd.DataFrame(rows)
+    spec = json.dumps(charts.noise(table, 0.1, 600, max_points=50).to_dict())
+    assert "the 50 noisiest drawn" in spec and '"cv": 0.255' in spec and '"cv": 0.254' not in spec
+    spec = charts.app_overview(table, max_points=100).to_dict()
+    text = json.dumps(spec)
+    assert "data sizes drawn" in text and '"source"' not in text
+    values = [r for d in spec["datasets"].values() for r in d]
+    assert len(values) <= 100 + 10 and {r["data_size"] for r in values} >= {1_000_000, 60_000_000}
+    assert charts.compact(pd.DataFrame({"x": [1 / 3], "y": ["a"]}), ["x"]).to_dict("list") == {"x": [0.3333]}

@@ -69,3 +69,31 @@ def test_compare_target_plans_only_compare(tmp_path):
     out = pd.read_csv(wd / "results" / "compare" / "kernel" / "ratios.csv")
     assert list(out["ratio"].round(2)) == [1.5, 1.05]
     assert (wd / "results" / "compare" / "kernel" / "ratios.html").stat().st_size > 100_000
+
+
+@pytest.mark.skipif(__import__("browser_util").missing() is not None, reason="no headless Chromium")
+def test_compare_and_device_figure_pages_render_in_chromium(tmp_path):
+    """The interactive pages of the compare chart and of device figures over block size and queue
+    depth draw in headless Chromium with no console error."""
+    from browser_util import Browser
+    from test_browser import render
+
+    figs = []
+    for qd in (1, 4):
+        for bs in (4096, 65536):
+            for metric, unit, v in (("lat_mean", "us", 100.0), ("clat_p99", "us", 400.0), ("iops", "ops/s", 1e4),
+                                    ("bw", "B/s", 4e7)):
+                figs.append(dict(benchmark="fio", device="disk", engine="psync", workload="randread",
+                                 block_size=bs, threads=qd, op="read", metric=metric, unit=unit, value=v * qd,
+                                 n=3, k=0, std=1.0, cv=0.01, min=v * qd * 0.9, max=v * qd * 1.1))
+    pages = {"compare": charts.compare(tables.compare_cells(A, B), ("old", "new")),
+             "device_figures_qd": charts.device_figures(charts.device_figures_table(pd.DataFrame(figs)))}
+    browser = Browser()
+    try:
+        for name, chart in pages.items():
+            path = tmp_path / f"{name}.html"
+            charts.save(chart, path)
+            got = render(browser, path)
+            assert got["state"] == "rendered" and got["errors"] == [] and got["drawn"] > 10, (name, got)
+    finally:
+        browser.close()

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError
-from .tables import focus_size, select
+from . import tables
+from .tables import APP_COLUMNS, focus_size, select
 from .units import size_label
 
 MEASURED = "measured"
@@ -89,6 +90,16 @@ def save(chart: alt.TopLevelMixin, *paths) -> None:
             path.write_text(to_html(chart, path.stem))
         else:
             chart.save(str(path), format=fmt)
+
+
+def compact(df: pd.DataFrame, columns) -> pd.DataFrame:
+    """Only ``columns`` (those present) of ``df``, floats to 4 significant digits: what an
+    interactive page embeds of a large table (a chart shows no more; the CSV beside it has it all)."""
+    out = df[[c for c in dict.fromkeys(columns) if c in df.columns]].copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = [float(f"{v:.4g}") if np.isfinite(v) else v for v in out[c].to_numpy()]
+    return out
 
 
 def placeholder(message: str) -> alt.Chart:
@@ -181,7 +192,7 @@ def fig4_data_size(agg, pred, points, focus, labels=None) -> alt.LayerChart:
 
 def heatmap_best_r2(best: pd.DataFrame) -> alt.Chart:
     """Best R^2 by workload x data size, one panel per engine and op."""
-    df = best.copy()
+    df = compact(best, ["engine", "workload", "data_size", "op", "metric", "feature", "r2"])
     df["gb"] = (df["data_size"] / 1e9).map(lambda v: f"{v:g}")
     df["panel"] = df["engine"].astype(str) + " / " + df["op"].astype(str) + " " + df["metric"].astype(str)
     order = [f"{v:g}" for v in sorted(df["data_size"].unique() / 1e9)]
@@ -240,6 +251,11 @@ def _cap_lines(df: pd.DataFrame, line: list, cap: int) -> tuple[pd.DataFrame, in
     return df[ids.isin(chosen)], n - len(chosen)
 
 
+#: What a device-figures chart embeds of each point (drawn or in its tooltip).
+FIGURE_COLUMNS = ["label", "engine", "workload", "op", "bs_kib", "threads", "metric", "value", "unit", "n", "cv",
+                  "y", "ymin", "ymax", "group", "statistic", "line"]
+
+
 def _ticks(values: pd.Series, most: int = 12) -> list:
     """Axis ticks at the measured values (block sizes, queue depths), at most ``most`` of them."""
     vals = sorted(float(v) for v in values.unique())
@@ -292,6 +308,8 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
     lowest = df.groupby(["device", "engine", "workload", "op", "metric"])["threads"].transform("min")
     bs = df[df["threads"] == lowest]
     bs, left = _cap_lines(bs, ["line"], max_points)
+    bs["line"] = bs.groupby("line", sort=False).ngroup()  # a number per line: shorter than its name
+    bs = compact(bs, FIGURE_COLUMNS + ["rw"])
     title = "by block size" + (f" ({left} lines of {left + bs['line'].nunique()} not drawn)" if left else "")
     by_bs = _figure_panels(bs, alt.X("bs_kib:Q", title="block size (KiB)", scale=alt.Scale(type="log", base=2),
                                      axis=alt.Axis(values=_ticks(bs["bs_kib"]))), "rw", title)
@@ -302,6 +320,8 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
     q["rw_bs"] = q["rw"] + ", " + q["bs_kib"].map(lambda k: f"{k:g} KiB")
     q["line"] = q["line"] + "|" + q["bs_kib"].astype(str)
     q, left = _cap_lines(q, ["line"], max_points)
+    q["line"] = q.groupby("line", sort=False).ngroup()
+    q = compact(q, FIGURE_COLUMNS + ["rw_bs"])
     title = "by queue depth" + (f" ({left} lines of {left + q['line'].nunique()} not drawn)" if left else "")
     by_qd = _figure_panels(q, alt.X("threads:Q", title="queue depth (iodepth x numjobs)",
                                     scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=_ticks(q["threads"]))),
@@ -397,13 +417,17 @@ def ooc_relative(table: pd.DataFrame, labels=None) -> alt.Chart:
     )
 
 
-def noise(table: pd.DataFrame, threshold: float, repeated: int, labels=None) -> alt.Chart:
+def noise(table: pd.DataFrame, threshold: float, repeated: int, labels=None,
+          max_points: int = MAX_FIGURE_POINTS) -> alt.Chart:
     """The noisy cells (:func:`benchcast.tables.noisy_cells`): the CV of each, per device, one row
-    per benchmark, the threshold marked; ``repeated``: how many cells were run more than once."""
+    per benchmark, the threshold marked; ``repeated``: how many cells were run more than once. At
+    most ``max_points`` cells are drawn, the noisiest (the table has them all)."""
     title = f"{len(table)} of {repeated} cells run more than once spread above CV {threshold:.0%}"
     if table.empty:
         return placeholder(title + ".")
-    df = table.copy()
+    if len(table) > max_points:
+        title += f" (the {max_points} noisiest drawn)"
+    df = compact(table.sort_values("cv", ascending=False, kind="mergesort").head(max_points), tables.NOISE_COLUMNS)
     df["label"] = [_label(labels, d) for d in df["device"]]
     df["cell"] = (df["engine"].astype(str) + " " + df["workload"].astype(str) + " bs " + df["block_size"].astype(str)
                   + " x" + df["threads"].astype(str) + " size " + df["data_size"].astype(str))
@@ -421,13 +445,26 @@ def noise(table: pd.DataFrame, threshold: float, repeated: int, labels=None) -> 
     ).resolve_scale(y="independent").properties(title=title)
 
 
-def app_overview(table: pd.DataFrame, labels=None) -> alt.Chart:
+def _thin_sizes(df: pd.DataFrame, max_points: int) -> tuple[pd.DataFrame, str]:
+    """At most about ``max_points`` rows: every k-th data size (the smallest and the largest kept),
+    so that every line keeps its shape; a note of what was left out."""
+    sizes = np.sort(df["data_size"].unique())
+    if len(df) <= max_points or len(sizes) < 3:
+        return df, ""
+    step = int(np.ceil(len(df) / max_points))
+    keep = set(sizes[::step]) | {sizes[-1]}
+    return df[df["data_size"].isin(keep)], f" ({len(keep)} of {len(sizes)} data sizes drawn)"
+
+
+def app_overview(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_POINTS) -> alt.Chart:
     """The application results (:func:`benchcast.tables.app_overview`), one block per benchmark and
     engine: a panel per op and metric (rows) and workload (columns), the result over data size per
-    device on log axes, the repeats' fastest-slowest run as a bar."""
+    device on log axes, the repeats' fastest-slowest run as a bar. Beyond ``max_points`` points in
+    all, every k-th data size is drawn (the table has them all)."""
     if table.empty:
         return placeholder("No application results in this study (fio figures only).")
-    df = table.copy()
+    df, note = _thin_sizes(table, max_points)
+    df = compact(df, APP_COLUMNS)
     df["label"] = [_label(labels, d) for d in df["device"]]
     df["figure"] = df["op"] + " " + df["metric"] + " (" + df["unit"] + ")"
     # the legend on top: the panels are wide, a legend at the right leaves the view of a narrow window
@@ -447,7 +484,7 @@ def app_overview(table: pd.DataFrame, labels=None) -> alt.Chart:
             # when the y scales are independent): throughput, then per op mean, p95, p99 latency
             row=alt.Row("figure:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
             column=alt.Column("workload:N", title=None),
-        ).resolve_scale(y="independent").properties(title=f"{bench} / {engine}"))
+        ).resolve_scale(y="independent").properties(title=f"{bench} / {engine}{note}"))
     return alt.vconcat(*blocks)
 
 

@@ -37,6 +37,16 @@ def read_table(path, required=()) -> pd.DataFrame:
     return df
 
 
+#: Report tables keep 6 significant digits (a large study's tables are embedded in the report;
+#: aggregated.csv keeps every digit).
+REPORT_FLOAT_FORMAT = "%.6g"
+
+
+def write_report_table(df: pd.DataFrame, path) -> None:
+    """Write a report table as CSV, floats to 6 significant digits."""
+    df.to_csv(path, index=False, float_format=REPORT_FLOAT_FORMAT)
+
+
 def read_aggregated(path) -> pd.DataFrame:
     return read_table(path, records.KEY_COLUMNS + ["value", "n"])
 
