@@ -142,3 +142,10 @@ def test_inventory_lists_machine_software_and_devices_once_per_value():
     other = tables.inventory(recs)
     assert other.loc[other["item"] == "other_swap", ["scope", "value", "devices"]].values.tolist() == [
         ["device", "/swapfile", "a"]]
+
+
+def test_write_report_table_keeps_six_significant_digits(tmp_path):
+    df = pd.DataFrame({"device": ["a", "b", "c"], "bw": [22355051.3, 1 / 3, np.nan], "n": [3, 3, 1]})
+    tables.write_report_table(df, tmp_path / "t.csv")
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert lines == ["device,bw,n", "a,22355100.0,3", "b,0.333333,3", "c,,1"]

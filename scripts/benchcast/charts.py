@@ -225,7 +225,7 @@ DASHES = {"mean": [1, 0], "p99": [6, 3], "p99.9": [2, 2]}
 TO_BASE = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
 #: At most this many points per chart (one line = device x rw x op x metric x queue depth): a study
 #: of thousands of cells keeps its interactive page small; the table keeps every figure.
-MAX_FIGURE_POINTS = 4000
+MAX_FIGURE_POINTS = 3000
 
 
 def device_figures_table(agg: pd.DataFrame, benchmark: str = "fio", metrics=DEVICE_METRICS) -> pd.DataFrame:

@@ -37,14 +37,21 @@ def read_table(path, required=()) -> pd.DataFrame:
     return df
 
 
-#: Report tables keep 6 significant digits (a large study's tables are embedded in the report;
-#: aggregated.csv keeps every digit).
-REPORT_FLOAT_FORMAT = "%.6g"
+def significant(values, digits: int = 6) -> np.ndarray:
+    """Floats rounded to ``digits`` significant digits (NaN and infinities kept)."""
+    fmt = f"{{:.{digits}g}}".format
+    return np.array([float(fmt(v)) for v in np.asarray(values, dtype=float)])
 
 
-def write_report_table(df: pd.DataFrame, path) -> None:
-    """Write a report table as CSV, floats to 6 significant digits."""
-    df.to_csv(path, index=False, float_format=REPORT_FLOAT_FORMAT)
+def write_report_table(df: pd.DataFrame, path, digits: int = 6) -> None:
+    """Write a report table as CSV, floats to ``digits`` significant digits, written plainly
+    (22355100.0, not 2.23551e+07): a large study's tables are embedded in the report;
+    aggregated.csv keeps every digit."""
+    out = df.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = significant(out[c].to_numpy(), digits)
+    out.to_csv(path, index=False)
 
 
 def read_aggregated(path) -> pd.DataFrame:
