@@ -8,7 +8,7 @@ def main(sm):
     a, b = tables.read_aggregated(sm.input.a), tables.read_aggregated(sm.input.b)
     cells = tables.compare_cells(a, b)
     logging.getLogger("benchcast").info("compare %s", tables.compare_summary(a, b, cells))
-    cells.to_csv(sm.output.table, index=False)
+    tables.write_report_table(cells, sm.output.table)
     chart = charts.compare(cells, tuple(sm.params.names), max_cells=sm.params.max_cells)
     charts.save(chart, sm.output.svg, sm.output.html)
 
