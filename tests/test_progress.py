@@ -21,9 +21,11 @@ def test_lines_and_time_left_by_hand(tmp_path):
     (tmp_path / "y.csv").touch()  # one of the YCSB job's two outputs: not done yet
     assert p.poll(now=113.0) == []
     (tmp_path / "y").mkdir()
-    # 14 s of weight in 130 s; 6 s left -> 55.7 s
-    assert p.poll(now=230.0) == ["benchcast: ycsb done: 3/5 benchmark runs (fio 2/4, ycsb 1/1), about 56 s left"]
-    assert progress.eta(planned, set(), 5.0) is None
+    # the YCSB job took 230 - 112 = 118 s; fio's rate stays 12 s / 6 s of weight: 6 s of fio weight
+    # left -> 12 s
+    assert p.poll(now=230.0) == ["benchcast: ycsb done: 3/5 benchmark runs (fio 2/4, ycsb 1/1), about 12 s left"]
+    assert p.took == {0: 12.0, 1: 0.0, 4: 118.0}
+    assert progress.eta(planned, {}, 5.0) is None
     assert progress.format_duration(3725) == "1 h 02 min" and progress.format_duration(95) == "1 min 35 s"
     assert progress.ooc_weight({"programs": ["stream", "stencil"], "working_sets": ["16M", "32M"], "passes": 3}) == 12
 
