@@ -501,14 +501,18 @@ def _size(nbytes) -> str:
 
 def compare(cells: pd.DataFrame, names=("a", "b"), labels=None, max_cells: int = 100) -> alt.Chart:
     """Per cell (:func:`benchcast.tables.compare_cells`), the ratio b / a of the trimmed means on a
-    log axis (1 = unchanged), b's slowest-fastest run over a's mean as a bar, a's own spread around 1
-    as a grey band; the ``max_cells`` cells furthest from 1 (the table has them all)."""
+    log axis (1 = unchanged), b's slowest-fastest run over a's mean as a bar, a's own spread (its
+    runs over its mean) around 1 as a grey band; the ``max_cells`` cells furthest from 1 (the table
+    has them all)."""
     a, b = names
     if cells.empty:
         return placeholder(f"No cell measured in both {a} and {b}.")
     df = cells[cells["ratio"] > 0].head(max_cells).copy()
     if df.empty:
         return placeholder(f"No cell with a positive ratio {b} / {a}.")
+    va = df["value_a"].astype(float)
+    df["a_range_lo"], df["a_range_hi"] = df["min_a"] / va, df["max_a"] / va
+    df["b_range_lo"], df["b_range_hi"] = df["min_b"] / va, df["max_b"] / va
     df["label"] = [_label(labels, d) for d in df["device"]]
     size = df["data_size"].map(lambda v: f" size {_size(v)}" if v else "")
     bs = df["block_size"].map(lambda v: f" bs {_size(v)}" if v else "")

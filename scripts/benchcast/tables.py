@@ -326,9 +326,8 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Two aggregated tables side by side, one row per cell both have (:data:`COMPARE_KEY`; a key a
     side holds more than once, under several sources, is paired in source order): each side's
     trimmed mean, runs, CV, fastest and slowest run (``*_a``, ``*_b``), ``ratio`` = value_b / value_a,
-    ``b_range_lo``/``b_range_hi`` = b's slowest/fastest run over a's value, ``a_range_lo``/
-    ``a_range_hi`` = a's own spread over its value, and ``outside_spread``: the two sides' ranges
-    of runs do not overlap. Sorted by how far the ratio is from 1 (log scale), largest first."""
+    and ``outside_spread``: the two sides' ranges of runs do not overlap. Sorted by how far the
+    ratio is from 1 (log scale), largest first."""
     def side(df, tag):
         df = df.copy()
         for c in COMPARE_SPREAD:
@@ -340,10 +339,7 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         return df[cols].rename(columns={c: f"{c}_{tag}" for c in ["study", "source"] + COMPARE_SPREAD})
 
     out = side(a, "a").merge(side(b, "b"), on=COMPARE_KEY + ["pair"], how="inner").drop(columns="pair")
-    va = out["value_a"].astype(float).where(out["value_a"] != 0)
-    out["ratio"] = out["value_b"] / va
-    out["a_range_lo"], out["a_range_hi"] = out["min_a"] / va, out["max_a"] / va
-    out["b_range_lo"], out["b_range_hi"] = out["min_b"] / va, out["max_b"] / va
+    out["ratio"] = out["value_b"] / out["value_a"].astype(float).where(out["value_a"] != 0)
     out["outside_spread"] = (out["min_b"] > out["max_a"]) | (out["max_b"] < out["min_a"])
     dist = np.abs(np.log(out["ratio"].where(out["ratio"] > 0)))
     return out.assign(_d=dist.fillna(-1.0)).sort_values(
