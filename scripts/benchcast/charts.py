@@ -220,8 +220,9 @@ FIGURE_GROUPS = {"iops": "rate (IOPS)", "bw": "throughput (B/s)"}
 LATENCY = "latency (s)"
 #: The statistic a line shows (its dash): fio's completion-latency percentiles (clat_*) or, of a
 #: sync op, total-latency percentiles (lat_*); IOPS and bandwidth are means.
-STATISTICS = {"clat_p99": "p99", "lat_p99": "p99", "clat_p99.9": "p99.9", "lat_p99.9": "p99.9"}
-DASHES = {"mean": [1, 0], "p99": [6, 3], "p99.9": [2, 2]}
+STATISTICS = {"clat_p50": "p50", "lat_p50": "p50", "clat_p99": "p99", "lat_p99": "p99", "clat_p99.9": "p99.9",
+              "lat_p99.9": "p99.9"}
+DASHES = {"mean": [1, 0], "p50": [8, 2, 2, 2], "p99": [6, 3], "p99.9": [2, 2]}
 TO_BASE = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
 #: At most this many points per chart (one line = device x rw x op x metric x queue depth): a study
 #: of thousands of cells keeps its interactive page small; the table keeps every figure.
@@ -242,13 +243,13 @@ def _cap_lines(df: pd.DataFrame, line: list, cap: int) -> tuple[pd.DataFrame, in
     """At most ``cap`` rows, whole lines kept (every ``k``-th line, in a stable order); the number of
     lines left out."""
     if len(df) <= cap:
-        return df, 0
+        return df.copy(), 0
     ids = df.groupby(line, sort=True).ngroup()
     n = int(ids.max()) + 1
     keep = max(1, int(n * cap / len(df)))
     step = n / keep
     chosen = set(int(i * step) for i in range(keep))
-    return df[ids.isin(chosen)], n - len(chosen)
+    return df[ids.isin(chosen)].copy(), n - len(chosen)
 
 
 #: What a device-figures chart embeds of each point (drawn or in its tooltip).
