@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from analysis_util import make_agg
-from benchcast import config, features, fits, heldout, workloads
+from benchcast import blockio, config, features, fits, heldout, workloads
 
 F64 = ("randwrite", 65536, "lat_mean")
 F4 = ("randwrite", 4096, "lat_mean")
@@ -302,3 +302,35 @@ def test_verdicts_label_device_independent_and_unpredictable_series():
     assert missed["verdict"].iloc[0] == heldout.VERDICT_BETTER
     few = heldout.verdicts(tier([np.nan] * 4, [20.0, 30.0, -30.0, 40.0]), 10)
     assert few["verdict"].iloc[0] == heldout.VERDICT_FEW
+
+
+def test_a_series_whose_operations_do_not_reach_the_device_is_device_independent():
+    """From the runs' device records: a workload whose operations sent fewer than 0.01 device requests
+    each on every device with counters (at least 3 of the series') is labelled device-independent
+    whatever the models do; counters on only 2 devices, or one run above the threshold, leave the
+    usual verdict."""
+    tier = pd.DataFrame({
+        "series": "s", "benchmark": "ycsb", "engine": "e", "workload": "w", "threads": 1, "data_size": 1, "op": "read",
+        "metric": "lat_mean", "unit": "us", "held_out": list("abcd"),
+        "position": ["interior", "interior", "extreme", "extreme"], "truth": [2.0, 3.0, 1.0, 4.0],
+        "baseline_pct_error": [20.0, 30.0, -30.0, 40.0], "nested_pct_error": [40.0, -50.0, 3.0, 1.0],
+        "nested_features": "f", "multiple_pct_error": np.nan})
+
+    def agg(per_op, devices="abcd"):
+        rows = [dict(benchmark="ycsb", engine="e", workload="w", threads=1, device=d, data_size=ds, op="device",
+                     metric=m, value=per_op[m] * (2 if (d, ds) == ("d", 2) else 1))
+                for d in devices for ds in (1, 2) for m in per_op]
+        return pd.DataFrame(rows)
+
+    quiet = {"reads_per_op": 0.001, "writes_per_op": 0.002, "syncs_per_op": 0.001}
+    req = blockio.requests_per_op(agg(quiet))
+    assert req["requests_per_op"].tolist() == pytest.approx([0.008]) and req["devices"].tolist() == [tuple("abcd")]
+    v = heldout.verdicts(tier, 10, req).iloc[0]
+    assert v["verdict"] == heldout.VERDICT_OFF_PATH and v["device_requests_per_op"] == pytest.approx(0.008)
+    busy = blockio.requests_per_op(agg({**quiet, "syncs_per_op": 0.002}))  # 0.01 on d at size 2
+    assert heldout.verdicts(tier, 10, busy).iloc[0]["verdict"] == heldout.VERDICT_NONE
+    tmpfs_too = blockio.requests_per_op(agg(quiet, devices="abc"))  # d, say a tmpfs, counts nothing
+    assert heldout.verdicts(tier, 10, tmpfs_too).iloc[0]["verdict"] == heldout.VERDICT_OFF_PATH
+    uncounted = blockio.requests_per_op(agg(quiet, devices="ab"))
+    assert heldout.verdicts(tier, 10, uncounted).iloc[0]["verdict"] == heldout.VERDICT_NONE
+    assert heldout.verdicts(tier, 10).iloc[0]["verdict"] == heldout.VERDICT_NONE

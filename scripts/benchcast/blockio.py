@@ -28,6 +28,9 @@ UNITS = {"reads_per_op": "1/op", "writes_per_op": "1/op", "syncs_per_op": "1/op"
 #: seed 001: requests smaller than this are random, larger ones sequential
 RANDOM_BOUNDARY = 8192
 HOT_BELOW = 0.5
+#: device requests (reads + writes + syncs) per operation below which a workload's operations do
+#: not reach the device: the data is served from memory
+OFF_PATH_BELOW = 0.01
 CLASS_COLUMNS = ["direction", "pattern", "temperature", "class"]
 
 
@@ -79,3 +82,16 @@ def classes(aggregated: pd.DataFrame) -> pd.DataFrame:
               for r in wide.itertuples()]
     out = pd.concat([wide[keys + list(UNITS)], pd.DataFrame(labels, index=wide.index)], axis=1)
     return out.sort_values(keys).reset_index(drop=True)
+
+
+def requests_per_op(agg: pd.DataFrame, keys=("benchmark", "engine", "workload", "threads")) -> pd.DataFrame:
+    """Per workload (``keys``), the most device requests (reads + writes + syncs) per operation
+    that any of its runs' aggregated ``device`` records shows, over devices and data sizes, and the
+    devices with counters: columns ``keys``, requests_per_op, devices (a sorted tuple)."""
+    keys = list(keys)
+    io = agg[(agg["op"] == OP) & agg["metric"].isin(["reads_per_op", "writes_per_op", "syncs_per_op"])]
+    if io.empty:
+        return pd.DataFrame(columns=[*keys, "requests_per_op", "devices"])
+    per_run = io.groupby([*keys, "device", "data_size"])["value"].sum().reset_index()
+    return per_run.groupby(keys).agg(requests_per_op=("value", "max"),
+                                     devices=("device", lambda d: tuple(sorted(set(d))))).reset_index()

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneGroupOut
 
-from . import fits
+from . import blockio, fits
 from .features import (
     POOL_ACROSS_WORKLOADS,
     POOL_PER_WORKLOAD,
@@ -437,32 +437,42 @@ def tiers(chosen: pd.DataFrame) -> pd.DataFrame:
 
 VERDICT_PREDICTABLE = "predictable from device figures"
 VERDICT_INDEPENDENT = "device-independent"
+VERDICT_OFF_PATH = "device-independent: its operations do not reach the device"
 VERDICT_BETTER = "device-dependent; the model beats the baseline but misses the tolerance"
 VERDICT_NONE = "not predictable: no better than the mean of the other devices"
 VERDICT_FEW = "too few devices to judge (a nested choice needs 4, an interior tier 3)"
 VERDICT_COLUMNS = ["series", *SERIES_COLUMNS, "n_devices", "n_interior", "spread", "feature",
                    "interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
-                   "extreme_baseline_mape", "multiple_interior_mape", "verdict"]
+                   "extreme_baseline_mape", "multiple_interior_mape", "device_requests_per_op", "verdict"]
 
 
-def verdicts(tier_table: pd.DataFrame, tolerance: float) -> pd.DataFrame:
+def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per series, what held-out validation says: MAPE on interior and extreme tiers of the
     nested-choice model (:func:`nested_choice`) and of the baseline, the spread of the
     results over devices (max / min), and a verdict: device-independent (the baseline is within
-    ``tolerance`` % on every tier taken together: the device hardly matters), predictable (beats
-    the baseline on the interior tiers, interior MAPE <= ``tolerance`` %), better than the
-    baseline but outside the tolerance, not predictable, or too few devices to judge.
-    Columns :data:`VERDICT_COLUMNS`."""
+    ``tolerance`` % on every tier taken together: the device hardly matters; or, from
+    ``requests`` (:func:`benchcast.blockio.requests_per_op`), the workload's operations sent fewer
+    than :data:`benchcast.blockio.OFF_PATH_BELOW` device requests each on every device that counts
+    them, at least :data:`MIN_COVERED` of the series' devices (a tmpfs has no counters): what
+    differs between devices is not the device), predictable (beats the baseline on the
+    interior tiers, interior MAPE <= ``tolerance`` %), better than the baseline but outside the
+    tolerance, not predictable, or too few devices to judge. Columns :data:`VERDICT_COLUMNS`."""
     if tier_table.empty:
         return pd.DataFrame(columns=VERDICT_COLUMNS)
+    keys = ["benchmark", "engine", "workload", "threads"]
+    req = {} if requests is None or requests.empty else {
+        tuple(r[:4]): (r[4], set(r[5])) for r in requests[[*keys, "requests_per_op", "devices"]].itertuples(index=False)}
     rows = []
     for series, t in tier_table.groupby("series", sort=False):
         inner, outer = t[t["position"] == "interior"], t[t["position"] != "interior"]
         mape = lambda df, c: float(df[c].abs().mean()) if df[c].notna().any() else np.nan  # noqa: E731
         m, b = mape(inner, "nested_pct_error"), mape(inner, "baseline_pct_error")
         b_all = mape(t, "baseline_pct_error")
+        per_op, counted = req.get(tuple(t.iloc[0][keys]), (np.nan, set()))
         if b_all <= tolerance:
             verdict = VERDICT_INDEPENDENT
+        elif per_op < blockio.OFF_PATH_BELOW and len(set(t["held_out"]) & counted) >= MIN_COVERED:
+            verdict = VERDICT_OFF_PATH
         elif len(inner) == 0 or np.isnan(b) or np.isnan(m):
             verdict = VERDICT_FEW
         elif m < b and m <= tolerance:
@@ -479,7 +489,8 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float) -> pd.DataFrame:
             "interior_baseline_mape": b, "baseline_mape": b_all,
             "extreme_mape": mape(outer, "nested_pct_error"),
             "extreme_baseline_mape": mape(outer, "baseline_pct_error"),
-            "multiple_interior_mape": mape(inner, "multiple_pct_error"), "verdict": verdict,
+            "multiple_interior_mape": mape(inner, "multiple_pct_error"), "device_requests_per_op": per_op,
+            "verdict": verdict,
         })
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
@@ -507,7 +518,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
     return {
         "chosen_folds": chosen,
         "tiers": tier_table,
-        "verdicts": verdicts(tier_table, settings["tolerance"]),
+        "verdicts": verdicts(tier_table, settings["tolerance"], blockio.requests_per_op(agg)),
         "simple_folds": folds,
         "simple_summary": summary,
         "simple_selection": selection,
