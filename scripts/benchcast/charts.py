@@ -257,6 +257,11 @@ FIGURE_COLUMNS = ["label", "engine", "workload", "op", "bs_kib", "threads", "met
                   "y", "ymin", "ymax", "group", "statistic", "line"]
 
 
+def _scheme(labels: pd.Series) -> str:
+    """A colour scheme with a colour of its own for every device (up to 20)."""
+    return "tableau20" if labels.nunique() > 10 else "tableau10"
+
+
 def _ticks(values: pd.Series, most: int = 12) -> list:
     """Axis ticks at the measured values (block sizes, queue depths), at most ``most`` of them."""
     vals = sorted(float(v) for v in values.unique())
@@ -272,7 +277,8 @@ def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str) -> alt.Face
     stats = [s for s in DASHES if s in set(df["statistic"])]
     base = alt.Chart(df).encode(
         x=x,
-        color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3)),
+        color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3),
+                        scale=alt.Scale(scheme=_scheme(df["label"]))),
         strokeDash=alt.StrokeDash("statistic:N", title="statistic", sort=stats,
                                   scale=alt.Scale(domain=stats, range=[DASHES[s] for s in stats]),
                                   legend=alt.Legend(symbolType="stroke")),
@@ -320,10 +326,20 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
         return by_bs
     q["rw_bs"] = q["rw"] + ", " + q["bs_kib"].map(lambda k: f"{k:g} KiB")
     q["line"] = q["line"] + "|" + q["bs_kib"].astype(str)
+    # too many points: every k-th block size (the smallest and largest kept), whole panels each
+    sizes = np.sort(q["block_size"].unique())
+    fit = max(2, int(max_points / (len(q) / len(sizes))))  # block sizes whose points fit
+    note = ""
+    if len(q) > max_points and len(sizes) > fit:
+        keep = set(sizes[np.unique(np.linspace(0, len(sizes) - 1, fit).round().astype(int))])
+        q = q[q["block_size"].isin(keep)]
+        note = f"{len(keep)} of {len(sizes)} block sizes"
     q, left = _cap_lines(q, ["line"], max_points)
     q["line"] = q.groupby("line", sort=False).ngroup()
     q = compact(q, FIGURE_COLUMNS + ["rw_bs"])
-    title = "by queue depth" + (f" ({left} lines of {left + q['line'].nunique()} not drawn)" if left else "")
+    if left:
+        note += (", " if note else "") + f"{left} lines of {left + q['line'].nunique()} left out"
+    title = "by queue depth" + (f" ({note})" if note else "")
     by_qd = _figure_panels(q, alt.X("threads:Q", title="queue depth (iodepth x numjobs)",
                                     scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=_ticks(q["threads"]))),
                            "rw_bs", title)
@@ -469,7 +485,8 @@ def app_overview(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_
     df["label"] = [_label(labels, d) for d in df["device"]]
     df["figure"] = df["op"] + " " + df["metric"] + " (" + df["unit"] + ")"
     # the legend on top: the panels are wide, a legend at the right leaves the view of a narrow window
-    color = alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3))
+    color = alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3),
+                      scale=alt.Scale(scheme=_scheme(df["label"])))
     x = alt.X("data_size:Q", title="data size (B)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     blocks = []
     for (bench, engine), part in df.groupby(["benchmark", "engine"], sort=True):
