@@ -35,3 +35,13 @@ rule all:
     default_target: True
     input:
         get_final_outputs(),
+
+
+# `snakemake compare`: every comparison configured under compare: (rules/compare.smk)
+rule compare:
+    input:
+        expand(
+            "results/compare/{name}/ratios.{ext}",
+            name=COMPARE,
+            ext=["csv", "svg", "html"],
+        ),

@@ -36,11 +36,3 @@ rule compare_cells:
     script:
         "../scripts/compare.py"
 
-
-rule compare:
-    input:
-        expand(
-            "results/compare/{name}/ratios.{ext}",
-            name=COMPARE,
-            ext=["csv", "svg", "html"],
-        ),
