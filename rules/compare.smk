@@ -35,4 +35,3 @@ rule compare_cells:
         max_cells=lookup(dpath="compare/{name}/max_cells", within=config),
     script:
         "../scripts/compare.py"
-

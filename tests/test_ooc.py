@@ -83,8 +83,8 @@ def test_parse_refuses_what_is_not_one_result(text, message):
 
 
 def test_unknown_program_and_mode(tmp_path):
-    with pytest.raises(BenchcastError, match="unknown program 'himeno'"):
-        ooc.build("himeno", tmp_path / "h")
+    with pytest.raises(BenchcastError, match="unknown program 'linpack'"):
+        ooc.build("linpack", tmp_path / "h")
     with pytest.raises(BenchcastError, match="unknown mode 'zswap'"):
         ooc.run_ooc(["stream"], [MB], "zswap", binaries={}, device_dir=tmp_path, out_dir=tmp_path, reps=1, run=0,
                     study="s", device="d")

@@ -162,6 +162,7 @@ def test_workflow_runs_ooc_through_to_the_relative_chart_and_never_remeasures_fo
         study["features"]["block_sizes"] = ["4K"]
         study["features"]["workloads"] = ["randread", "randwrite"]
         study.pop("report", None)
+        study["screen"] = {"min_devices": 2}  # swap and mmap run on two devices (the tmpfs runs memory only)
         study["targets"] = {"Optane-P4800X": study["targets"]["Optane-P4800X"]}
         cfg["studies"] = {"local": study}
         cfg.pop("run", None)

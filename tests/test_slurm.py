@@ -82,7 +82,7 @@ def tables(workdir: Path) -> dict[str, pd.DataFrame]:
 # the device I/O each run recorded (validate.candidates: profile), so its folds and model lists too.
 DATA_DEPENDENT = ("target_predictions.csv", "target_skipped.csv", "validity_target_intervals.csv",
                   "multiple_refusals.csv", "validity_refusals.csv", "simple_folds.csv", "simple_summary.csv",
-                  "multiple_folds.csv", "multiple_summary.csv", "chosen_folds.csv")
+                  "multiple_folds.csv", "multiple_summary.csv", "chosen_folds.csv", "noise.csv")
 
 
 def assert_same_shape(local: Path, slurm: Path):

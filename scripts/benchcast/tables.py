@@ -76,6 +76,9 @@ def select(df: pd.DataFrame, focus: dict) -> pd.DataFrame:
 
 def default_focus(best: pd.DataFrame, focus: dict | None) -> dict:
     """The configured focus, completed from the first series that matches it."""
+    if best.empty:
+        raise BenchcastError("report: no result series was screened (each needs results on screen.min_devices "
+                             "devices), so there is no focus to chart")
     sel = select(best, focus or {})
     if sel.empty:
         raise BenchcastError(f"report.focus: no result series matches {focus}")
