@@ -16,7 +16,7 @@ import pandas as pd
 from . import BenchcastError
 from . import tables
 from .tables import APP_COLUMNS, focus_size, select
-from .units import size_label
+from .units import canonical_factors, size_label
 
 MEASURED = "measured"
 TARGET = "hypothetical"
@@ -223,7 +223,6 @@ LATENCY = "latency (s)"
 STATISTICS = {"clat_p50": "p50", "lat_p50": "p50", "clat_p99": "p99", "lat_p99": "p99", "clat_p99.9": "p99.9",
               "lat_p99.9": "p99.9"}
 DASHES = {"mean": [1, 0], "p50": [8, 2, 2, 2], "p99": [6, 3], "p99.9": [2, 2]}
-TO_BASE = {"us": 1e-6, "ms": 1e-3, "ns": 1e-9, "s": 1.0}
 #: At most this many points per chart (one line = device x rw x op x metric x queue depth): a study
 #: of thousands of cells keeps its interactive page small; the table keeps every figure.
 MAX_FIGURE_POINTS = 3000
@@ -303,7 +302,11 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
     df = table.copy()
     df["label"] = [_label(labels, d) for d in df["device"]]
     df["bs_kib"] = df["block_size"] / 1024
-    scale = df["unit"].map(TO_BASE).where(~df["metric"].isin(list(FIGURE_GROUPS)), 1.0).fillna(1.0)
+    # latencies in seconds: the records' unit to the canonical us (benchcast.units), then to s
+    lat = ~df["metric"].isin(list(FIGURE_GROUPS))
+    to_us = canonical_factors(set(zip(df.loc[lat, "metric"], df.loc[lat, "unit"])))
+    scale = pd.Series([to_us.get((m, u), (1.0,))[0] * 1e-6 if is_lat else 1.0
+                       for m, u, is_lat in zip(df["metric"], df["unit"], lat)], index=df.index)
     for col, src in (("y", "value"), ("ymin", "min"), ("ymax", "max")):
         df[col] = (df[src] if src in df else df["value"]) * scale
     df["group"] = df["metric"].map(FIGURE_GROUPS).fillna(LATENCY)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records
+from . import BenchcastError, ooc, records
 
 STRINGS = {c: str for c in records.STR_COLUMNS + ["feature", "target", "choice", "kind", "feature_workload",
                                                    "feature_op", "feature_metric", "feature_unit"]}
@@ -236,12 +236,12 @@ def ooc_relative(agg: pd.DataFrame, limits: dict) -> pd.DataFrame:
     over the memory limit (``ratio``; ``limits``: record source -> limit in bytes)."""
     cols = ["source", "device", "engine", "workload", "data_size", "ratio", "value", "cv", "n", "memory_value",
             "relative"]
-    ooc = agg[(agg["benchmark"] == "ooc") & (agg["op"] == "pass") & (agg["metric"] == "lat_mean")]
-    if ooc.empty:
+    runs = agg[(agg["benchmark"] == ooc.BENCHMARK) & (agg["op"] == "pass") & (agg["metric"] == "lat_mean")]
+    if runs.empty:
         return pd.DataFrame(columns=cols)
     keys = ["source", "device", "workload", "data_size"]
-    base = ooc[ooc["engine"] == "memory"][keys + ["value"]].rename(columns={"value": "memory_value"})
-    out = ooc[ooc["engine"] != "memory"].merge(base, on=keys, how="left")
+    base = runs[runs["engine"] == ooc.REFERENCE_MODE][keys + ["value"]].rename(columns={"value": "memory_value"})
+    out = runs[runs["engine"] != ooc.REFERENCE_MODE].merge(base, on=keys, how="left")
     out["ratio"] = out["data_size"] / out["source"].map(lambda s: float(limits.get(s, np.nan)))
     out["relative"] = out["value"] / out["memory_value"]
     return out[cols].sort_values(["source", "device", "engine", "workload", "data_size"],
