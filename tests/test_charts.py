@@ -178,3 +178,14 @@ def test_large_tables_are_capped_in_the_charts():
     values = [r for d in spec["datasets"].values() for r in d]
     assert len(values) <= 100 + 10 and {r["data_size"] for r in values} >= {1_000_000, 60_000_000}
     assert charts.compact(pd.DataFrame({"x": [1 / 3], "y": ["a"]}), ["x"]).to_dict("list") == {"x": [0.3333]}
+
+
+def test_cell_sizes_are_labelled_as_their_sources_write_them():
+    # a YCSB data set is decimal (16 MB is also 15625 KiB, which must not win), a fio file or
+    # block size binary; anything else in bytes
+    assert charts._size(16_000_000) == "16MB"
+    assert charts._size(4_000_000) == "4MB"
+    assert charts._size(1_500_000_000) == "1500MB"
+    assert charts._size(64 << 20) == "64M"
+    assert charts._size(4096) == "4K"
+    assert charts._size(123_457) == "123457B"

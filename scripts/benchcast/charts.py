@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import BenchcastError
 from . import tables
+from .features import FEATURE_BENCHMARK, data_size_label
 from .tables import APP_COLUMNS, focus_size, select
 from .units import canonical_factors, size_label
 
@@ -228,7 +229,7 @@ DASHES = {"mean": [1, 0], "p50": [8, 2, 2, 2], "p99": [6, 3], "p99.9": [2, 2]}
 MAX_FIGURE_POINTS = 3000
 
 
-def device_figures_table(agg: pd.DataFrame, benchmark: str = "fio", metrics=DEVICE_METRICS) -> pd.DataFrame:
+def device_figures_table(agg: pd.DataFrame, benchmark: str = FEATURE_BENCHMARK, metrics=DEVICE_METRICS) -> pd.DataFrame:
     """The device figures (trimmed means with their repeat spread), one row per device x rw x bs x
     queue depth (threads: iodepth x numjobs) x op x metric: what the report shows of the devices."""
     df = agg[(agg["benchmark"] == benchmark) & agg["metric"].isin(list(metrics))]
@@ -510,13 +511,12 @@ def app_overview(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_
 
 
 def _size(nbytes) -> str:
-    """64K, 1G (binary, as fio writes them) or 4MB, 1.5GB (decimal)."""
+    """A cell's size as the sources write it: decimal where it is a round decimal size (a YCSB data
+    set of 16MB), else binary as fio writes it (64K, 64M), else bytes."""
     n = int(nbytes)
-    if n % 1024 == 0:
-        return size_label(n)
-    for suffix, mult in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= mult:
-            return f"{n / mult:.4g}{suffix}"
+    for label in (data_size_label(n), size_label(n)):
+        if label != str(n):
+            return label
     return f"{n}B"
 
 

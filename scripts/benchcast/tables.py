@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, ooc, records
+from .features import FEATURE_BENCHMARK
 
 STRINGS = {c: str for c in records.STR_COLUMNS + ["feature", "target", "choice", "kind", "feature_workload",
                                                    "feature_op", "feature_metric", "feature_unit"]}
@@ -272,7 +273,7 @@ def app_overview(agg: pd.DataFrame, metrics=APP_METRICS) -> pd.DataFrame:
     """The application results themselves (every benchmark but fio): per engine, workload, data
     size, op and metric, each device's trimmed mean with its repeat spread (runs, CV, fastest and
     slowest run)."""
-    df = agg[(agg["benchmark"] != "fio") & agg["metric"].isin(list(metrics))]
+    df = agg[(agg["benchmark"] != FEATURE_BENCHMARK) & agg["metric"].isin(list(metrics))]
     df = df[[c for c in APP_COLUMNS if c in df.columns]]
     order = {m: i for i, m in enumerate(metrics)}
     return df.assign(_m=df["metric"].map(order)).sort_values(
