@@ -149,3 +149,20 @@ def test_write_report_table_keeps_six_significant_digits(tmp_path):
     tables.write_report_table(df, tmp_path / "t.csv")
     lines = (tmp_path / "t.csv").read_text().splitlines()
     assert lines == ["device,bw,n", "a,22355100.0,3", "b,0.333333,3", "c,,1"]
+
+
+def test_validity_coverage_per_benchmark_with_median():
+    # one absurd fold of a three-device ooc series moves the mean, not the median; ycsb apart
+    chosen = pd.DataFrame({
+        "kind": ["nested"] * 5 + ["simple"] * 2,
+        "benchmark": ["ycsb", "ycsb", "ooc", "ooc", "ooc", "ycsb", "ycsb"],
+        "pct_error": [10.0, -20.0, 5.0, -7.0, 9000.0, 4.0, 6.0],
+        "covered": [True, False, True, True, None, True, True],
+    })
+    cov = tables.validity_coverage(chosen, 0.9)
+    assert list(zip(cov["benchmark"], cov["model"])) == [("ooc", "nested"), ("ycsb", "nested"), ("ycsb", "simple")]
+    ooc, ycsb = cov.iloc[0], cov.iloc[1]
+    assert ooc["mape"] == pytest.approx(9012 / 3) and ooc["median_ape"] == 7.0
+    assert ooc["with_interval"] == 2 and ooc["coverage"] == 1.0 and ooc["held_out_predictions"] == 3
+    assert ycsb["mape"] == 15.0 and ycsb["median_ape"] == 15.0 and ycsb["coverage"] == 0.5
+    assert (cov["nominal_level"] == 0.9).all()
