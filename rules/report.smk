@@ -331,6 +331,12 @@ rule noise:
             category="{study}",
             subcategory="Noise",
         ),
+        speed=report(
+            "results/{study}/tables/machine_speed.csv",
+            caption="../report/machine_speed.rst",
+            category="{study}",
+            subcategory="Noise",
+        ),
         svg="results/{study}/charts/noise.svg",
         html=report(
             "results/{study}/charts/noise.html",
@@ -398,6 +404,7 @@ rule inventory:
 # get_final_outputs (expand(REPORT_OUTPUTS, study=study)).
 REPORT_OUTPUTS = [
     "results/{study}/tables/noise.csv",
+    "results/{study}/tables/machine_speed.csv",
     "results/{study}/charts/noise.svg",
     "results/{study}/tables/app_overview.csv",
     "results/{study}/charts/app_overview.svg",

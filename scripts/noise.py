@@ -1,4 +1,5 @@
-"""Rule script: the cells whose repeats spread above the configured CV, as a table and a chart."""
+"""Rule script: the cells whose repeats spread above the configured CV, as a table and a chart, and
+how fast the machine was in each device's block of measurements."""
 from benchcast import charts, smk, tables
 
 
@@ -6,6 +7,7 @@ def main(sm):
     agg = tables.read_aggregated(sm.input[0])
     table = tables.noisy_cells(agg, sm.params.threshold)
     tables.write_report_table(table, sm.output.table)
+    tables.write_report_table(tables.machine_speed(agg), sm.output.speed)
     chart = charts.noise(table, sm.params.threshold, int((agg["n"] >= 2).sum()), sm.params.labels)
     charts.save(chart, sm.output.svg, sm.output.html)
 

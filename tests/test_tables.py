@@ -166,3 +166,20 @@ def test_validity_coverage_per_benchmark_with_median():
     assert ooc["with_interval"] == 2 and ooc["coverage"] == 1.0 and ooc["held_out_predictions"] == 3
     assert ycsb["mape"] == 15.0 and ycsb["median_ape"] == 15.0 and ycsb["coverage"] == 0.5
     assert (cov["nominal_level"] == 0.9).all()
+
+
+def test_machine_speed_by_hand():
+    # in-memory reference runs of two cells on three device blocks; b's block is 20 % slower in
+    # one cell and 10 % in the other, c's 10 % faster; other rows (a swap run, fio) do not count
+    def ref(device, workload, value, engine="memory", benchmark="ooc"):
+        return dict(device=device, benchmark=benchmark, engine=engine, workload=workload, data_size=64,
+                    threads=1, op="pass", metric="lat_mean", value=value)
+    agg = pd.DataFrame([ref("a", "add", 100.0), ref("b", "add", 120.0), ref("c", "add", 90.0),
+                        ref("a", "copy", 50.0), ref("b", "copy", 55.0), ref("c", "copy", 45.0),
+                        ref("a", "add", 9999.0, engine="swap"), ref("d", "add", 1.0, benchmark="fio")])
+    speed = tables.machine_speed(agg).set_index("device")
+    assert list(speed.index) == ["a", "b", "c"] and (speed["cells"] == 2).all()
+    assert speed.loc["a", "relative_time"] == 1.0
+    assert speed.loc["b", "relative_time"] == pytest.approx(1.15)  # median of 1.2 and 1.1
+    assert speed.loc["b", "max"] == pytest.approx(1.2) and speed.loc["c", "min"] == pytest.approx(0.9)
+    assert list(tables.machine_speed(agg[agg["engine"] == "swap"]).columns) == tables.SPEED_COLUMNS

@@ -271,6 +271,30 @@ def noisy_cells(agg: pd.DataFrame, threshold: float) -> pd.DataFrame:
                            kind="mergesort").reset_index(drop=True)
 
 
+#: The columns of :func:`machine_speed`.
+SPEED_COLUMNS = ["device", "cells", "relative_time", "min", "max"]
+
+
+def machine_speed(agg: pd.DataFrame) -> pd.DataFrame:
+    """How fast the machine itself was in each device's block of measurements, timed by the
+    out-of-core programs' in-memory reference runs (the same arithmetic on every device, no device
+    I/O): per device, the median over the program x working-set cells of the reference run's
+    trimmed mean relative to that cell's median over the devices (1 = typical, 1.1 = the same work
+    took 10 % longer), with its smallest and largest value. Empty without reference runs."""
+    ref = agg[(agg["benchmark"] == ooc.BENCHMARK) & (agg["engine"] == ooc.REFERENCE_MODE)
+              & (agg["metric"] == "lat_mean")]
+    cells = ref.pivot_table(index=["workload", "data_size", "threads", "op"], columns="device",
+                            values="value", aggfunc="first")
+    cells = cells[cells.count(axis=1) >= 2]
+    if cells.empty:
+        return pd.DataFrame(columns=SPEED_COLUMNS)
+    rel = cells.div(cells.median(axis=1), axis=0)
+    out = pd.DataFrame({"cells": rel.count(), "relative_time": rel.median(), "min": rel.min(), "max": rel.max()})
+    out = out[out["cells"] > 0].rename_axis("device").reset_index()
+    out["cells"] = out["cells"].astype(int)
+    return out[SPEED_COLUMNS].sort_values("device", kind="mergesort").reset_index(drop=True)
+
+
 #: What the application overview shows: throughput, and mean and tail latency.
 APP_METRICS = ("throughput", "lat_mean", "lat_p95", "lat_p99")
 APP_COLUMNS = ["benchmark", "engine", "workload", "data_size", "threads", "op", "metric", "unit", "device", "value",
