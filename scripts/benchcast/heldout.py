@@ -460,8 +460,9 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     if tier_table.empty:
         return pd.DataFrame(columns=VERDICT_COLUMNS)
     keys = ["benchmark", "engine", "workload", "threads"]
-    req = {} if requests is None or requests.empty else {
-        tuple(r[:4]): (r[4], set(r[5])) for r in requests[[*keys, "requests_per_op", "devices"]].itertuples(index=False)}
+    req = {} if requests is None else {
+        tuple(key): (per_op, set(devices))
+        for *key, per_op, devices in requests[[*keys, "requests_per_op", "devices"]].itertuples(index=False)}
     rows = []
     for series, t in tier_table.groupby("series", sort=False):
         inner, outer = t[t["position"] == "interior"], t[t["position"] != "interior"]

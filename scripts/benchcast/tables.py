@@ -198,24 +198,23 @@ def validity_coverage(chosen: pd.DataFrame, level: float) -> pd.DataFrame:
     extrapolation of a three-device series moves the mean, not the median), and how often the
     held-out truth fell inside the interval."""
     rows = []
-    kinds = list(dict.fromkeys(chosen["kind"]))
-    for (bench, kind), df in sorted(chosen.groupby(["benchmark", "kind"], sort=False),
-                                    key=lambda g: (g[0][0], kinds.index(g[0][1]))):
-        has = df["covered"].notna()
-        n = int(has.sum())
-        ape = df["pct_error"].abs()
-        rows.append(
-            {
-                "benchmark": bench,
-                "model": kind,
-                "nominal_level": level,
-                "held_out_predictions": len(df),
-                "with_interval": n,
-                "coverage": float(df.loc[has, "covered"].astype(bool).mean()) if n else np.nan,
-                "mape": float(ape.mean()),
-                "median_ape": float(ape.median()),
-            }
-        )
+    for bench, part in chosen.groupby("benchmark"):
+        for kind, df in part.groupby("kind", sort=False):
+            has = df["covered"].notna()
+            n = int(has.sum())
+            ape = df["pct_error"].abs()
+            rows.append(
+                {
+                    "benchmark": bench,
+                    "model": kind,
+                    "nominal_level": level,
+                    "held_out_predictions": len(df),
+                    "with_interval": n,
+                    "coverage": float(df.loc[has, "covered"].astype(bool).mean()) if n else np.nan,
+                    "mape": float(ape.mean()),
+                    "median_ape": float(ape.median()),
+                }
+            )
     return pd.DataFrame(rows, columns=["benchmark", "model", "nominal_level", "held_out_predictions",
                                        "with_interval", "coverage", "mape", "median_ape"])
 
