@@ -41,3 +41,12 @@ def make_agg(features: dict, results: dict, data_size=16 * 10**9, workload="writ
             rows.append(dict(device=dev, benchmark="ycsb", engine="mysql", workload=workload, block_size=0,
                              threads=0, data_size=ds, op=op, metric="lat_mean", unit="us", value=v))
     return pd.DataFrame(rows).assign(study="s", source="test", n=3)
+
+
+def io_records(profile: dict, workload="write-only", data_size=16 * 10**9):
+    """``device`` records of the application runs of :func:`make_agg`: {device: {metric: value}}
+    (reads_per_op, read_request_size, syncs_per_op, ...)."""
+    return pd.DataFrame([dict(device=dev, benchmark="ycsb", engine="mysql", workload=workload, block_size=0, threads=0,
+                              data_size=data_size, op="device", metric=m, unit="1/op", value=v, study="s",
+                              source="test", n=3)
+                         for dev, metrics in profile.items() for m, v in metrics.items()])

@@ -116,14 +116,27 @@ def test_profile_candidates_follow_what_the_application_did_to_the_device():
                      io("write-heavy", 0.01, 16384, 0.5, 4000)], ignore_index=True)
     shaped = features.profile_candidates(agg, {})
     key = {"benchmark": "ycsb", "engine": "mysql", "threads": 0, "data_size": 16 * 10**9}
-    assert shaped({**key, "workload": "write-only"}) == ["randread_16K_lat_mean", "write_16K_sync_lat_mean"]
+    assert shaped({**key, "workload": "write-only"}) == ["randread_16K_lat_mean", "write_16K_sync_lat_mean",
+                                                         "io_path[mysql/write-only]"]
     assert shaped({**key, "workload": "read-only"}) == ["randread_4K_lat_mean"]
     assert shaped({**key, "workload": "write-heavy"}) == ["write_4K_sync_lat_mean"]
     assert features.profile_candidates(agg, {}, min_per_op=1.0)({**key, "workload": "write-only"}) == [
-        "randread_16K_lat_mean", "write_16K_sync_lat_mean"]
+        "randread_16K_lat_mean", "write_16K_sync_lat_mean", "io_path[mysql/write-only]"]
     assert features.profile_candidates(agg, {}, min_per_op=2.0)({**key, "workload": "write-only"}) == [
         "randread_16K_lat_mean"]
     assert shaped({**key, "workload": "read-heavy"}) == []  # no device records
+
+    # the I/O-path figure: requests per operation (medians over a, b, c) x the figures, summed
+    w = features.io_path_weights(agg)
+    assert w["name"].unique().tolist() == ["io_path[mysql/write-only]"]  # the only workload doing both
+    assert dict(zip(w["feature"], w["weight"])) == pytest.approx(
+        {"randread_16K_lat_mean": 3.8, "write_16K_sync_lat_mean": 1.2})  # syncs: median of 1.2, 1.32, 0
+    F = features.feature_matrix(agg).drop(index="c").assign(write_16K_sync_lat_mean=[25.0, np.nan])
+    P = features.io_path_figures(F, w)
+    assert P.at["a", "io_path[mysql/write-only]"] == pytest.approx(3.8 * 12.0 + 1.2 * 25.0)
+    assert np.isnan(P.at["b", "io_path[mysql/write-only]"])  # lacks a component
+    assert features.io_path_weights(agg, min_per_op=2.0).empty
+    assert features.io_path_name({"engine": "rocksdb", "workload": "w", "threads": 8}) == "io_path[rocksdb/w/t8]"
 
 
 def test_an_ioengine_axis_is_named_but_engines_of_other_tools_are_not():

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis_util import make_agg
+from analysis_util import io_records, make_agg
 from benchcast import blockio, config, features, fits, heldout, workloads
 
 F64 = ("randwrite", 65536, "lat_mean")
@@ -334,3 +334,35 @@ def test_a_series_whose_operations_do_not_reach_the_device_is_device_independent
     uncounted = blockio.requests_per_op(agg(quiet, devices="ab"))
     assert heldout.verdicts(tier, 10, uncounted).iloc[0]["verdict"] == heldout.VERDICT_NONE
     assert heldout.verdicts(tier, 10).iloc[0]["verdict"] == heldout.VERDICT_NONE
+
+
+def test_io_path_figures_are_weighted_without_the_held_out_devices_counters():
+    """The I/O-path figure of a fold is weighted by the other devices' requests per operation
+    (the median of theirs), so a held-out device's own application runs never enter its
+    prediction; the nested choice scores it on the other devices alone too."""
+    rr = {"a": 10.0, "b": 20.0, "c": 40.0, "d": 25.0, "e": 60.0}
+    sync = {"a": 30.0, "b": 35.0, "c": 90.0, "d": 50.0, "e": 100.0}
+    reads = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0, "e": 5.0}
+    y = {d: 5.0 + reads[d] * rr[d] + sync[d] for d in rr}
+    agg = make_agg({d: {("randread", 16384, "lat_mean"): rr[d], ("write", 16384, "lat_mean"): sync[d]} for d in rr}, y,
+                   op="update")
+    agg.loc[agg["workload"] == "write", "op"] = "sync"
+    io = io_records({d: {"reads_per_op": reads[d], "read_request_size": 16384.0, "syncs_per_op": 1.0,
+                         "write_request_size": 16384.0} for d in rr})
+    agg = pd.concat([agg, io], ignore_index=True)
+    name = "io_path[mysql/write-only]"
+    shaped = features.profile_candidates(agg, {})
+    folds, summary = heldout.loo_simple(agg, shaped, io_paths=0.05)
+    assert set(summary["features"]) == {"randread_16K_lat_mean", "write_16K_sync_lat_mean", name}
+    f = folds[folds["features"] == name].set_index("held_out")
+    for d in rr:  # weight: the median of the other four devices' reads per operation
+        w = float(np.median([reads[o] for o in rr if o != d]))
+        assert f.at[d, "x"] == pytest.approx(w * rr[d] + sync[d])
+        xs = np.array([w * rr[o] + sync[o] for o in rr if o != d])
+        ys = np.array([y[o] for o in rr if o != d])
+        b, a = np.polyfit(xs, ys, 1)
+        assert f.at[d, "prediction"] == pytest.approx(a + b * f.at[d, "x"])
+    assert heldout.loo_simple(agg, shaped)[1]["features"].tolist() == ["randread_16K_lat_mean",
+                                                                       "write_16K_sync_lat_mean"]
+    nested = heldout.nested_choice(agg, folds, shaped, io_paths=0.05)
+    assert set(nested["held_out"]) == set(rr)

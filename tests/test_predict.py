@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis_util import PAPER, make_agg, paper_agg
+from analysis_util import PAPER, io_records, make_agg, paper_agg
 from benchcast import BenchcastError, config, features, fits, predict, screen
 
 # paper Table 12: data size -> (a, b, S-SCM, M-SCM)
@@ -118,6 +118,28 @@ def test_predict_targets_simple_skips_and_flags():
     assert pred["extrapolation"].tolist() == [False, True]
     assert (pred["lower"] < pred["prediction"]).all()
     assert skipped["target"].tolist() == ["none"] and "randwrite_64K_lat_mean" in skipped["reason"][0]
+
+
+def test_targets_get_the_io_path_figure_from_their_spec_cards():
+    """A chosen I/O-path figure is computed for a target from its card's figures, weighted by the
+    requests per operation the devices counted; a card lacking a component is skipped."""
+    rr, sync = {"a": 10.0, "b": 20.0, "c": 40.0, "d": 30.0}, {"a": 30.0, "b": 35.0, "c": 90.0, "d": 50.0}
+    agg = make_agg({d: {("randread", 16384, "lat_mean"): rr[d], ("write", 16384, "lat_mean"): sync[d]} for d in rr},
+                   {d: 5.0 + 2.0 * rr[d] + sync[d] for d in rr}, op="update")
+    agg.loc[agg["workload"] == "write", "op"] = "sync"
+    agg = pd.concat([agg, io_records({d: {"reads_per_op": 2.0, "read_request_size": 16384.0, "syncs_per_op": 1.0,
+                                          "write_request_size": 16384.0} for d in rr})], ignore_index=True)
+    name = "io_path[mysql/write-only]"
+    sel = pd.DataFrame({"series": ["ycsb/mysql/write-only/update/lat_mean/16GB"], "selected_feature": [name],
+                        "paper_feature": [name]})
+    card = [{"workload": "randread", "block_size": "16K", "metric": "lat_mean", "value": "8 us"},
+            {"workload": "write", "block_size": "16K", "op": "sync", "metric": "lat_mean", "value": "12 us"}]
+    targets = {"both": {"figures": card}, "reads": {"figures": card[:1]}}
+    pred, skipped = predict.predict_targets_simple(agg, sel, targets, io_paths=0.05)
+    assert pred["target"].tolist() == ["both"]
+    assert pred["x"].iloc[0] == pytest.approx(2.0 * 8 + 12)
+    assert pred["prediction"].iloc[0] == pytest.approx(5.0 + 2.0 * 8 + 12)
+    assert skipped["target"].tolist() == ["reads"] and name in skipped["reason"].iloc[0]
 
 
 def test_predict_targets_multiple_refits_pool_and_flags_data_size():

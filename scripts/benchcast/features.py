@@ -18,7 +18,8 @@ Input is the *aggregated* table (:mod:`benchcast.aggregate`): the record key col
   "block_size", "metric", "value"[, "op", "iodepth"]}, ...]}}``; :func:`spec_features` reads the cards.
 * The study's ``pairing`` rules say which features may explain which series
   (:func:`match_rule`, :func:`multiple_candidates`); what an application did to the device (its
-  ``device`` records) can say it instead (:func:`profile_candidates`).
+  ``device`` records) can say it instead (:func:`profile_candidates`), and weigh its figures into
+  one I/O-path figure per application (:func:`io_path_figures`).
 """
 
 from __future__ import annotations
@@ -195,14 +196,16 @@ def series_matrix(agg: pd.DataFrame, features: Mapping | None = None, series: Ma
 
 
 def study_table(agg: pd.DataFrame, features: Mapping, series: Mapping | None) -> pd.DataFrame:
-    """The aggregated rows a study's models see: its candidate feature rows and its series rows."""
+    """The aggregated rows a study's models see: its candidate feature rows, its series rows and
+    what the series' runs did to the device (their ``device`` records, :mod:`benchcast.blockio`)."""
     feats = feature_table(agg, features)
     keep = agg[agg["benchmark"] == features.get("benchmark", FEATURE_BENCHMARK)].merge(
         feats[["device", "workload", "block_size", "op", "metric"]].drop_duplicates(),
         on=["device", "workload", "block_size", "op", "metric"],
     )
     ser = series_table(agg, features, series).drop(columns="series")
-    return pd.concat([keep, ser], ignore_index=True)
+    io = agg[agg["op"] == blockio.OP].merge(ser[PROFILE_KEYS].drop_duplicates(), on=PROFILE_KEYS)
+    return pd.concat([keep, ser, io], ignore_index=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,6 +295,39 @@ def _nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) ->
     return str(f.loc[dist.idxmin(), "feature"])
 
 
+PROFILE_KEYS = ["benchmark", "engine", "workload", "threads"]
+
+#: Name of an application's I/O-path figure (:func:`io_path_figures`): ``io_path[mariadb/write-only]``.
+IO_PATH = "io_path"
+
+
+def io_path_name(key: Mapping) -> str:
+    """'io_path[mariadb/write-only]' ('/t8' added for threads above 1): the I/O-path figure of
+    an application workload (:func:`io_path_figures`)."""
+    t = int(key.get("threads") or 0)
+    return f"{IO_PATH}[{key['engine']}/{key['workload']}{f'/t{t}' if t > 1 else ''}]"
+
+
+def _io_profiles(agg: pd.DataFrame) -> pd.DataFrame:
+    """What each application workload did to the device: per :data:`PROFILE_KEYS`, the median of
+    its ``device`` records (:mod:`benchcast.blockio`) over data sizes and the devices that have
+    counters; one column per metric (reads_per_op, syncs_per_op, read_request_size, ...)."""
+    io = agg[agg["op"] == blockio.OP]
+    if io.empty:
+        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=PROFILE_KEYS))
+    return io.groupby(PROFILE_KEYS + ["metric"])["value"].median().unstack("metric")
+
+
+def _path_figures(p: pd.Series, feats: pd.DataFrame, min_per_op: float) -> list[tuple[str, float]]:
+    """(figure, requests per operation) of one profile ``p`` (see :func:`profile_candidates`)."""
+    out = []
+    if p.get("reads_per_op", 0) >= min_per_op:
+        out.append((_nearest_figure(feats, "randread", "read", p.get("read_request_size", 0)), p["reads_per_op"]))
+    if p.get("syncs_per_op", 0) >= min_per_op:
+        out.append((_nearest_figure(feats, "write", "sync", p.get("write_request_size", 0)), p["syncs_per_op"]))
+    return [(f, float(w)) for f, w in out if f]
+
+
 def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float = 0.05):
     """A callable: series key -> the device figures shaped like what the application does to the
     device, from its ``device`` records (:mod:`benchcast.blockio`; per engine, workload and threads,
@@ -301,29 +337,55 @@ def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float =
     * random reads (``randread``, QD1 mean latency) at the block size nearest the application's
       read request size, when it sends at least ``min_per_op`` device reads per operation;
     * the commit figure (``write`` with fdatasync, op ``sync``) at the block size nearest its write
-      request size, when it syncs at least ``min_per_op`` times per operation.
+      request size, when it syncs at least ``min_per_op`` times per operation;
+    * where it does both, its I/O-path figure (:func:`io_path_name`, :func:`io_path_figures`):
+      the two weighted by the requests per operation.
 
     Buffered writes without a sync are left out: writeback happens off the operation's path. A
     series without device records, or none of whose figures the study measured, gets [] (the
     caller falls back to its pairing rules)."""
     feats = feature_table(agg, features).drop_duplicates("feature")
-    keys = ["benchmark", "engine", "workload", "threads"]
-    io = agg[agg["op"] == blockio.OP]
-    profile = io.groupby(keys + ["metric"])["value"].median().unstack("metric") if len(io) else None
+    profiles = _io_profiles(agg)
 
     def allowed(key: dict) -> list[str]:
-        k = tuple(key[c] for c in keys)
-        if profile is None or k not in profile.index:
+        k = tuple(key[c] for c in PROFILE_KEYS)
+        if k not in profiles.index:
             return []
-        p = profile.loc[k]
-        out = []
-        if p.get("reads_per_op", 0) >= min_per_op:
-            out.append(_nearest_figure(feats, "randread", "read", p.get("read_request_size", 0)))
-        if p.get("syncs_per_op", 0) >= min_per_op:
-            out.append(_nearest_figure(feats, "write", "sync", p.get("write_request_size", 0)))
-        return [f for f in out if f]
+        figs = [f for f, _ in _path_figures(profiles.loc[k], feats, min_per_op)]
+        return figs + [io_path_name(key)] if len(figs) > 1 else figs
 
     return allowed
+
+
+IO_PATH_WEIGHT_COLUMNS = ["name", *PROFILE_KEYS, "feature", "weight"]
+
+
+def io_path_weights(agg: pd.DataFrame, features: Mapping | None = None, min_per_op: float = 0.05) -> pd.DataFrame:
+    """The weights of every I/O-path figure: what an operation of the application sends to the
+    device (:func:`profile_candidates`: random reads and commits, each from ``min_per_op`` per
+    operation; only workloads that do both), one row per component figure, weight = requests per
+    operation (the median over the devices of ``agg`` that count them). Columns
+    :data:`IO_PATH_WEIGHT_COLUMNS`."""
+    feats = feature_table(agg, features).drop_duplicates("feature")
+    rows = []
+    for k, p in _io_profiles(agg).iterrows():
+        figs = _path_figures(p, feats, min_per_op)
+        if len(figs) > 1:
+            key = dict(zip(PROFILE_KEYS, k))
+            rows += [{"name": io_path_name(key), **key, "feature": f, "weight": w} for f, w in figs]
+    return pd.DataFrame(rows, columns=IO_PATH_WEIGHT_COLUMNS)
+
+
+def io_path_figures(F: pd.DataFrame, weights: pd.DataFrame) -> pd.DataFrame:
+    """Each application's I/O-path figure on each device (or target) of ``F`` (device x feature):
+    the sum over its component figures of requests per operation x the figure, what the device
+    adds to one operation if its I/O were serial (``weights``: :func:`io_path_weights`). NaN where
+    the device lacks a component. Index as ``F``, one column per name."""
+    out = {}
+    for name, w in weights.groupby("name", sort=False):
+        cols = F.reindex(columns=list(w["feature"]))
+        out[name] = (cols * w["weight"].to_numpy()).sum(axis=1, min_count=len(w)).where(cols.notna().all(axis=1))
+    return pd.DataFrame(out, index=F.index, dtype=float)
 
 
 def candidate_features(series: str, key: Mapping, candidates, available) -> list[str]:

@@ -34,6 +34,8 @@ from .features import (
     candidate_features,
     feature_matrix,
     feature_sets,
+    io_path_figures,
+    io_path_weights,
     multiple_candidates,
     pool_table,
     profile_candidates,
@@ -69,12 +71,31 @@ def baseline_pct_error(y) -> np.ndarray:
 MIN_COVERED = 3
 
 
-def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
+def _io_path_folds(agg: pd.DataFrame, F: pd.DataFrame, devices, min_per_op: float | None):
+    """(F with the I/O-path figures, {device: those figures weighted without that device's own
+    counters}); (F, {}) where ``min_per_op`` is None or no application reads and commits."""
+    if min_per_op is None:
+        return F, {}
+    weights = io_path_weights(agg, None, min_per_op)
+    if weights.empty:
+        return F, {}
+    plain = F
+    F = F.join(io_path_figures(plain, weights))
+    return F, {d: io_path_figures(plain, io_path_weights(agg[agg["device"] != d], None, min_per_op))
+               .reindex(columns=list(weights["name"].unique())) for d in devices}
+
+
+def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths: float | None = None):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
 
     ``candidates``: see :func:`benchcast.features.candidate_features` (None: all features). The
     computation is vectorised over the candidate features of a series; intervals are the textbook
     simple-regression prediction intervals (identical to statsmodels' obs_ci).
+
+    ``io_paths`` (a ``min_per_op``, or None for none): the applications' I/O-path figures
+    (:func:`benchcast.features.io_path_figures`) are candidates too, from the ``device`` records in
+    ``agg``; in each fold their weights come from the other devices' counters alone, so the
+    held-out device's own application runs never enter its prediction.
 
     Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
     :data:`SIMPLE_SUMMARY_COLUMNS`. ``baseline_mape`` (one per series) is the held-out MAPE of
@@ -86,6 +107,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
     Y, keys = series_matrix(agg)
     devices = F.index.union(Y.index)
     F, Y = F.reindex(devices), Y.reindex(devices)
+    F, path_folds = _io_path_folds(agg, F, devices, io_paths)
     logo = LeaveOneGroupOut()
     acc: dict[str, list] = {c: [] for c in ("series", "features", "held_out", "x", "truth", "prediction", "lower",
                                             "upper", "covered", "n_train", "resid_df", "interval_flag")}
@@ -107,12 +129,17 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, ):
         whole = fits.simple(yv[None, :], XT, min_n=2)
         slope_all, intercept_all, r2_all = whole.a[0], whole.b[0], whole.r2[0]
         baseline_mape = float(np.mean(np.abs(baseline_pct_error(yv))))
+        paths = [j for j, c in enumerate(cands) if c in path_folds.get(devs[0], ())]
         for _, test in logo.split(Xv, yv, groups=devs):
             i = int(test[0])
             y_train = yv.copy()
             y_train[i] = np.nan
-            fit = fits.simple(y_train[None, :], XT, min_n=2)
-            x0 = Xv[i]
+            XF = XT
+            if paths:  # I/O-path figures weighted without the held-out device's counters
+                XF = XT.copy()
+                XF[paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
+            fit = fits.simple(y_train[None, :], XF, min_n=2)
+            x0 = XF[:, i]
             pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0[None, :], alpha))
             m = fit.n[0]
             const = (m >= 2) & np.isnan(fit.a[0])
@@ -375,7 +402,7 @@ KIND_MULTIPLE = "multiple (held-out choice)"
 
 def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
                   mcandidates=None, pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None,
-                  max_figures: int = 2) -> pd.DataFrame:
+                  max_figures: int = 2, io_paths: float | None = None) -> pd.DataFrame:
     """Held-out predictions of a device the model never saw, not even to choose the model.
 
     The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
@@ -385,11 +412,12 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     ``mcandidates``) is scored by leave-one-out MAPE over the *other* devices alone; the lowest
     score wins (a simple model on a tie), and d's prediction is that model's fold fitted without d
     (the row of ``folds`` or ``mfolds``). Only models predicted in every inner fold compete.
-    Rows as ``folds``, with ``model`` saying which kind won."""
+    Rows as ``folds``, with ``model`` saying which kind won; ``io_paths`` as in :func:`loo_simple`
+    (the inner folds weigh the I/O-path figures by the other devices' counters)."""
     parts = []
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
-        _, inner = loo_simple(rest, candidates)
+        _, inner = loo_simple(rest, candidates, io_paths=io_paths)
         scores = [inner.loc[inner["n_predicted"] == inner["n_folds"], ["series", "features", "mape"]]
                   .assign(model="simple")]
         if mfolds is not None and len(mfolds):
@@ -501,18 +529,20 @@ def run(agg, screened, features, series, pairing, settings: dict):
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
     candidates, mcandidates = simple_candidates(screened), multiple_candidates(agg, features, pairing)
+    io_paths = None
     if settings["candidates"] == "profile":  # what the application does, else the pairing rules
-        shaped = profile_candidates(agg, features, settings["profile_min_per_op"])
+        io_paths = settings["profile_min_per_op"]
+        shaped = profile_candidates(agg, features, io_paths)
         # tried in order, after leaving out figures some device of the series lacks
         candidates, mcandidates = (shaped, candidates), (shaped, mcandidates)
-    folds, summary = loo_simple(table, candidates, alpha=alpha)
+    folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths)
     selection = select_simple(summary)
     pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS
     rf = read_fractions()
     mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
                                               read_fraction=rf, max_figures=settings["max_figures"])
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
-                           max_figures=settings["max_figures"])
+                           max_figures=settings["max_figures"], io_paths=io_paths)
     mselection = select_multiple(msummary, refusals)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen)

@@ -18,6 +18,8 @@ import pandas as pd
 from . import BenchcastError, fits, records
 from .features import (
     feature_matrix,
+    io_path_figures,
+    io_path_weights,
     pool_table,
     series_matrix,
     spec_features,
@@ -135,8 +137,9 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
     preds, skipped = [], []
+    io_paths = settings["profile_min_per_op"] if settings.get("candidates") == "profile" else None
     for choice in ("paper", "heldout"):
-        p, s = predict_targets_simple(table, selection, targets, alpha=alpha, choice=choice)
+        p, s = predict_targets_simple(table, selection, targets, alpha=alpha, choice=choice, io_paths=io_paths)
         preds.append(p.assign(kind="simple"))
         skipped.append(s.assign(kind="simple"))
     if len(mselection):
@@ -151,13 +154,15 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
 
 
 def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
-                           choice: str = "heldout"):
+                           choice: str = "heldout", io_paths: float | None = None):
     """Predict every series of ``selection`` for every target with its chosen simple model.
 
     ``selection`` is :func:`benchcast.heldout.select_simple` output; ``choice`` is ``heldout``
     (lowest held-out MAPE, column selected_feature) or ``paper`` (max in-sample R^2, column
     paper_feature). The model is refitted on all devices of the series. A target lacking the
-    model's figure is skipped.
+    model's figure is skipped. With ``io_paths`` (a ``min_per_op``) the applications' I/O-path
+    figures are computed for the devices and the targets alike, weighted by the requests per
+    operation the devices counted (:func:`benchcast.features.io_path_weights`).
 
     Returns (predictions, skipped). predictions columns: series, SERIES_COLUMNS, choice, model,
     features, target, x, prediction, lower, upper, resid_df, interval_flag, n_devices,
@@ -168,6 +173,9 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
     F = feature_matrix(agg)
     Y, keys = series_matrix(agg)
     T = target_figures(targets)
+    if io_paths is not None:
+        weights = io_path_weights(agg, None, io_paths)
+        F, T = F.join(io_path_figures(F, weights)), T.join(io_path_figures(T, weights))
     rows, skipped = [], []
     for _, sel in selection.iterrows():
         series, fid = sel["series"], sel[col]
