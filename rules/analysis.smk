@@ -12,6 +12,7 @@ rule aggregate:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         trim=lookup(dpath="studies/{study}/aggregate/trim", within=config),
     script:
         "../scripts/aggregate.py"
@@ -29,6 +30,7 @@ rule screen:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         features=lookup(dpath="studies/{study}/features", within=config),
         series=lookup(dpath="studies/{study}/series", within=config),
         pairing=lookup(dpath="studies/{study}/pairing", within=config),
@@ -47,6 +49,7 @@ rule predict:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         targets=lookup(dpath="studies/{study}/targets", within=config),
     script:
         "../scripts/predict.py"
@@ -64,6 +67,7 @@ rule extrapolate:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         features=lookup(dpath="studies/{study}/features", within=config),
         series=lookup(dpath="studies/{study}/series", within=config),
         extrapolate=lookup(dpath="studies/{study}/extrapolate", within=config),
@@ -91,6 +95,7 @@ rule heldout:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         features=lookup(dpath="studies/{study}/features", within=config),
         series=lookup(dpath="studies/{study}/series", within=config),
         pairing=lookup(dpath="studies/{study}/pairing", within=config),
@@ -112,6 +117,7 @@ rule predict_intervals:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         features=lookup(dpath="studies/{study}/features", within=config),
         series=lookup(dpath="studies/{study}/series", within=config),
         targets=lookup(dpath="studies/{study}/targets", within=config),

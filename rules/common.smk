@@ -42,6 +42,10 @@ from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
+#: The analysis code (the package without its device code): a param of every rule that runs
+#: Python over results, so a changed analysis reruns them and never a measurement.
+PACKAGE_DIGEST = bc_smk.package_digest(_SCRIPTS)
+
 #: Rules whose outputs are raw measurements: never re-measured unless the user names them.
 MEASURING_RULES = {"fio_run", "ycsb_run", "ooc_run"}
 
@@ -98,6 +102,12 @@ wildcard_constraints:
     size="[0-9]+",
     mode="memory|swap|mmap",
     program="stream|stencil|himeno",
+
+
+def get_package_digest(wildcards):
+    """The analysis code's digest (:data:`PACKAGE_DIGEST`), as a function of the wildcards: only
+    those params are recorded for the params rerun trigger."""
+    return PACKAGE_DIGEST
 
 
 def get_device_ids(wildcards):

@@ -31,6 +31,7 @@ rule compare_cells:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         names=lookup(dpath="compare/{name}/names", within=config),
         max_cells=lookup(dpath="compare/{name}/max_cells", within=config),
     script:

@@ -41,5 +41,7 @@ rule fio_records:
         "logs/{study}/fio_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
     script:
         "../scripts/fio_records.py"

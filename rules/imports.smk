@@ -11,6 +11,7 @@ rule import_soga2018:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         devices=get_device_ids,
         benchmark=lookup(
             dpath="studies/{study}/sources/{source}/benchmark", within=config
@@ -29,6 +30,7 @@ rule import_fio_json:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
     script:
         "../scripts/import_fio_json.py"
@@ -44,6 +46,7 @@ rule import_records:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
         rename=lookup(
             dpath="studies/{study}/sources/{source}/rename", within=config, default={}
@@ -63,6 +66,7 @@ rule import_ycsb_output:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         runs=lookup(dpath="studies/{study}/sources/{source}/runs", within=config),
         devices=get_device_ids,
     script:
@@ -79,6 +83,7 @@ rule import_pkb:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
         ycsb=lookup(
             dpath="studies/{study}/sources/{source}/ycsb", within=config, default=None

@@ -72,5 +72,7 @@ rule ooc_records:
         "logs/{study}/ooc_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
     script:
         "../scripts/join_records.py"

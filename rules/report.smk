@@ -29,6 +29,7 @@ rule tables_screening:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         report=get_focus,
     script:
         "../scripts/tables_screening.py"
@@ -64,6 +65,7 @@ rule tables_prediction:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         report=get_focus,
     script:
         "../scripts/tables_prediction.py"
@@ -88,6 +90,7 @@ rule chart_fig3_scatter:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         report=get_focus,
         labels=get_device_labels,
     script:
@@ -113,6 +116,7 @@ rule chart_fig4_data_size:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         report=get_focus,
         labels=get_device_labels,
     script:
@@ -134,6 +138,8 @@ rule chart_heatmap_best_r2:
         "logs/{study}/chart_heatmap_best_r2.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
     script:
         "../scripts/chart_heatmap_best_r2.py"
 
@@ -160,6 +166,7 @@ rule device_figures:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         metrics=lookup(dpath="studies/{study}/features/metrics", within=config),
         labels=get_device_labels,
     script:
@@ -188,6 +195,7 @@ rule chart_ooc:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         limits=get_ooc_limits,
         labels=get_device_labels,
     script:
@@ -209,6 +217,7 @@ rule workload_classes:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         labels=get_device_labels,
     script:
         "../scripts/workload_classes.py"
@@ -272,6 +281,7 @@ rule tables_validity:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         level=lookup(dpath="studies/{study}/validate/level", within=config),
         labels=get_device_labels,
     script:
@@ -294,6 +304,7 @@ rule chart_heldout:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         labels=get_device_labels,
     script:
         "../scripts/chart_heldout.py"
@@ -316,6 +327,7 @@ rule chart_target_intervals:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         report=get_focus,
     script:
         "../scripts/chart_target_intervals.py"
@@ -349,6 +361,7 @@ rule noise:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         threshold=lookup(dpath="studies/{study}/report/noise_cv", within=config),
         labels=get_device_labels,
     script:
@@ -377,6 +390,7 @@ rule app_overview:
     conda:
         "../envs/analysis.yaml"
     params:
+        package=get_package_digest,
         labels=get_device_labels,
     script:
         "../scripts/app_overview.py"
@@ -396,6 +410,8 @@ rule inventory:
         "logs/{study}/inventory.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
     script:
         "../scripts/inventory.py"
 

@@ -73,5 +73,7 @@ rule ycsb_records:
         "logs/{study}/ycsb_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
     script:
         "../scripts/join_records.py"

@@ -54,3 +54,22 @@ def dry_run_requested(argv=None) -> bool:
         if arg.startswith("-") and not arg.startswith("--") and arg[1:].isalpha() and "n" in arg[1:]:
             return True
     return False
+
+
+def package_digest(package_dir: str, exclude=("devices",)) -> str:
+    """A digest of the package's Python code (its ``*.py`` files by relative path and content,
+    leaving out the subpackages ``exclude``: the device code that shapes measurements, not their
+    analysis). A parameter of every rule that runs Python over results, so that a changed analysis
+    (a ``git pull``) reruns those rules; the measuring rules do not have it, so it never
+    re-measures. Moving the tree does not change it."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(package_dir) / "benchcast"
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in exclude:
+            continue
+        h.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
