@@ -88,6 +88,27 @@ def test_changing_analysis_settings_never_reruns_a_benchmark(measured):
     assert not (set(jobs) & BENCH_RULES), jobs
 
 
+def test_a_changed_analysis_package_reruns_the_analysis_never_a_benchmark(measured):
+    """A new analysis (a git pull) must not leave stale tables: every rule running Python over
+    results has the package's digest as a param. The device code is left out of it, and the
+    measuring rules never have it."""
+    module = measured / "scripts" / "benchcast" / "heldout.py"
+    device = next((measured / "scripts" / "benchcast" / "devices").glob("*.py"))
+    for path, expect_analysis in ((module, True), (device, False)):
+        backup = path.read_text()
+        try:
+            path.write_text(backup + "\n# edited\n")
+            jobs = planned_jobs(measured)
+        finally:
+            path.write_text(backup)
+        if expect_analysis:
+            assert {"fio_records", "ycsb_records", "aggregate", "heldout", "tables_validity"} <= set(jobs), jobs
+            assert not (set(jobs) & BENCH_RULES), jobs
+        else:
+            assert jobs == {}, jobs
+    assert planned_jobs(measured) == {}
+
+
 def test_changing_a_ycsb_setting_plans_its_runs_again(measured):
     """A YCSB setting shapes the measurement: the changed runs are planned (and the re-measure guard
     stops a real run before them), fio cells are not. Snakemake records only params that are
