@@ -262,6 +262,7 @@ def test_nested_choice_weighs_multiple_models_on_the_other_devices_only():
 def test_tier_table_and_verdicts_by_hand():
     """Positions, baseline and model errors per tier and the verdicts, computed by hand on six tiers."""
     agg, x64, x4, y = six_tiers()
+    agg["cv"] = np.where(agg["benchmark"] == "ycsb", 0.01 * np.arange(len(agg)), np.nan)  # the runs' spread
     screened = pd.DataFrame({"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "threads": 0,
                              "data_size": 16 * 10**9, "op": "write", "metric": "lat_mean", "unit": "us",
                              "feature": ["randwrite_64K_lat_mean", "randwrite_4K_lat_mean"]})
@@ -276,6 +277,8 @@ def test_tier_table_and_verdicts_by_hand():
     assert t.set_index("held_out")["baseline_pct_error"].to_dict() == pytest.approx(base)
     nested = out["chosen_folds"].query("kind == @heldout.KIND_NESTED").set_index("held_out")["pct_error"]
     assert t.set_index("held_out")["nested_pct_error"].to_dict() == pytest.approx(nested.to_dict())
+    runs = agg[agg["benchmark"] == "ycsb"].set_index("device")["cv"]
+    assert t.set_index("held_out")["truth_cv_pct"].to_dict() == pytest.approx((100 * runs).to_dict())
     v = out["verdicts"].iloc[0]
     interior = ["b", "c", "d", "e"]
     assert v["interior_mape"] == pytest.approx(np.mean([abs(nested[d]) for d in interior]))

@@ -41,6 +41,7 @@ from .features import (
     profile_candidates,
     series_label,
     series_matrix,
+    series_table,
     simple_candidates,
     study_table,
     varying_workload_variables,
@@ -434,20 +435,28 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     return pd.concat(parts, ignore_index=True)
 
 
-TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "baseline_pct_error",
+TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "truth_cv_pct", "baseline_pct_error",
                 "nested_model", "nested_features", "nested_pct_error", "heldout_features", "heldout_pct_error",
                 "paper_features", "paper_pct_error", "multiple_features", "multiple_pct_error"]
 _TIER_KINDS = {KIND_NESTED: "nested", KIND_HELDOUT: "heldout", KIND_PAPER: "paper", KIND_MULTIPLE: "multiple"}
 
 
-def tiers(chosen: pd.DataFrame) -> pd.DataFrame:
+def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per series and held-out device (tier): the held-out percent error of each kind of model and
     of the baseline (the mean of the other devices), and the tier's position: ``interior`` when
     its result lies inside the other devices' range (the model interpolates), ``extreme`` when it
-    is the lowest or highest (extrapolation). Rows interior first; columns :data:`TIER_COLUMNS`."""
+    is the lowest or highest (extrapolation). ``truth_cv_pct``: the coefficient of variation of the
+    held-out result's own runs, in percent, from the aggregated rows ``agg`` (NaN without them): a
+    miss of that size is the measurement's noise, not the model's. Rows interior first; columns
+    :data:`TIER_COLUMNS`."""
     if chosen.empty:
         return pd.DataFrame(columns=TIER_COLUMNS)
     t = chosen.drop_duplicates(["series", "held_out"])[["series", *SERIES_COLUMNS, "held_out", "truth"]].copy()
+    t["truth_cv_pct"] = np.nan
+    if agg is not None and "cv" in agg.columns:
+        s = series_table(agg)
+        cv = dict(zip(zip(s["series"], s["device"]), 100 * s["cv"].astype(float)))
+        t["truth_cv_pct"] = [cv.get(k, np.nan) for k in zip(t["series"], t["held_out"])]
     g = t.groupby("series")["truth"]
     t["baseline_pct_error"] = g.transform(baseline_pct_error)
     t["position"] = np.where((t["truth"] == g.transform("min")) | (t["truth"] == g.transform("max")),
@@ -545,7 +554,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
                            max_figures=settings["max_figures"], io_paths=io_paths)
     mselection = select_multiple(msummary, refusals)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
-    tier_table = tiers(chosen)
+    tier_table = tiers(chosen, table)
     return {
         "chosen_folds": chosen,
         "tiers": tier_table,
