@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from benchcast import blockio, devices, records, ycsb
-from devices_util import clean, needs_fuse, needs_loop  # noqa: F401
+from devices_util import clean, needs_blkio, needs_fuse, needs_loop  # noqa: F401
 from ycsb_util import ycsb_jar  # noqa: F401
 
 
@@ -86,6 +86,32 @@ def test_loop_device_counts_come_from_the_kernel(clean):
     assert after["write_bytes"] - before["write_bytes"] >= 64 * 65536
     assert after["writes"] > before["writes"]
     assert devices.io_counters({"kind": "tmpfs", "device": "t"}) is None
+
+
+@needs_loop
+@needs_blkio
+def test_a_throttled_tier_counts_what_its_cap_charged(clean):
+    """A cgroup v1 cap charges the bios of processes in the tier's cgroup: direct reads all, a
+    synced append's data write, but not the ext4 journal blocks jbd2 writes for it."""
+    spec = {"kind": "throttled", "backing": {"kind": "loop", "size": "64M", "backing_dir": str(clean)},
+            "write_iops": 100000}
+    with devices.session("th", spec, clean / "th.json") as st:
+        f = f"{st['target']}/f"
+        before = devices.io_counters(st)
+        devices.run_in_cgroup(st, ["dd", "if=/dev/zero", f"of={f}", "bs=4K", "count=50", "oflag=dsync",
+                                   "status=none"], check=True)
+        mid = devices.io_counters(st)
+        devices.run_in_cgroup(st, ["dd", f"if={f}", "of=/dev/null", "bs=4K", "count=20", "iflag=direct",
+                                   "status=none"], check=True)
+        after = devices.io_counters(st)
+    wrote = {k: mid[k] - before[k] for k in ("writes", "charged_writes")}
+    assert wrote["charged_writes"] >= 50, wrote  # each synced 4K append's own data write
+    assert wrote["writes"] > wrote["charged_writes"], wrote  # + the journal's, not charged
+    read = {k: after[k] - mid[k] for k in ("reads", "charged_reads")}
+    assert read["charged_reads"] == read["reads"] >= 20, read  # direct reads: all the process's own
+    rows = {r["metric"]: r["value"] for r in blockio.per_op(before, mid, 50)}
+    assert rows["charged_writes_per_op"] == pytest.approx(wrote["charged_writes"] / 50)
+    assert rows["writes_per_op"] > rows["charged_writes_per_op"]
 
 
 @needs_fuse

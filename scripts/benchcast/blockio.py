@@ -9,6 +9,8 @@ writes_per_op         1/op  device write requests per application operation
 syncs_per_op          1/op  flushes (block devices) or fsync/fdatasync calls (delayed devices)
 read_request_size     B     bytes per device read request (0 when nothing was read)
 write_request_size    B     bytes per device write request (0 when nothing was written)
+charged_reads_per_op  1/op  read requests a throttled tier's cap charged (its cgroup's own bios)
+charged_writes_per_op 1/op  write requests the cap charged (not the journal's or writeback's)
 ==================== ===== ==================================================================
 
 Classes (:func:`classes`, from aggregated records): **read-** or **write-dominant** by which
@@ -24,7 +26,8 @@ import pandas as pd
 
 OP = "device"
 UNITS = {"reads_per_op": "1/op", "writes_per_op": "1/op", "syncs_per_op": "1/op",
-         "read_request_size": "B", "write_request_size": "B"}
+         "read_request_size": "B", "write_request_size": "B", "charged_reads_per_op": "1/op",
+         "charged_writes_per_op": "1/op"}
 #: seed 001: requests smaller than this are random, larger ones sequential
 RANDOM_BOUNDARY = 8192
 HOT_BELOW = 0.5
@@ -48,6 +51,9 @@ def per_op(before: dict | None, after: dict | None, operations: float) -> list[d
         {"metric": "read_request_size", "value": d["read_bytes"] / d["reads"] if d["reads"] else 0.0},
         {"metric": "write_request_size", "value": d["write_bytes"] / d["writes"] if d["writes"] else 0.0},
     ]
+    if "charged_reads" in before and "charged_reads" in after:  # a throttled tier: what its cap saw
+        rows += [{"metric": f"charged_{k}_per_op", "value": max(0, after[f"charged_{k}"] - before[f"charged_{k}"])
+                  / operations} for k in ("reads", "writes")]
     return [{"op": OP, "unit": UNITS[r["metric"]], **r} for r in rows]
 
 

@@ -290,15 +290,19 @@ def io_counters(state_or_path) -> dict[str, int] | None:
     """What has reached the device so far, as counters (reads, read_bytes, writes, write_bytes,
     syncs): a block device's kernel counters (the backing one of a throttled device, the file
     system's device for a directory, shared with whatever else uses that disk), a delayed device's
-    own request counts; None for a tmpfs, which has no device below it. Differences of two calls
-    are the I/O of what ran between them."""
+    own request counts; None for a tmpfs, which has no device below it. A throttled device adds
+    what its cap charged to its cgroup (charged_reads, charged_writes: :func:`throttled.charged`).
+    Differences of two calls are the I/O of what ran between them."""
     state = _state(state_or_path)
     if state.get("kind") == "delayed":
         return delayed.counters(state)
     dev = state.get("block_device")
     if not dev and str(state.get("mounted_from", "")).startswith("/dev/"):
         dev = state["mounted_from"]
-    return base.block_counters(dev) if dev else None
+    counts = base.block_counters(dev) if dev else None
+    if counts is not None and state.get("kind") == "throttled":
+        counts.update(throttled.charged(state) or {})
+    return counts
 
 
 def _json_or_text(cmd) -> object:

@@ -142,6 +142,33 @@ def enter(state: dict) -> Path:
     return before
 
 
+def charged(state: dict) -> dict[str, int] | None:
+    """The requests to the device that the cap has charged to the tier's cgroup so far
+    (charged_reads, charged_writes): cgroup v1 ``blkio.throttle.io_serviced``, v2 ``io.stat``
+    rios/wios. Only bios issued by processes in the cgroup count; the file system's journal thread
+    and background writeback are not, so the device's own counters can be larger. None when the
+    cgroup or its statistics are gone."""
+    cg = state.get("created", {}).get("cgroup")
+    dev = state.get("block_device")
+    if not cg or not dev:
+        return None
+    try:
+        mm = base.majmin(dev)
+        if state.get("cgroup_version", 1) == 1:
+            text = (Path(cg) / "blkio.throttle.io_serviced").read_text()
+            found = {f[1]: int(f[2]) for f in (line.split() for line in text.splitlines())
+                     if len(f) == 3 and f[0] == mm}
+            return {"charged_reads": found.get("Read", 0), "charged_writes": found.get("Write", 0)}
+        for line in (Path(cg) / "io.stat").read_text().splitlines():
+            f = line.split()
+            if f and f[0] == mm:
+                kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+                return {"charged_reads": int(kv.get("rios", 0)), "charged_writes": int(kv.get("wios", 0))}
+        return {"charged_reads": 0, "charged_writes": 0}
+    except (OSError, ValueError, BenchcastError):
+        return None
+
+
 def teardown(rec: base.Recorder) -> list[str]:
     """Remove the cgroup (moving out any process left in it), then tear the backing device down,
     then whatever the record itself mounted."""
