@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis_util import PAPER, make_agg, paper_agg
+from analysis_util import PAPER, io_records, make_agg, paper_agg
 from benchcast import BenchcastError, features
 
 
@@ -102,15 +102,10 @@ def test_profile_candidates_follow_what_the_application_did_to_the_device():
     agg.loc[(agg["benchmark"] == "fio") & (agg["workload"] == "write"), "op"] = "sync"
 
     def io(workload, reads, read_size, syncs, write_size):
-        rows = []
-        for dev, scale in (("a", 1.0), ("b", 1.1), ("c", 0.0)):  # c: a device that sees no flush
-            for metric, v in (("reads_per_op", reads), ("read_request_size", read_size),
-                              ("syncs_per_op", syncs * scale), ("write_request_size", write_size),
-                              ("writes_per_op", 3.0)):
-                rows.append(dict(device=dev, benchmark="ycsb", engine="mysql", workload=workload, block_size=0,
-                                 threads=0, data_size=16 * 10**9, op="device", metric=metric, unit="1/op",
-                                 value=v, study="s", source="test", n=3))
-        return pd.DataFrame(rows)
+        return io_records({dev: {"reads_per_op": reads, "read_request_size": read_size, "syncs_per_op": syncs * scale,
+                                 "write_request_size": write_size, "writes_per_op": 3.0}
+                           for dev, scale in (("a", 1.0), ("b", 1.1), ("c", 0.0))},  # c: sees no flush
+                          workload=workload)
 
     agg = pd.concat([agg, io("write-only", 3.8, 16384, 1.2, 25000), io("read-only", 0.6, 5000, 0.0, 30000),
                      io("write-heavy", 0.01, 16384, 0.5, 4000)], ignore_index=True)

@@ -42,7 +42,8 @@ def per_op(before: dict | None, after: dict | None, operations: float) -> list[d
     ``operations`` application operations; [] when either reading is missing or nothing ran."""
     if not before or not after or operations <= 0:
         return []
-    d = {k: max(0, after[k] - before[k]) for k in ("reads", "read_bytes", "writes", "write_bytes", "syncs")}
+    charged = ("charged_reads", "charged_writes") if "charged_reads" in before and "charged_reads" in after else ()
+    d = {k: max(0, after[k] - before[k]) for k in ("reads", "read_bytes", "writes", "write_bytes", "syncs", *charged)}
     # the same five rows from every run, so that repeats and machines give tables of one shape
     rows = [
         {"metric": "reads_per_op", "value": d["reads"] / operations},
@@ -51,9 +52,8 @@ def per_op(before: dict | None, after: dict | None, operations: float) -> list[d
         {"metric": "read_request_size", "value": d["read_bytes"] / d["reads"] if d["reads"] else 0.0},
         {"metric": "write_request_size", "value": d["write_bytes"] / d["writes"] if d["writes"] else 0.0},
     ]
-    if "charged_reads" in before and "charged_reads" in after:  # a throttled tier: what its cap saw
-        rows += [{"metric": f"charged_{k}_per_op", "value": max(0, after[f"charged_{k}"] - before[f"charged_{k}"])
-                  / operations} for k in ("reads", "writes")]
+    # a throttled tier: what its cap saw
+    rows += [{"metric": f"{k}_per_op", "value": d[k] / operations} for k in charged]
     return [{"op": OP, "unit": UNITS[r["metric"]], **r} for r in rows]
 
 

@@ -357,6 +357,12 @@ def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float =
     return allowed
 
 
+def io_path_min_per_op(validate: Mapping) -> float | None:
+    """The ``min_per_op`` of the I/O-path figures under a study's ``validate`` settings: its
+    ``profile_min_per_op`` with ``candidates: profile``, else None (no I/O-path figures)."""
+    return validate["profile_min_per_op"] if validate.get("candidates") == "profile" else None
+
+
 IO_PATH_WEIGHT_COLUMNS = ["name", *PROFILE_KEYS, "feature", "weight"]
 
 

@@ -35,6 +35,7 @@ from .features import (
     feature_matrix,
     feature_sets,
     io_path_figures,
+    io_path_min_per_op,
     io_path_weights,
     multiple_candidates,
     pool_table,
@@ -130,7 +131,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
         whole = fits.simple(yv[None, :], XT, min_n=2)
         slope_all, intercept_all, r2_all = whole.a[0], whole.b[0], whole.r2[0]
         baseline_mape = float(np.mean(np.abs(baseline_pct_error(yv))))
-        paths = [j for j, c in enumerate(cands) if c in path_folds.get(devs[0], ())]
+        paths = [j for j, c in enumerate(cands) if path_folds and c in path_folds[devs[0]].columns]
         for _, test in logo.split(Xv, yv, groups=devs):
             i = int(test[0])
             y_train = yv.copy()
@@ -538,9 +539,8 @@ def run(agg, screened, features, series, pairing, settings: dict):
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
     candidates, mcandidates = simple_candidates(screened), multiple_candidates(agg, features, pairing)
-    io_paths = None
+    io_paths = io_path_min_per_op(settings)
     if settings["candidates"] == "profile":  # what the application does, else the pairing rules
-        io_paths = settings["profile_min_per_op"]
         shaped = profile_candidates(agg, features, io_paths)
         # tried in order, after leaving out figures some device of the series lacks
         candidates, mcandidates = (shaped, candidates), (shaped, mcandidates)

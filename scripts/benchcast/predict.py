@@ -19,6 +19,7 @@ from . import BenchcastError, fits, records
 from .features import (
     feature_matrix,
     io_path_figures,
+    io_path_min_per_op,
     io_path_weights,
     pool_table,
     series_matrix,
@@ -137,7 +138,7 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
     preds, skipped = [], []
-    io_paths = settings["profile_min_per_op"] if settings.get("candidates") == "profile" else None
+    io_paths = io_path_min_per_op(settings)
     for choice in ("paper", "heldout"):
         p, s = predict_targets_simple(table, selection, targets, alpha=alpha, choice=choice, io_paths=io_paths)
         preds.append(p.assign(kind="simple"))

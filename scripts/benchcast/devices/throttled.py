@@ -165,7 +165,7 @@ def charged(state: dict) -> dict[str, int] | None:
                 kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
                 return {"charged_reads": int(kv.get("rios", 0)), "charged_writes": int(kv.get("wios", 0))}
         return {"charged_reads": 0, "charged_writes": 0}
-    except (OSError, ValueError, BenchcastError):
+    except (OSError, ValueError):
         return None
 
 
