@@ -41,6 +41,11 @@ def test_wrong_type_named():
           r"studies.paper.extrapolate.data_sizes\[0\]")
 
 
+def test_even_nested_top_named():
+    check(lambda c: c["studies"]["local"].setdefault("validate", {}).__setitem__("nested_top", 4),
+          r"^config: studies.local.validate.nested_top: must not be a multiple of 2 \(got 4\)$")
+
+
 def test_target_without_usable_feature():
     check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].update(metric="iops", value="5 IOPS"),
           r"studies.paper.targets.S-SCM: none of its figures")

@@ -242,6 +242,50 @@ def test_nested_choice_never_sees_the_held_out_device():
         assert row["prediction"].iloc[0] == pytest.approx(a + b * xd[d])
 
 
+def test_nested_choice_takes_the_median_of_the_three_best_by_hand():
+    """top=3: for each held-out device the three figures are ranked by leave-one-out MAPE over the
+    other devices, and the one whose prediction for the held-out device is the median wins; top=1
+    is the best-ranked alone. Checked by hand for every device."""
+    agg, x64, x4, y = six_tiers()
+    x16 = {"a": 2.0, "b": 12.0, "c": 25.0, "d": 70.0, "e": 90.0, "f": 230.0}  # a rougher copy of x64
+    agg = make_agg({d: {F64: x64[d], F4: x4[d], ("randwrite", 16384, "lat_mean"): x16[d]} for d in x64}, y)
+    folds, _ = heldout.loo_simple(agg)
+    devs = list(x64)
+    figures = {"randwrite_64K_lat_mean": x64, "randwrite_4K_lat_mean": x4, "randwrite_16K_lat_mean": x16}
+    for top in (1, 3):
+        nested = heldout.nested_choice(agg, folds, None, top=top).set_index("held_out")
+        assert len(nested) == len(devs)
+        for d in devs:
+            rest = [e for e in devs if e != d]
+            yv = np.array([y[e] for e in rest])
+            scored = []
+            for fid, xd in figures.items():
+                xv = np.array([xd[e] for e in rest])
+                mape = np.mean(np.abs(100 * (hand_loo(xv, yv)[:, 0] - yv) / yv))
+                b, a = np.polyfit(xv, yv, 1)
+                scored.append((mape, fid, a + b * xd[d]))
+            best = sorted(scored)[:top]
+            fid, pred = sorted(best, key=lambda t: t[2])[len(best) // 2][1:]
+            assert nested.loc[d, "features"] == fid
+            assert nested.loc[d, "prediction"] == pytest.approx(pred)
+    # the median is not always the best-ranked model: the choice differs somewhere
+    one = heldout.nested_choice(agg, folds, None, top=1).set_index("held_out")
+    three = heldout.nested_choice(agg, folds, None, top=3).set_index("held_out")
+    assert (one["features"] != three["features"]).any()
+
+
+def test_median_model_uses_an_odd_number_of_the_best():
+    """Three rows: the median prediction's row; two rows: the best-ranked alone (no average of two
+    models); rows keep their own columns and lose the rank."""
+    ranked = pd.DataFrame({"series": ["s"] * 3 + ["t"] * 2, "features": ["x", "y", "z", "x", "y"],
+                           "_rank": [0, 1, 2, 1, 0], "prediction": [30.0, 10.0, 20.0, 5.0, 7.0],
+                           "lower": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    out = heldout.median_model(ranked).set_index("series")
+    assert out.loc["s", "features"] == "z" and out.loc["s", "lower"] == 3.0
+    assert out.loc["t", "features"] == "y" and out.loc["t", "prediction"] == 7.0
+    assert "_rank" not in out.columns
+
+
 def test_nested_choice_weighs_multiple_models_on_the_other_devices_only():
     """y = 50 + 2 x64 + 30 x4 exactly: no single figure fits, the pair does. For every device the
     pair wins on the other devices, and its prediction is the multiple fold fitted without it."""

@@ -32,6 +32,8 @@ def _message(err) -> str:
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         allowed = ", ".join(sorted(err.schema.get("properties", {}))) or "none"
         return f"{where}: unknown key {', '.join(repr(e) for e in extra)} (allowed: {allowed})"
+    if err.validator == "not" and set(err.validator_value) == {"multipleOf"}:
+        return f"{where}: must not be a multiple of {err.validator_value['multipleOf']} (got {err.instance!r})"
     return f"{where}: {err.message}"
 
 

@@ -404,16 +404,22 @@ KIND_MULTIPLE = "multiple (held-out choice)"
 
 def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
                   mcandidates=None, pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None,
-                  max_figures: int = 2, io_paths: float | None = None) -> pd.DataFrame:
+                  max_figures: int = 2, io_paths: float | None = None, top: int = 1) -> pd.DataFrame:
     """Held-out predictions of a device the model never saw, not even to choose the model.
 
     The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
     lowest MAPE over all folds, the held-out device's own fold included, so their MAPE flatters.
     Here, for each device d, every candidate model of a series (each simple feature of
     ``candidates``; with ``mfolds``, each multiple model of :func:`loo_multiple` with
-    ``mcandidates``) is scored by leave-one-out MAPE over the *other* devices alone; the lowest
-    score wins (a simple model on a tie), and d's prediction is that model's fold fitted without d
-    (the row of ``folds`` or ``mfolds``). Only models predicted in every inner fold compete.
+    ``mcandidates``) is scored by leave-one-out MAPE over the *other* devices alone (a simple model
+    before a multiple one on a tie), and d's prediction is a model's fold fitted without d (the row
+    of ``folds`` or ``mfolds``). Only models predicted in every inner fold compete.
+
+    ``top`` (odd): of the ``top`` best-scored models, the one whose prediction for d is the median
+    wins (:func:`median_model`); with fewer models, the largest odd number of them. ``top=1`` is
+    the best-scored model alone. A choice by five inner folds is noisy: the median of the few best
+    models does not follow one lucky score.
+
     Rows as ``folds``, with ``model`` saying which kind won; ``io_paths`` as in :func:`loo_simple`
     (the inner folds weigh the I/O-path figures by the other devices' counters)."""
     parts = []
@@ -426,14 +432,30 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
             m = _multiple_scores(rest, mcandidates, pool_by, read_fraction, max_figures)
             scores.append(m.assign(model="multiple"))
         s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
-        s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"]).drop_duplicates("series")
+        s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
+        s = s.assign(_rank=s.groupby("series", sort=False).cumcount())
+        s = s[s["_rank"] < top]
+        rows = []
         for model, outer in (("simple", folds), ("multiple", mfolds)):
-            chosen = s.loc[s["model"] == model, ["series", "features"]]
+            chosen = s.loc[s["model"] == model, ["series", "features", "_rank"]]
             if outer is not None and len(chosen):
-                parts.append(outer[outer["held_out"] == d].merge(chosen, on=["series", "features"]))
+                rows.append(outer[outer["held_out"] == d].merge(chosen, on=["series", "features"]))
+        if rows:
+            parts.append(median_model(pd.concat(rows, ignore_index=True)))
     if not parts:
         return folds.iloc[:0]
     return pd.concat(parts, ignore_index=True)
+
+
+def median_model(ranked: pd.DataFrame) -> pd.DataFrame:
+    """Per series, the row whose ``prediction`` is the median of the best-ranked rows: of the
+    largest odd number of them (``_rank`` 0 is the best; 1 row or 2: the best alone). Returns the
+    rows without ``_rank``, in the order of their series' first appearance."""
+    out = []
+    for _, g in ranked.sort_values("_rank", kind="stable").groupby("series", sort=False):
+        g = g.iloc[:len(g) - (1 - len(g) % 2)]  # an odd count: the median is one model's row
+        out.append(g.iloc[[int(np.argsort(g["prediction"].to_numpy(), kind="stable")[len(g) // 2])]])
+    return pd.concat(out).drop(columns="_rank")
 
 
 TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "truth_cv_pct", "baseline_pct_error",
@@ -551,7 +573,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
     mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
                                               read_fraction=rf, max_figures=settings["max_figures"])
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
-                           max_figures=settings["max_figures"], io_paths=io_paths)
+                           max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"])
     mselection = select_multiple(msummary, refusals)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen, table)
