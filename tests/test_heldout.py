@@ -274,6 +274,40 @@ def test_nested_choice_takes_the_median_of_the_three_best_by_hand():
     assert (one["features"] != three["features"]).any()
 
 
+def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
+    """y = 3 x64^0.5 exactly (a power law): each log-log fold is the line through the other
+    devices' logs, its prediction and interval the log-space ones taken back; it predicts every
+    device exactly where the straight line misses. The held-out and paper choices ignore log-log
+    lines; the nested choice takes them."""
+    _, x64, x4, _ = six_tiers()
+    y = {d: 3 * x64[d] ** 0.5 for d in x64}
+    agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in x64}, y)
+    folds, summary = heldout.loo_simple(agg, alpha=0.1, loglog=True)
+    devs = list(x64)
+    lx, ly = np.log([x64[d] for d in devs]), np.log([y[d] for d in devs])
+    ll = folds[folds["features"] == heldout.LOGLOG + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
+    lx4 = np.log([x4[d] for d in devs])
+    hand = np.exp(hand_loo(lx4, ly, alpha=0.1))  # a log-log line that does not fit: a real interval
+    l4 = folds[folds["features"] == heldout.LOGLOG + "randwrite_4K_lat_mean"].set_index("held_out").loc[devs]
+    assert l4["prediction"].to_numpy() == pytest.approx(hand[:, 0])
+    assert l4["lower"].to_numpy() == pytest.approx(hand[:, 1])
+    assert l4["upper"].to_numpy() == pytest.approx(hand[:, 2])
+    assert l4["pct_error"].to_numpy() == pytest.approx(100 * (hand[:, 0] - np.exp(ly)) / np.exp(ly))
+    assert ll["pct_error"].abs().max() < 1e-9 and ll["x"].to_numpy() == pytest.approx(np.exp(lx))
+    lin = folds[folds["features"] == "randwrite_64K_lat_mean"]
+    assert lin["pct_error"].abs().max() > 5
+    row = summary.set_index("features").loc[heldout.LOGLOG + "randwrite_64K_lat_mean"]
+    assert row["slope"] == pytest.approx(0.5) and row["intercept"] == pytest.approx(np.log(3))
+    sel = heldout.select_simple(summary).iloc[0]
+    assert not sel["selected_feature"].startswith(heldout.LOGLOG)
+    assert not sel["paper_feature"].startswith(heldout.LOGLOG)
+    nested = heldout.nested_choice(agg, folds, None, loglog=True)
+    assert set(nested["features"]) == {heldout.LOGLOG + "randwrite_64K_lat_mean"}
+    # without loglog the same data gives straight lines only
+    plain, _ = heldout.loo_simple(agg)
+    assert not plain["features"].str.startswith(heldout.LOGLOG).any()
+
+
 def test_median_model_uses_an_odd_number_of_the_best():
     """Three rows: the median prediction's row; two rows: the best-ranked alone (no average of two
     models); rows keep their own columns and lose the rank."""

@@ -87,7 +87,19 @@ def _io_path_folds(agg: pd.DataFrame, F: pd.DataFrame, devices, min_per_op: floa
                .reindex(columns=list(weights["name"].unique())) for d in devices}
 
 
-def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths: float | None = None):
+#: Label prefix of a log-log line's features: ``log(y) = a log(x) + b``, a power law ``y = e^b x^a``.
+LOGLOG = "log-log "
+
+
+def _log_positive(v):
+    """Natural log where positive, NaN elsewhere (a power law has no point at or below zero)."""
+    v = np.asarray(v, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.log(np.where(v > 0, v, np.nan))
+
+
+def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths: float | None = None,
+               loglog: bool = False):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
 
     ``candidates``: see :func:`benchcast.features.candidate_features` (None: all features). The
@@ -98,6 +110,11 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     (:func:`benchcast.features.io_path_figures`) are candidates too, from the ``device`` records in
     ``agg``; in each fold their weights come from the other devices' counters alone, so the
     held-out device's own application runs never enter its prediction.
+
+    ``loglog``: every candidate is also fitted as a log-log line (a power law y = e^b x^a, least
+    squares on the logs of positive values), its features labelled ``LOGLOG + feature``; the
+    prediction and its interval are the log-space ones taken back (exp), errors are on y itself.
+    Its summary's ``slope`` is the exponent a, ``intercept`` b and ``r2`` the log-space R².
 
     Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
     :data:`SIMPLE_SUMMARY_COLUMNS`. ``baseline_mape`` (one per series) is the held-out MAPE of
@@ -114,6 +131,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     acc: dict[str, list] = {c: [] for c in ("series", "features", "held_out", "x", "truth", "prediction", "lower",
                                             "upper", "covered", "n_train", "resid_df", "interval_flag")}
     summary_frames = []
+    forms = (False, True) if loglog else (False,)
     for series in Y.columns:
         key = keys.loc[series].to_dict()
         y = Y[series]
@@ -128,45 +146,50 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
         devs = devices[present]
         A = np.isfinite(Xv)
         XT = np.where(A, Xv, np.nan).T  # features x devices
-        whole = fits.simple(yv[None, :], XT, min_n=2)
-        slope_all, intercept_all, r2_all = whole.a[0], whole.b[0], whole.r2[0]
         baseline_mape = float(np.mean(np.abs(baseline_pct_error(yv))))
         paths = [j for j, c in enumerate(cands) if path_folds and c in path_folds[devs[0]].columns]
-        for _, test in logo.split(Xv, yv, groups=devs):
-            i = int(test[0])
-            y_train = yv.copy()
-            y_train[i] = np.nan
-            XF = XT
-            if paths:  # I/O-path figures weighted without the held-out device's counters
-                XF = XT.copy()
-                XF[paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
-            fit = fits.simple(y_train[None, :], XF, min_n=2)
-            x0 = XF[:, i]
-            pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0[None, :], alpha))
-            m = fit.n[0]
-            const = (m >= 2) & np.isnan(fit.a[0])
-            flag = np.select([m < 2, const, df <= 0], [FLAG_TOO_FEW, FLAG_CONSTANT, fits.FLAG_ZERO_DF], "")
-            keep = np.isfinite(x0)  # no row where the held-out device lacks the figure
-            k = int(keep.sum())
-            truth = yv[i]
-            with np.errstate(invalid="ignore"):
-                cov = np.where(np.isfinite(lo), ((lo <= truth) & (truth <= hi)).astype(float), np.nan)
-            acc["series"].append(np.repeat(series, k))
-            acc["features"].append(np.asarray(cands, dtype=object)[keep])
-            acc["held_out"].append(np.repeat(devs[i], k))
-            acc["x"].append(x0[keep])
-            acc["truth"].append(np.repeat(truth, k))
-            acc["prediction"].append(pred[keep])
-            acc["lower"].append(lo[keep])
-            acc["upper"].append(hi[keep])
-            acc["covered"].append(cov[keep])
-            acc["n_train"].append(m[keep].astype(int))
-            acc["resid_df"].append(df[keep].astype(float))
-            acc["interval_flag"].append(flag[keep])
-        summary_frames.append(pd.DataFrame({
-            "series": series, **key, "model": "simple", "features": cands, "n_devices": A.sum(axis=0),
-            "r2": r2_all, "slope": slope_all, "intercept": intercept_all, "baseline_mape": baseline_mape,
-        }))
+        for log in forms:
+            t = _log_positive if log else np.asarray  # the space the line is fitted in
+            back = np.exp if log else np.asarray
+            names = np.asarray([LOGLOG + c for c in cands] if log else cands, dtype=object)
+            yt, Xt = t(yv), t(XT)
+            whole = fits.simple(yt[None, :], Xt, min_n=2)
+            for _, test in logo.split(Xv, yv, groups=devs):
+                i = int(test[0])
+                y_train = yt.copy()
+                y_train[i] = np.nan
+                XF = XT
+                if paths:  # I/O-path figures weighted without the held-out device's counters
+                    XF = XT.copy()
+                    XF[paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
+                fit = fits.simple(y_train[None, :], t(XF), min_n=2)
+                x0 = XF[:, i]
+                pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, t(x0)[None, :], alpha))
+                pred, lo, hi = back(pred), back(lo), back(hi)
+                m = fit.n[0]
+                const = (m >= 2) & np.isnan(fit.a[0])
+                flag = np.select([m < 2, const, df <= 0], [FLAG_TOO_FEW, FLAG_CONSTANT, fits.FLAG_ZERO_DF], "")
+                keep = np.isfinite(t(x0))  # no row where the held-out device lacks the figure
+                k = int(keep.sum())
+                truth = yv[i]
+                with np.errstate(invalid="ignore"):
+                    cov = np.where(np.isfinite(lo), ((lo <= truth) & (truth <= hi)).astype(float), np.nan)
+                acc["series"].append(np.repeat(series, k))
+                acc["features"].append(names[keep])
+                acc["held_out"].append(np.repeat(devs[i], k))
+                acc["x"].append(x0[keep])
+                acc["truth"].append(np.repeat(truth, k))
+                acc["prediction"].append(pred[keep])
+                acc["lower"].append(lo[keep])
+                acc["upper"].append(hi[keep])
+                acc["covered"].append(cov[keep])
+                acc["n_train"].append(m[keep].astype(int))
+                acc["resid_df"].append(df[keep].astype(float))
+                acc["interval_flag"].append(flag[keep])
+            summary_frames.append(pd.DataFrame({
+                "series": series, **key, "model": "simple", "features": names, "n_devices": np.isfinite(Xt).sum(axis=1),
+                "r2": whole.r2[0], "slope": whole.a[0], "intercept": whole.b[0], "baseline_mape": baseline_mape,
+            }))
     if not summary_frames:
         return pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS), pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS)
     folds = pd.DataFrame({c: np.concatenate(v) for c, v in acc.items()})
@@ -349,10 +372,13 @@ def _choose(summary: pd.DataFrame, by, r2_col: str, complete: pd.Series) -> pd.D
 def select_simple(summary: pd.DataFrame) -> pd.DataFrame:
     """Per series: the paper's choice (max in-sample R^2) next to the lowest held-out MAPE.
 
-    Only models predicted in every fold compete on MAPE. Columns: series, SERIES_COLUMNS,
+    Only models predicted in every fold compete on MAPE, and only straight lines: log-log lines
+    (:data:`LOGLOG`) compete in the nested choice alone, so a spec card is predicted by the
+    paper's kind of model. Columns: series, SERIES_COLUMNS,
     n_candidates, baseline_mape (if in ``summary``), paper_feature, paper_r2, paper_mape, paper_coverage, selected_feature,
     selected_r2, selected_mape, selected_coverage, differ (the two choices differ).
     """
+    summary = summary[~summary["features"].str.startswith(LOGLOG)]
     complete = summary["n_predicted"] == summary["n_folds"]
     r2, ho = _choose(summary, ["series"], "r2", complete)
     base = summary.drop_duplicates("series").set_index("series")[SERIES_COLUMNS]
@@ -404,7 +430,8 @@ KIND_MULTIPLE = "multiple (held-out choice)"
 
 def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
                   mcandidates=None, pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None,
-                  max_figures: int = 2, io_paths: float | None = None, top: int = 1) -> pd.DataFrame:
+                  max_figures: int = 2, io_paths: float | None = None, top: int = 1,
+                  loglog: bool = False) -> pd.DataFrame:
     """Held-out predictions of a device the model never saw, not even to choose the model.
 
     The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
@@ -420,12 +447,13 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     the best-scored model alone. A choice by five inner folds is noisy: the median of the few best
     models does not follow one lucky score.
 
-    Rows as ``folds``, with ``model`` saying which kind won; ``io_paths`` as in :func:`loo_simple`
-    (the inner folds weigh the I/O-path figures by the other devices' counters)."""
+    Rows as ``folds``, with ``model`` saying which kind won; ``io_paths`` and ``loglog`` as in
+    :func:`loo_simple` (the inner folds weigh the I/O-path figures by the other devices' counters;
+    with ``loglog`` the log-log lines of ``folds`` compete too)."""
     parts = []
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
-        _, inner = loo_simple(rest, candidates, io_paths=io_paths)
+        _, inner = loo_simple(rest, candidates, io_paths=io_paths, loglog=loglog)
         scores = [inner.loc[inner["n_predicted"] == inner["n_folds"], ["series", "features", "mape"]]
                   .assign(model="simple")]
         if mfolds is not None and len(mfolds):
@@ -566,14 +594,15 @@ def run(agg, screened, features, series, pairing, settings: dict):
         shaped = profile_candidates(agg, features, io_paths)
         # tried in order, after leaving out figures some device of the series lacks
         candidates, mcandidates = (shaped, candidates), (shaped, mcandidates)
-    folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths)
+    folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths, loglog=settings["loglog"])
     selection = select_simple(summary)
     pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS
     rf = read_fractions()
     mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
                                               read_fraction=rf, max_figures=settings["max_figures"])
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
-                           max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"])
+                           max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"],
+                           loglog=settings["loglog"])
     mselection = select_multiple(msummary, refusals)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen, table)
