@@ -134,6 +134,30 @@ def test_profile_candidates_follow_what_the_application_did_to_the_device():
     assert features.io_path_name({"engine": "rocksdb", "workload": "w", "threads": 8}) == "io_path[rocksdb/w/t8]"
 
 
+def test_profile_candidates_add_the_median_random_read_where_measured():
+    """The random-read figure's median (clat_p50) at the same block size joins the candidates where
+    the study measures it, after the I/O-path figure; commits get no twin; a study without the
+    median (features.metrics) gets none."""
+    figs = {("randread", 4096, "lat_mean"): 9.0, ("randread", 16384, "lat_mean"): 12.0,
+            ("randread", 16384, "clat_p50"): 8.0, ("randread", 4096, "clat_p50"): 7.0,
+            ("write", 16384, "lat_mean"): 25.0, ("write", 16384, "clat_p50"): 24.0}
+    agg = make_agg({d: figs for d in "abc"}, {d: 100.0 for d in "abc"})
+    agg.loc[(agg["benchmark"] == "fio") & (agg["workload"] == "write"), "op"] = "sync"
+    agg = pd.concat([agg, io_records({dev: {"reads_per_op": 3.0, "read_request_size": 16384, "syncs_per_op": 1.0,
+                                            "write_request_size": 16384} for dev in "abc"},
+                                     workload="write-only")], ignore_index=True)
+    key = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "threads": 0}
+    assert features.profile_candidates(agg, {})(key) == [
+        "randread_16K_lat_mean", "write_16K_sync_lat_mean", "io_path[mysql/write-only]", "randread_16K_clat_p50"]
+    means_only = {"metrics": ["lat_mean"]}
+    assert features.profile_candidates(agg, means_only)(key) == [
+        "randread_16K_lat_mean", "write_16K_sync_lat_mean", "io_path[mysql/write-only]"]
+    feats = features.feature_table(agg)
+    assert features.median_twin(feats, "randread_4K_lat_mean") == "randread_4K_clat_p50"
+    assert features.median_twin(feats, "write_16K_sync_lat_mean") is None
+    assert features.median_twin(feats, "randread_64K_lat_mean") is None
+
+
 def test_an_ioengine_axis_is_named_but_engines_of_other_tools_are_not():
     """Two engines on one device (a grid axis) name the engine on every device; a figure whose engine
     differs only between devices (imported results of another tool) stays one figure."""

@@ -339,7 +339,11 @@ def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float =
     * the commit figure (``write`` with fdatasync, op ``sync``) at the block size nearest its write
       request size, when it syncs at least ``min_per_op`` times per operation;
     * where it does both, its I/O-path figure (:func:`io_path_name`, :func:`io_path_figures`):
-      the two weighted by the requests per operation.
+      the two weighted by the requests per operation;
+    * beside the random-read figure, its median (``clat_p50``, :func:`median_twin`) where the
+      study measures it: the latency of a typical request. A rate cap (cgroup blkio) lets most
+      requests pass at the backing device's speed and holds a few for long; fio at full pace
+      sees the mean, an application reading between its own work sees mostly the median.
 
     Buffered writes without a sync are left out: writeback happens off the operation's path. A
     series without device records, or none of whose figures the study measured, gets [] (the
@@ -352,9 +356,22 @@ def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float =
         if k not in profiles.index:
             return []
         figs = [f for f, _ in _path_figures(profiles.loc[k], feats, min_per_op)]
-        return figs + [io_path_name(key)] if len(figs) > 1 else figs
+        twins = [t for t in (median_twin(feats, f) for f in figs) if t]
+        return figs + ([io_path_name(key)] if len(figs) > 1 else []) + twins
 
     return allowed
+
+
+def median_twin(feats: pd.DataFrame, feature: str) -> str | None:
+    """The median completion latency (``clat_p50``) of a random-read figure of ``feats`` (a
+    :func:`feature_table`): the same workload, op, block size and queue depth; None for another
+    figure or where the study does not measure it."""
+    f = feats[feats["feature"] == feature]
+    if f.empty or f["workload"].iloc[0] != "randread":
+        return None
+    # a feature id ends with its metric (:func:`feature_name`): queue depth and engine stay
+    twin = feature[: -len(f["metric"].iloc[0])] + "clat_p50"
+    return twin if (feats["feature"] == twin).any() else None
 
 
 def io_path_min_per_op(validate: Mapping) -> float | None:
