@@ -158,18 +158,19 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
                 i = int(test[0])
                 y_train = yt.copy()
                 y_train[i] = np.nan
-                XF = XT
+                XF, XFt = XT, Xt
                 if paths:  # I/O-path figures weighted without the held-out device's counters
                     XF = XT.copy()
                     XF[paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
-                fit = fits.simple(y_train[None, :], t(XF), min_n=2)
-                x0 = XF[:, i]
-                pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, t(x0)[None, :], alpha))
+                    XFt = t(XF)
+                fit = fits.simple(y_train[None, :], XFt, min_n=2)
+                x0, x0t = XF[:, i], XFt[:, i]
+                pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0t[None, :], alpha))
                 pred, lo, hi = back(pred), back(lo), back(hi)
                 m = fit.n[0]
                 const = (m >= 2) & np.isnan(fit.a[0])
                 flag = np.select([m < 2, const, df <= 0], [FLAG_TOO_FEW, FLAG_CONSTANT, fits.FLAG_ZERO_DF], "")
-                keep = np.isfinite(t(x0))  # no row where the held-out device lacks the figure
+                keep = np.isfinite(x0t)  # no row where the held-out device lacks the figure
                 k = int(keep.sum())
                 truth = yv[i]
                 with np.errstate(invalid="ignore"):
