@@ -136,8 +136,8 @@ def test_profile_candidates_follow_what_the_application_did_to_the_device():
 
 def test_profile_candidates_add_the_median_random_read_where_measured():
     """The random-read figure's median (clat_p50) at the same block size joins the candidates where
-    the study measures it, after the I/O-path figure; commits get no twin; a study without the
-    median (features.metrics) gets none."""
+    the study measures it, after the I/O-path figure, and stands for the reads in the I/O-path
+    figure; commits get no twin; a study without the median (features.metrics) gets none."""
     figs = {("randread", 4096, "lat_mean"): 9.0, ("randread", 16384, "lat_mean"): 12.0,
             ("randread", 16384, "clat_p50"): 8.0, ("randread", 4096, "clat_p50"): 7.0,
             ("write", 16384, "lat_mean"): 25.0, ("write", 16384, "clat_p50"): 24.0}
@@ -152,6 +152,14 @@ def test_profile_candidates_add_the_median_random_read_where_measured():
     means_only = {"metrics": ["lat_mean"]}
     assert features.profile_candidates(agg, means_only)(key) == [
         "randread_16K_lat_mean", "write_16K_sync_lat_mean", "io_path[mysql/write-only]"]
+    # the I/O-path figure counts the reads at their median where measured, else at their mean
+    w = features.io_path_weights(agg)
+    assert dict(zip(w["feature"], w["weight"])) == {"randread_16K_clat_p50": 3.0, "write_16K_sync_lat_mean": 1.0}
+    P = features.io_path_figures(features.feature_matrix(agg), w)
+    assert P["io_path[mysql/write-only]"].tolist() == pytest.approx([3.0 * 8.0 + 1.0 * 25.0] * 3)
+    means = agg[agg["metric"] != "clat_p50"]
+    w = features.io_path_weights(means)
+    assert dict(zip(w["feature"], w["weight"])) == {"randread_16K_lat_mean": 3.0, "write_16K_sync_lat_mean": 1.0}
     feats = features.feature_table(agg)
     assert features.median_twin(feats, "randread_4K_lat_mean") == "randread_4K_clat_p50"
     assert features.median_twin(feats, "write_16K_sync_lat_mean") is None
