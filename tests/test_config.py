@@ -46,6 +46,13 @@ def test_even_nested_top_named():
           r"^config: studies.local.validate.nested_top: must not be a multiple of 2 \(got 4\)$")
 
 
+def test_nested_share_field_named():
+    check(lambda c: c["studies"]["local"].setdefault("validate", {}).__setitem__("nested_share", ["engine"]),
+          r"^config: studies.local.validate.nested_share\[0\]: 'engine' is not one of")
+    cfg = config.validate(copy.deepcopy(CONFIG))
+    assert cfg["studies"]["local"]["validate"]["nested_share"] == ["data_size", "workload"]
+
+
 def test_target_without_usable_feature():
     check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].update(metric="iops", value="5 IOPS"),
           r"studies.paper.targets.S-SCM: none of its figures")

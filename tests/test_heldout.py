@@ -274,6 +274,63 @@ def test_nested_choice_takes_the_median_of_the_three_best_by_hand():
     assert (one["features"] != three["features"]).any()
 
 
+def test_shared_scores_average_a_model_over_series_that_differ_in_the_shared_fields():
+    """Each model's score is the mean of its scores over the series of its family (the series
+    fields but the shared ones); an application's I/O-path figure is one model across workloads,
+    also inside a log-log line; simple and multiple models are apart."""
+    keys = pd.DataFrame({"benchmark": "ycsb", "engine": ["m", "m", "m", "r"], "workload": ["w", "w", "x", "w"],
+                         "threads": 1, "data_size": [4, 8, 4, 4], "op": "update", "metric": "lat_mean", "unit": "us"},
+                        index=["m/w/4", "m/w/8", "m/x/4", "r/w/4"])
+    scores = pd.DataFrame([
+        ("m/w/4", "f", "simple", 10.0), ("m/w/8", "f", "simple", 30.0), ("m/x/4", "f", "simple", 50.0),
+        ("r/w/4", "f", "simple", 7.0), ("m/w/4", "f", "multiple", 1.0),
+        ("m/w/4", "log-log io_path[m/w]", "simple", 4.0), ("m/x/4", "log-log io_path[m/x]", "simple", 8.0),
+        ("m/w/8", "io_path[m/w]", "simple", 2.0)], columns=["series", "features", "model", "mape"])
+    by_size = heldout.shared_scores(scores, keys, ["data_size"])["mape"].tolist()
+    assert by_size == [20.0, 20.0, 50.0, 7.0, 1.0, 4.0, 8.0, 2.0]
+    both = heldout.shared_scores(scores, keys, ["data_size", "workload"])["mape"].tolist()
+    assert both == [30.0, 30.0, 30.0, 7.0, 1.0, 6.0, 6.0, 2.0]
+    assert heldout.shared_scores(scores, keys, [])["mape"].tolist() == scores["mape"].tolist()
+
+
+def test_nested_choice_shares_the_score_over_data_sizes_by_hand():
+    """With share=[data_size] a held-out device's feature is the one of lowest mean inner MAPE over
+    both sizes' series (leave-one-out over the other devices), the same for both sizes, and each
+    size's prediction is its own fold."""
+    x64 = {"a": 1.0, "b": 10.0, "c": 30.0, "d": 60.0, "e": 100.0, "f": 200.0}
+    x4 = {"a": 2.0, "b": 9.0, "c": 35.0, "d": 50.0, "e": 110.0, "f": 190.0}
+    # size 1 follows x64 but for e, size 2 follows x4 closely: alone they choose apart somewhere
+    y = {d: {1: 50 + 2 * x64[d] * (1.3 if d == "e" else 1.0), 2: 40 + 3 * x4[d] * (0.9 if d == "c" else 1.0)}
+         for d in x64}
+    agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in x64}, y)
+    folds, _ = heldout.loo_simple(agg)
+    alone = heldout.nested_choice(agg, folds, None)
+    shared = heldout.nested_choice(agg, folds, None, share=["data_size"])
+    figures = {"randwrite_64K_lat_mean": x64, "randwrite_4K_lat_mean": x4}
+    devs = list(x64)
+    for d in devs:
+        rest = [e for e in devs if e != d]
+        mape = {}
+        for fid, xd in figures.items():
+            xv = np.array([xd[e] for e in rest])
+            per_size = []
+            for size in (1, 2):
+                yv = np.array([y[e][size] for e in rest])
+                per_size.append(np.mean(np.abs(100 * (hand_loo(xv, yv)[:, 0] - yv) / yv)))
+            mape[fid] = np.mean(per_size)
+        best = min(mape, key=mape.get)
+        rows = shared[shared["held_out"] == d]
+        assert rows["features"].tolist() == [best, best]
+        for size in (1, 2):
+            xv = np.array([figures[best][e] for e in rest])
+            b, a = np.polyfit(xv, np.array([y[e][size] for e in rest]), 1)
+            row = rows[rows["data_size"] == size]
+            assert row["prediction"].iloc[0] == pytest.approx(a + b * figures[best][d])
+    # alone, the two sizes choose different figures for some device
+    per = alone.pivot(index="held_out", columns="data_size", values="features")
+    assert (per[1] != per[2]).any()
+
+
 def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
     """y = 3 x64^0.5 exactly (a power law): each log-log fold is the line through the other
     devices' logs, its prediction and interval the log-space ones taken back; it predicts every

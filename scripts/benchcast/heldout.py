@@ -29,6 +29,7 @@ from sklearn.model_selection import LeaveOneGroupOut
 from . import blockio, fits
 from .features import (
     POOL_ACROSS_WORKLOADS,
+    IO_PATH,
     POOL_PER_WORKLOAD,
     WORKLOAD_VARIABLES,
     candidate_features,
@@ -432,7 +433,7 @@ KIND_MULTIPLE = "multiple (held-out choice)"
 def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
                   mcandidates=None, pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None,
                   max_figures: int = 2, io_paths: float | None = None, top: int = 1,
-                  loglog: bool = False) -> pd.DataFrame:
+                  loglog: bool = False, share=()) -> pd.DataFrame:
     """Held-out predictions of a device the model never saw, not even to choose the model.
 
     The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
@@ -450,7 +451,12 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
 
     Rows as ``folds``, with ``model`` saying which kind won; ``io_paths`` and ``loglog`` as in
     :func:`loo_simple` (the inner folds weigh the I/O-path figures by the other devices' counters;
-    with ``loglog`` the log-log lines of ``folds`` compete too)."""
+    with ``loglog`` the log-log lines of ``folds`` compete too).
+
+    ``share`` (series columns, e.g. ``("data_size", "workload")``): a model's score is the mean of
+    its inner MAPE over the series that differ only in those columns (each application's
+    I/O-path figure counts as one model, :func:`shared_scores`): series of one engine and
+    operation choose from more inner folds, each still fitted on its own."""
     parts = []
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
@@ -461,6 +467,8 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
             m = _multiple_scores(rest, mcandidates, pool_by, read_fraction, max_figures)
             scores.append(m.assign(model="multiple"))
         s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
+        if share:
+            s = shared_scores(s, series_matrix(rest)[1], share)
         s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
         s = s.assign(_rank=s.groupby("series", sort=False).cumcount())
         s = s[s["_rank"] < top]
@@ -474,6 +482,18 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     if not parts:
         return folds.iloc[:0]
     return pd.concat(parts, ignore_index=True)
+
+
+def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFrame:
+    """``scores`` (series, features, model, mape) with each mape replaced by the mean of the same
+    model's mape over the series whose keys (``keys``: index series, :data:`SERIES_COLUMNS`) differ
+    only in the columns ``share``. An I/O-path figure (``io_path[engine/workload]``, also inside a
+    multiple model or a log-log line) is one model across workloads."""
+    family = [c for c in SERIES_COLUMNS if c not in set(share)]
+    fam = keys[family].astype(str).agg("|".join, axis=1)
+    label = scores["features"].str.replace(r"io_path\[[^\]]*\]", IO_PATH, regex=True)
+    group = [scores["series"].map(fam), scores["model"], label]
+    return scores.assign(mape=scores.groupby(group)["mape"].transform("mean"))
 
 
 def median_model(ranked: pd.DataFrame) -> pd.DataFrame:
@@ -603,7 +623,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
                                               read_fraction=rf, max_figures=settings["max_figures"])
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
                            max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"],
-                           loglog=settings["loglog"])
+                           loglog=settings["loglog"], share=settings["nested_share"])
     mselection = select_multiple(msummary, refusals)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen, table)
