@@ -50,7 +50,7 @@ def test_nested_share_field_named():
     check(lambda c: c["studies"]["local"].setdefault("validate", {}).__setitem__("nested_share", ["engine"]),
           r"^config: studies.local.validate.nested_share\[0\]: 'engine' is not one of")
     cfg = config.validate(copy.deepcopy(CONFIG))
-    assert cfg["studies"]["local"]["validate"]["nested_share"] == []
+    assert cfg["studies"]["local"]["validate"]["nested_share"] == ["data_size", "workload"]
 
 
 def test_target_without_usable_feature():
