@@ -20,6 +20,7 @@ sets that choice next to the lowest held-out MAPE. :func:`run` does all of it fo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import numpy as np
@@ -28,8 +29,8 @@ from sklearn.model_selection import LeaveOneGroupOut
 
 from . import blockio, fits
 from .features import (
-    POOL_ACROSS_WORKLOADS,
     IO_PATH,
+    POOL_ACROSS_WORKLOADS,
     POOL_PER_WORKLOAD,
     WORKLOAD_VARIABLES,
     candidate_features,
@@ -491,8 +492,8 @@ def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFra
     multiple model or a log-log line) is one model across workloads."""
     family = [c for c in SERIES_COLUMNS if c not in set(share)]
     fam = keys[family].astype(str).agg("|".join, axis=1)
-    label = scores["features"].str.replace(r"io_path\[[^\]]*\]", IO_PATH, regex=True)
-    group = [scores["series"].map(fam), scores["model"], label]
+    label = scores["features"].str.replace(re.escape(IO_PATH) + r"\[[^\]]*\]", IO_PATH, regex=True)
+    group = [scores["series"].map(fam).fillna(scores["series"]), scores["model"], label]  # unknown: alone
     return scores.assign(mape=scores.groupby(group)["mape"].transform("mean"))
 
 
