@@ -62,6 +62,11 @@ def test_cell_ids_are_stable_and_change_only_for_the_changed_device():
     c = {(x["device"], x["rw"], x["bs"], x["rwmixread"]): x["cell"]
          for x in fio.expand_grid({**SOURCE, "repeats": 3}, DEVICES)}
     assert c == a
+    # nor the CPU wake-up latency limit its jobs hold: a condition of the job, carried in its params
+    held = fio.expand_grid({**SOURCE, "cpu_latency_us": 0}, DEVICES)
+    assert {(x["device"], x["rw"], x["bs"], x["rwmixread"]): x["cell"] for x in held} == a
+    assert {x["cpu_latency_us"] for x in held} == {0}
+    assert all("cpu_latency_us" not in x for x in fio.expand_grid({**SOURCE, "cpu_latency_us": None}, DEVICES))
 
 
 @pytest.mark.parametrize("change, pattern", [

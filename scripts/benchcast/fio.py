@@ -55,7 +55,7 @@ KIND_DEFAULTS = {
 }
 OPTION_KEYS = ("ioengine", "iodepth", "numjobs", "direct", "size", "runtime", "ramp_time", "extra")
 SOURCE_KEYS = {"type", "rw", "block_sizes", "rwmixread", "repeats", "max_repeats", "stable_cv", "devices",
-               "per_device", "per_kind", "memory_limit", *OPTION_KEYS}
+               "per_device", "per_kind", "memory_limit", "cpu_latency_us", *OPTION_KEYS}
 OVERRIDE_KEYS = set(OPTION_KEYS) | {"rwmixread"}
 DEFAULT_REPEATS = 5
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
@@ -196,6 +196,8 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
     repeats = _int(source_name, "repeats", source.get("repeats", DEFAULT_REPEATS), 1)
     limit = parse_size(source["memory_limit"], what=f"source {source_name}: memory_limit") \
         if source.get("memory_limit") else None
+    # a condition of the measurement, not of the cell: in the job's params, not in its id
+    latency = {"cpu_latency_us": source["cpu_latency_us"]} if source.get("cpu_latency_us") is not None else {}
     cells = []
     for dev, opts in device_options(source, devices, source_name).items():
         depths = {}
@@ -216,7 +218,7 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
                         if limit:
                             one["memory_limit"] = base["memory_limit"] = limit
                         cells.append({"device": dev, "cell": cell_id(rw, bs, one, mix), "rw": rw, "bs": bs,
-                                      "rwmixread": mix, **base, "repeats": repeats})
+                                      "rwmixread": mix, **base, "repeats": repeats, **latency})
     seen = set()
     for c in cells:
         key = (c["device"], c["cell"])
@@ -497,12 +499,12 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     skip note instead, without touching the device."""
     import time
 
-    from . import devices
+    from . import devices, host
 
     why = stable_already(cell)
     if why:
         return _skip(cell, why, jobfile, output)
-    with devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
+    with host.cpu_latency(cell.get("cpu_latency_us")), devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
                            enter_memory=False) as state:
         why = unaligned(cell, state)
         if why:

@@ -18,7 +18,7 @@ from . import BenchcastError, protect
 
 
 def run_job(job: dict) -> None:
-    from . import devices, ooc, records
+    from . import devices, host, ooc, records
     from .devices import swap
     from .units import parse_size
 
@@ -39,9 +39,10 @@ def run_job(job: dict) -> None:
         raise BenchcastError(f"swap not made by benchcast is active ({names}): pages could go there instead "
                              f"of to the device (swapoff it, or set existing_swap: warn)")
     raw_part = protect.atomic_path(job["raw"])
-    with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                           memory_limit=limit, swap_size=swap_size,
-                           swap_priority=src["swap_priority"], enter_memory=False) as state:
+    with host.cpu_latency(src.get("cpu_latency_us")), \
+            devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
+                              memory_limit=limit, swap_size=swap_size,
+                              swap_priority=src["swap_priority"], enter_memory=False) as state:
         recs = ooc.run_ooc(
             src["programs"], sizes, mode, binaries=job["binaries"], device_dir=devices.target(state),
             out_dir=raw_part.resolve(), reps=src["passes"], run=int(job["repeat"]), study=job["study"],

@@ -18,7 +18,7 @@ from . import protect
 def run_job(job: dict) -> None:
     import pandas as pd
 
-    from . import devices, records, ycsb
+    from . import devices, host, records, ycsb
     from .units import parse_size
 
     src = job["source"]
@@ -39,8 +39,9 @@ def run_job(job: dict) -> None:
         return
     raw_part = protect.atomic_path(job["raw"])
     limit = parse_size(src["memory_limit"], what="memory_limit") if src.get("memory_limit") else None
-    with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                           memory_limit=limit) as state:
+    with host.cpu_latency(src.get("cpu_latency_us")), \
+            devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
+                              memory_limit=limit) as state:
         recs = ycsb.run_ycsb(
             job["engine"],
             devices.target(state),
