@@ -378,7 +378,21 @@ def get_fio_record_inputs(wildcards):
 def get_ycsb_job_source(wildcards):
     """The YCSB source's settings as a job sees them: without the repeat-until-stable keys, which
     say how many runs there are, not how one is made."""
-    return {k: v for k, v in get_source(wildcards).items() if k not in STOP_KEYS}
+    return {
+        k: v
+        for k, v in measured_settings(get_source(wildcards)).items()
+        if k not in STOP_KEYS
+    }
+
+
+def measured_settings(source):
+    """A source's settings as its jobs' params record them: a null CPU wake-up latency limit is left
+    out, so that results measured before the setting existed keep their params."""
+    return {
+        k: v
+        for k, v in source.items()
+        if not (k == "cpu_latency_us" and v is None)
+    }
 
 
 def get_source(wildcards):

@@ -53,12 +53,12 @@ def test_nested_share_field_named():
     assert cfg["studies"]["local"]["validate"]["nested_share"] == ["data_size", "workload"]
 
 
-def test_cpu_latency_named_and_held_by_default():
+def test_cpu_latency_named_and_null_by_default():
     check(lambda c: c["studies"]["local"]["sources"]["ycsb"].__setitem__("cpu_latency_us", -1),
           r"^config: studies.local.sources.ycsb.cpu_latency_us: -1 is not a whole number of microseconds")
     cfg = config.validate(copy.deepcopy(CONFIG))
     assert {n: s["cpu_latency_us"] for n, s in cfg["studies"]["local"]["sources"].items()} == \
-        {"fio": 0, "commit": 0, "ycsb": 0, "ooc": 0}
+        {"fio": None, "commit": None, "ycsb": None, "ooc": None}
 
 
 def test_target_without_usable_feature():
