@@ -389,9 +389,7 @@ def measured_settings(source):
     """A source's settings as its jobs' params record them: a null CPU wake-up latency limit is left
     out, so that results measured before the setting existed keep their params."""
     return {
-        k: v
-        for k, v in source.items()
-        if not (k == "cpu_latency_us" and v is None)
+        k: v for k, v in source.items() if not (k == "cpu_latency_us" and v is None)
     }
 
 
