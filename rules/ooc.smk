@@ -35,8 +35,8 @@ rule ooc_run:
         "../envs/ooc.yaml"
     # a program at a working set as large as the memory limit is now and then killed by the memory
     # cgroup while it swaps in from a slow device (swap readahead charges pages faster than the
-    # capped device lets reclaim write others out; once in 8 default runs): the job runs again from
-    # the start, its partial output cleared first
+    # capped device lets reclaim write others out; seen once, in session 13's third default run):
+    # the job runs again from the start, its partial output cleared first
     retries: 1
     resources:
         benchmark_slots=1,
