@@ -47,12 +47,20 @@ setup_system() {  # the packages to install when missing (default: APT_PACKAGES)
     return 0
 }
 
+# uv installs requirements.txt into the venv in seconds (pip takes about 40 s on two cores); the same
+# pins, the same resolved versions. pip is the fallback when uv cannot be had.
+UV_VERSION=0.13.9
+
 setup_python() {
     if [ ! -x "$VENV/bin/python" ]; then
         python3 -m venv "$VENV"
     fi
     if ! cmp -s requirements.txt "$VENV/.requirements"; then
-        "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.txt
+        if "$VENV/bin/pip" install -q --disable-pip-version-check "uv==$UV_VERSION"; then
+            "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" -r requirements.txt
+        else
+            "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.txt
+        fi
         cp requirements.txt "$VENV/.requirements"
     fi
 }
