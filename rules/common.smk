@@ -40,6 +40,7 @@ for _name in SELECTED:
 
 from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
+from benchcast import host as bc_host  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
@@ -380,16 +381,8 @@ def get_ycsb_job_source(wildcards):
     say how many runs there are, not how one is made."""
     return {
         k: v
-        for k, v in measured_settings(get_source(wildcards)).items()
+        for k, v in bc_host.measured_settings(get_source(wildcards)).items()
         if k not in STOP_KEYS
-    }
-
-
-def measured_settings(source):
-    """A source's settings as its jobs' params record them: a null CPU wake-up latency limit is left
-    out, so that results measured before the setting existed keep their params."""
-    return {
-        k: v for k, v in source.items() if not (k == "cpu_latency_us" and v is None)
     }
 
 

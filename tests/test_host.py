@@ -62,3 +62,10 @@ def test_a_limit_that_cannot_be_held_is_one_line_naming_the_key(monkeypatch, tmp
             pass
     msg = str(exc.value)
     assert "\n" not in msg and msg.startswith("studies.local.sources.fio.cpu_latency_us: ") and "null" in msg
+
+
+def test_measured_settings_leave_a_null_latency_limit_out_and_keep_a_set_one():
+    src = {"engines": ["rocksdb"], "cpu_latency_us": None, "repeats": 3}
+    assert host.measured_settings(src) == {"engines": ["rocksdb"], "repeats": 3}
+    assert host.measured_settings({**src, "cpu_latency_us": 0})["cpu_latency_us"] == 0
+    assert src["cpu_latency_us"] is None  # the source itself is not changed

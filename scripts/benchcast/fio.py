@@ -197,7 +197,7 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
     limit = parse_size(source["memory_limit"], what=f"source {source_name}: memory_limit") \
         if source.get("memory_limit") else None
     # a condition of the measurement, not of the cell: in the job's params, not in its id
-    latency = {"cpu_latency_us": source["cpu_latency_us"]} if source.get("cpu_latency_us") is not None else {}
+    latency = host.measured_settings({"cpu_latency_us": source.get("cpu_latency_us")})
     cells = []
     for dev, opts in device_options(source, devices, source_name).items():
         depths = {}
@@ -504,8 +504,9 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     why = stable_already(cell)
     if why:
         return _skip(cell, why, jobfile, output)
-    with host.cpu_latency(cell.get("cpu_latency_us")), devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
-                           enter_memory=False) as state:
+    with host.cpu_latency(cell.get("cpu_latency_us")), \
+            devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
+                              enter_memory=False) as state:
         why = unaligned(cell, state)
         if why:
             return _skip(cell, why, jobfile, output)

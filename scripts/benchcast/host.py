@@ -59,6 +59,13 @@ def cpu_latency(limit_us: int | None, where: str = "cpu_latency_us"):
         os.close(fd)
 
 
+def measured_settings(settings: dict) -> dict:
+    """``settings`` as a measuring job's params record them: a null ``cpu_latency_us`` (no limit
+    held) is left out, so that results measured before the setting existed keep their params and
+    are not measured again."""
+    return {k: v for k, v in settings.items() if not (k == "cpu_latency_us" and v is None)}
+
+
 def cpu_latency_now() -> int | None:
     """The CPU wake-up latency limit in force now (microseconds; the kernel's 2000000000 when nobody
     holds one), None when it cannot be read."""
