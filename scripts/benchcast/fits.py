@@ -20,6 +20,7 @@ Convention, everywhere in benchcast: a simple model is the paper's ``Y = a X + b
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -223,6 +224,26 @@ class LooPredictions(NamedTuple):
     fitted: np.ndarray
 
 
+@functools.lru_cache(maxsize=None)
+def _t_quantile(p: float, df: int) -> float:
+    """Student's t quantile, remembered: folds repeat the same few (p, df)."""
+    return float(stats.t.ppf(p, df))
+
+
+def _pinv_full_rank(X: np.ndarray) -> np.ndarray | None:
+    """``np.linalg.pinv(X)`` when ``np.linalg.matrix_rank(X)`` is its column count, else None: the
+    two from one SVD (each computes its own; the validation fits tens of thousands of folds), with
+    numpy's tolerances (rank: max(M, N) * eps of the largest singular value; pinv: 1e-15)."""
+    u, s, vt = np.linalg.svd(X, full_matrices=False)
+    top = s.max(initial=0)
+    if np.count_nonzero(s > top * max(X.shape) * np.finfo(s.dtype).eps) < X.shape[1]:
+        return None
+    large = s > 1e-15 * top
+    inv = np.zeros_like(s)
+    inv[large] = 1 / s[large]
+    return vt.T @ (inv[:, np.newaxis] * u.T)
+
+
 def ols_loo(X, y, groups, alpha: float | None = 0.05) -> LooPredictions:
     """Predict each row of design ``X`` (rows x columns, ``const`` included) from the OLS fit on
     the rows of the *other* groups, with the (1 - alpha) prediction interval of that fit: the
@@ -237,9 +258,11 @@ def ols_loo(X, y, groups, alpha: float | None = 0.05) -> LooPredictions:
     for g in pd.unique(groups):
         test = groups == g
         Xt, yt = X[~test], y[~test]
-        if len(yt) < p or np.linalg.matrix_rank(Xt) < p:
+        if len(yt) < p:
             continue
-        pinv = np.linalg.pinv(Xt)
+        pinv = _pinv_full_rank(Xt)
+        if pinv is None:
+            continue
         beta = pinv @ yt
         X0 = X[test]
         out.prediction[test] = X0 @ beta
@@ -250,7 +273,7 @@ def ols_loo(X, y, groups, alpha: float | None = 0.05) -> LooPredictions:
             resid = yt - Xt @ beta
             s2 = resid @ resid / df
             se = np.sqrt(s2 * (1 + np.einsum("ij,jk,ik->i", X0, pinv @ pinv.T, X0)))
-            q = stats.t.ppf(1 - alpha / 2, df)
+            q = _t_quantile(1 - alpha / 2, df)
             out.lower[test] = out.prediction[test] - q * se
             out.upper[test] = out.prediction[test] + q * se
     return out

@@ -235,9 +235,11 @@ REFUSAL_COLUMNS = ["pool", "pool_by", "model", "features", "n_figures", "n_devic
 
 
 def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figures, refusals: list):
-    """The multiple models of :func:`loo_multiple`, one at a time: (pool, rows, features, variables,
-    X, y, groups) with X the design matrix as an array (const, features, variables) over the rows
-    that have every feature; the models not fitted go to ``refusals``."""
+    """The multiple models of :func:`loo_multiple`, one at a time: (pool, G, rows, features,
+    variables, X, y, groups) with G the pool's result rows, ``rows`` the mask of those that have
+    every feature, and X the design matrix as an array (const, features, variables) over them; the
+    models not fitted go to ``refusals``. Arrays, not frames: the nested choice asks for tens of
+    thousands of models."""
     pool_by_s = ",".join(pool_by)
     P = pool_table(agg, pool_by, read_fraction)
     F = feature_matrix(agg)
@@ -284,7 +286,7 @@ def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figu
                 refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "+".join(fs),
                                  "n_figures": len(fs), "n_devices": n_dev, "reason": reason})
                 continue
-            yield pool, G[rows], fs, variables, X, A[rows, col["value"]], devices[rows]
+            yield pool, G, rows, fs, variables, X, A[rows, col["value"]], devices[rows]
 
 
 def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_by=POOL_PER_WORKLOAD,
@@ -312,8 +314,9 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     pool_by = list(pool_by)
     pool_by_s = ",".join(pool_by)
     folds, summaries, refusals = [], [], []
-    for pool, H, fs, variables, X, y, groups in _pool_models(agg, candidates, pool_by, read_fraction,
-                                                             max_figures, refusals):
+    for pool, G, rows, fs, variables, X, y, groups in _pool_models(agg, candidates, pool_by, read_fraction,
+                                                                   max_figures, refusals):
+        H = G[rows]
         n_dev = len(pd.unique(groups))
         label = "+".join(fs)
         full = fits.fit_ols(pd.DataFrame(X, columns=["const", *fs, *variables]), y)
@@ -321,20 +324,20 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
         device_df = n_dev - 1 - len(fs) - 1
         flag = np.select([~loo.fitted, loo.resid_df <= 0, device_df < 1],
                          [FLAG_RANK, fits.FLAG_ZERO_DF, fits.FLAG_NO_DEVICE_DF], "")
-        per_device = pd.Series(groups).value_counts()
-        covered = pd.array((loo.lower <= y) & (y <= loo.upper), dtype="boolean")
-        covered[~np.isfinite(loo.lower)] = pd.NA
-        fr = pd.DataFrame({
-            "pool": pool, "series": H["series"].to_numpy(), **{c: H[c].to_numpy() for c in SERIES_COLUMNS},
-            "model": "multiple", "features": label, "variables": "+".join(variables), "held_out": groups,
+        _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+        order = np.argsort(groups, kind="stable")  # fold by fold, as LeaveOneGroupOut
+        covered = np.where(np.isfinite(loo.lower), (loo.lower <= y) & (y <= loo.upper), np.nan)
+        n = len(y)
+        folds.append({
+            "pool": np.full(n, pool, dtype=object), "series": H["series"].to_numpy(),
+            **{c: H[c].to_numpy() for c in SERIES_COLUMNS},
+            "model": np.full(n, "multiple", dtype=object), "features": np.full(n, label, dtype=object),
+            "variables": np.full(n, "+".join(variables), dtype=object), "held_out": groups,
             "truth": y, "prediction": loo.prediction, "lower": loo.lower, "upper": loo.upper,
-            "n_train": len(y) - per_device.reindex(groups).to_numpy(), "n_train_devices": n_dev - 1,
-            "device_df": device_df, "resid_df": loo.resid_df, "interval_flag": flag,
+            "n_train": n - counts[inverse], "n_train_devices": np.full(n, n_dev - 1),
+            "device_df": np.full(n, device_df), "resid_df": loo.resid_df, "interval_flag": flag,
+            "covered": covered, "_order": order,
         })
-        fr["abs_error"] = (fr["prediction"] - fr["truth"]).abs()
-        fr["pct_error"] = 100 * (fr["prediction"] - fr["truth"]) / fr["truth"]
-        fr["covered"] = covered
-        folds.append(fr.sort_values("held_out", kind="mergesort"))  # fold by fold, as LeaveOneGroupOut
         summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
                           "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
                           "n_rows": len(H), "n_folds": n_dev, "rsquared": full.rsquared,
@@ -342,7 +345,13 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     ref = pd.DataFrame(refusals, columns=REFUSAL_COLUMNS)
     if not folds:
         return pd.DataFrame(columns=MULTI_FOLD_COLUMNS), pd.DataFrame(columns=MULTI_SUMMARY_COLUMNS), ref
-    folds_df = pd.concat(folds, ignore_index=True)[MULTI_FOLD_COLUMNS]
+    # one frame from the models' columns (a frame per model costs more than the fits)
+    folds_df = pd.DataFrame({c: np.concatenate([f[c][f["_order"]] for f in folds])
+                             for c in folds[0] if c != "_order"})
+    folds_df["abs_error"] = (folds_df["prediction"] - folds_df["truth"]).abs()
+    folds_df["pct_error"] = 100 * (folds_df["prediction"] - folds_df["truth"]) / folds_df["truth"]
+    folds_df["covered"] = pd.array(folds_df["covered"].to_numpy(), dtype="boolean")
+    folds_df = folds_df[MULTI_FOLD_COLUMNS]
     summ = pd.DataFrame(summaries).merge(_summarise(folds_df, ["pool", "features"]), on=["pool", "features"],
                                          how="left")
     return folds_df, summ[MULTI_SUMMARY_COLUMNS], ref
@@ -352,14 +361,22 @@ def _multiple_scores(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_
     """Leave-one-device-out MAPE of every multiple model of :func:`loo_multiple` per series
     (columns series, features, mape), for models that predicted every row: the same fits without
     intervals, fold tables or in-sample fits (what :func:`nested_choice` scores its inner folds by)."""
-    parts = []
-    for _, H, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction, max_figures, []):
+    series, features, ape, miss = [], [], [], []
+    pool_series = {}
+    for pool, G, rows, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction,
+                                                           max_figures, []):
+        if pool not in pool_series:
+            pool_series[pool] = G["series"].to_numpy()
         loo = fits.ols_loo(X, y, groups, None)
-        parts.append(pd.DataFrame({"series": H["series"].to_numpy(), "features": "+".join(fs),
-                                   "_ape": np.abs(100 * (loo.prediction - y) / y), "_miss": ~loo.fitted}))
-    if not parts:
+        series.append(pool_series[pool][rows])
+        features.append(np.full(len(y), "+".join(fs), dtype=object))
+        ape.append(np.abs(100 * (loo.prediction - y) / y))
+        miss.append(~loo.fitted)
+    if not series:
         return pd.DataFrame(columns=["series", "features", "mape"])
-    g = pd.concat(parts, ignore_index=True).groupby(["series", "features"], sort=False)
+    parts = pd.DataFrame({"series": np.concatenate(series), "features": np.concatenate(features),
+                          "_ape": np.concatenate(ape), "_miss": np.concatenate(miss)})
+    g = parts.groupby(["series", "features"], sort=False)
     m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
     return m.loc[m["missing"] == 0, ["series", "features", "mape"]]
 
