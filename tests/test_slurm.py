@@ -27,7 +27,7 @@ pytestmark = [
 
 # Plugin options the test cluster needs on top of profiles/slurm:
 #  - no accounting here, so sacct fails ("Slurm accounting storage is disabled") and the plugin
-#    would never see a job end: query squeue instead (MinJobAge=300 keeps finished jobs visible);
+#    would never see a job end: query squeue instead (MinJobAge=3600 keeps finished jobs visible);
 #  - the first status check after 2 s instead of 40 s keeps the test short.
 TEST_CLUSTER_ARGS = [
     # profiles/default (cores: 2, benchmark_slots=1) is the workstation's; on a cluster it would
@@ -103,7 +103,8 @@ def assert_went_through_slurm(cluster, workdir: Path, proc) -> list[str]:
     assert len(set(ids)) == len(ids)
     logs = {p.stem for p in (workdir / ".snakemake" / "slurm_logs").rglob("*.log")}
     assert set(ids) <= logs, (ids, logs)
-    # the controller knows them, all COMPLETED (finished jobs stay listed for MinJobAge=300 s)
+    # the controller knows them, all COMPLETED (finished jobs stay listed for MinJobAge=3600 s: the
+    # measured run through Slurm takes minutes, and a job that ended before them must still be there)
     q = cluster.run("squeue", "--states=all", "--noheader", "--format=%i|%T", "--jobs", ",".join(ids))
     states = dict(line.split("|") for line in q.stdout.split())
     assert states == {i: "COMPLETED" for i in ids}
