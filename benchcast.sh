@@ -47,7 +47,7 @@ setup_system() {  # the packages to install when missing (default: APT_PACKAGES)
     return 0
 }
 
-# uv installs requirements.txt into the venv in about 24 s (pip: 41 s on two cores); the same pins,
+# uv installs requirements.txt into the venv in about 20 s (pip: 41 s on two cores); the same pins,
 # the same resolved versions. pip is the fallback when uv cannot be had. --compile-bytecode: every
 # job is a new Python process, and where PYTHONDONTWRITEBYTECODE is set none would ever write its
 # bytecode (pandas imports in 0.35 s with it, 1.4 s without).

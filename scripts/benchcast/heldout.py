@@ -362,13 +362,10 @@ def _multiple_scores(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_
     (columns series, features, mape), for models that predicted every row: the same fits without
     intervals, fold tables or in-sample fits (what :func:`nested_choice` scores its inner folds by)."""
     series, features, ape, miss = [], [], [], []
-    pool_series = {}
-    for pool, G, rows, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction,
-                                                           max_figures, []):
-        if pool not in pool_series:
-            pool_series[pool] = G["series"].to_numpy()
+    for _, G, rows, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction,
+                                                        max_figures, []):
         loo = fits.ols_loo(X, y, groups, None)
-        series.append(pool_series[pool][rows])
+        series.append(G["series"].to_numpy()[rows])
         features.append(np.full(len(y), "+".join(fs), dtype=object))
         ape.append(np.abs(100 * (loo.prediction - y) / y))
         miss.append(~loo.fitted)
