@@ -1,6 +1,8 @@
 """benchcast.ycsb: workload properties, commands, the parser on captured outputs, and real YCSB runs on
 RocksDB on a tmpfs the test mounts itself."""
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -193,6 +195,37 @@ def test_rocksdb_runs_workloads_in_order_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
             assert (out / "r1" / f"{name}.{ext}").is_file()
     assert list(tmpfs.iterdir()) == []  # the database was removed
     assert_no_processes_under(tmpfs)
+
+
+def test_quick_start_unpacks_rocksdb_and_archives_classes_once(ycsb_jar, tmpfs, tmp_path):
+    """The first load writes the engine's class archive as it exits; the runs start with it and with
+    RocksDB's native library unpacked beside the jar; both are valid for this jar and this java."""
+    jar = tmp_path / "jar" / "b.jar"
+    jar.parent.mkdir()
+    shutil.copy(ycsb_jar, jar)  # a new time: the archive is this copy's, not the original's
+    out = tmp_path / "out"
+    df = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "500KB", 1, **_kw(jar, out))
+    assert df[df["metric"] == "ops"].set_index(["workload", "op"])["value"][("write-only", "update")] == 2000
+    (cache,) = (jar.parent / "b.jvm").iterdir()
+    assert sorted(p.name for p in cache.iterdir()) == ["librocksdbjni-linux64.so", "rocksdb.jsa"]
+    assert f"-XX:ArchiveClassesAtExit={cache}/rocksdb.jsa." in (out / "r0" / "load.cmd").read_text()
+    run_cmd = (out / "r0" / "01-write-only.cmd").read_text()
+    assert f"-XX:SharedArchiveFile={cache}/rocksdb.jsa" in run_cmd and f"-Djava.library.path={cache}" in run_cmd
+    assert ycsb.quick_start(jar, "rocksdb", write_archive=True) == [
+        f"-Djava.library.path={cache}", f"-XX:SharedArchiveFile={cache}/rocksdb.jsa"]  # once: no second archive
+    # -Xshare:on refuses to start with an archive it cannot use (another jar, a broken file)
+    check = ["java", "-Xshare:on", f"-XX:SharedArchiveFile={cache}/rocksdb.jsa", "-cp", str(jar), "-version"]
+    assert subprocess.run(check, capture_output=True).returncode == 0
+    assert subprocess.run(check[:-2] + [str(ycsb_jar), "-version"], capture_output=True).returncode != 0
+
+
+def test_keep_archive_renames_a_finished_archive_and_drops_a_failed_one(tmp_path):
+    for ok in (True, False):
+        (tmp_path / "mariadb.jsa").unlink(missing_ok=True)
+        part = tmp_path / "mariadb.jsa.123.part"
+        part.write_bytes(b"x")
+        ycsb.keep_archive(["-Dx=1", f"-XX:ArchiveClassesAtExit={part}", "-Xlog:cds=off"], ok=ok)
+        assert not part.exists() and (tmp_path / "mariadb.jsa").exists() == ok
 
 
 def test_rocksdb_reload_per_workload_and_inserting_workloads(ycsb_jar, tmpfs, tmp_path):
