@@ -17,6 +17,12 @@ rule compare_cells:
             category="compare",
             subcategory="{name}",
         ),
+        spread=report(
+            "results/compare/{name}/spread.csv",
+            caption="../report/compare_spread.rst",
+            category="compare",
+            subcategory="{name}",
+        ),
         svg="results/compare/{name}/ratios.svg",
         html=report(
             "results/compare/{name}/ratios.html",

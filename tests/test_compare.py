@@ -41,6 +41,18 @@ def test_compare_cells_by_hand(tmp_path):
     assert second["metric"] == "clat_p99" and second["ratio"] == pytest.approx(1.05)
     assert not bool(second["outside_spread"])  # 190-230 meets 180-220
     assert abs(math.log(first["ratio"])) > abs(math.log(second["ratio"]))
+    spread = tables.compare_spread(cells)
+    top = spread.iloc[0]  # fio over every engine, op and device first: lat_mean +50 %, clat_p99 +5 % apart
+    assert list(spread.iloc[:2]["metric"]) == ["clat_p99", "lat_mean"]
+    assert (top["engine"], top["op"], top["device"], top["cells"]) == ("all", "all", "all", 1)
+    row = spread[(spread["metric"] == "lat_mean") & (spread["device"] == "disk")].iloc[0]
+    assert (row["engine"], row["op"], row["cells"]) == ("psync", "read", 1)
+    assert row["mean_abs_pct"] == pytest.approx(50) and row["median_pct"] == pytest.approx(50)
+    assert len(spread) == 6  # two metrics at three levels
+    both = tables.compare_spread(pd.concat([cells, cells.assign(device="zram", ratio=0.9)]))
+    row = both[(both["metric"] == "lat_mean") & (both["device"] == "all") & (both["op"] == "read")].iloc[0]
+    assert row["cells"] == 2 and row["mean_abs_pct"] == pytest.approx(30) and row["median_pct"] == pytest.approx(20)
+    assert row["p90_abs_pct"] == pytest.approx(10 + 0.9 * 40)
     summary = tables.compare_summary(A, B, cells)
     assert summary == {"cells_a": 3, "cells_b": 3, "both": 2, "only_a": 1, "only_b": 1, "outside_spread": 1}
     path = tmp_path / "ratios.svg"
@@ -70,6 +82,8 @@ def test_compare_target_plans_only_compare(tmp_path):
     snakemake(wd, "compare")
     out = pd.read_csv(wd / "results" / "compare" / "kernel" / "ratios.csv")
     assert list(out["ratio"].round(2)) == [1.5, 1.05]
+    spread = pd.read_csv(wd / "results" / "compare" / "kernel" / "spread.csv")
+    assert spread.loc[spread["metric"] == "lat_mean", "mean_abs_pct"].round(6).tolist() == [50.0] * 3
     assert (wd / "results" / "compare" / "kernel" / "ratios.html").stat().st_size > 100_000
 
 

@@ -390,6 +390,31 @@ def compare_summary(a: pd.DataFrame, b: pd.DataFrame, cells: pd.DataFrame) -> di
             "only_b": len(kb - ka), "outside_spread": int(cells["outside_spread"].sum())}
 
 
+SPREAD_COLUMNS = ["benchmark", "engine", "op", "metric", "device", "cells", "mean_abs_pct", "median_abs_pct",
+                  "p90_abs_pct", "median_pct"]
+
+
+def compare_spread(cells: pd.DataFrame) -> pd.DataFrame:
+    """How far two runs' trimmed means lie apart (:func:`compare_cells`): per benchmark and metric,
+    then per engine and operation, then per device of those (``all`` where a level pools), the cells
+    and their percent difference ``100 (value_b / value_a - 1)``: mean and median of its size, its
+    90th percentile, and its signed median (a drift of every cell one way). Two default runs on one
+    machine: how well a device is measured again, the floor of any held-out prediction error."""
+    d = cells.loc[cells["ratio"].notna(), ["benchmark", "engine", "op", "metric", "device"]].astype(str)
+    d["pct"] = 100 * (cells["ratio"].dropna().astype(float) - 1)
+    d["abs"] = d["pct"].abs()
+    parts = []
+    for by in (["benchmark", "metric"], ["benchmark", "engine", "op", "metric"],
+               ["benchmark", "engine", "op", "metric", "device"]):
+        g = d.groupby(by, sort=True)
+        part = pd.DataFrame({"cells": g.size(), "mean_abs_pct": g["abs"].mean(), "median_abs_pct": g["abs"].median(),
+                             "p90_abs_pct": g["abs"].quantile(0.9), "median_pct": g["pct"].median()}).reset_index()
+        parts.append(part.assign(**{c: "all" for c in SPREAD_COLUMNS[:5] if c not in by}))
+    out = pd.concat(parts, ignore_index=True)[SPREAD_COLUMNS] if len(d) else pd.DataFrame(columns=SPREAD_COLUMNS)
+    return out.sort_values(SPREAD_COLUMNS[:5], key=lambda c: c.map(lambda v: (v != "all", v)),
+                           kind="mergesort").reset_index(drop=True)
+
+
 def aggregated_path(path) -> str:
     """The absolute path of an aggregated table given as a file or as a folder holding
     ``aggregated.csv`` (a study's ``results/<study>``): absolute, so that it matches no rule's output
