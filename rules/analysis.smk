@@ -90,6 +90,7 @@ rule heldout:
         multiple_summary="results/{study}/validation/multiple_summary.csv",
         multiple_refusals="results/{study}/validation/multiple_refusals.csv",
         multiple_selection="results/{study}/validation/multiple_selection.csv",
+        nested_selection="results/{study}/validation/nested_selection.csv",
     log:
         "logs/{study}/heldout.log",
     conda:
@@ -109,6 +110,7 @@ rule predict_intervals:
         aggregated="results/{study}/aggregated.csv",
         simple="results/{study}/validation/simple_selection.csv",
         multiple="results/{study}/validation/multiple_selection.csv",
+        nested="results/{study}/validation/nested_selection.csv",
     output:
         predictions="results/{study}/validation/target_predictions.csv",
         skipped="results/{study}/validation/target_skipped.csv",

@@ -1,4 +1,5 @@
-"""Rule script: predictions with intervals for the hypothetical devices from the selected models."""
+"""Rule script: predictions with intervals for the hypothetical devices from the selected models and the
+nested choice."""
 from benchcast import predict, smk, tables
 
 
@@ -7,6 +8,7 @@ def main(sm):
     preds, skipped = predict.with_intervals(
         agg, sm.params.features, sm.params.series, tables.read_table(sm.input.simple),
         tables.read_table(sm.input.multiple), sm.params.targets, sm.params.settings, sm.params.data_sizes,
+        tables.read_table(sm.input.nested),
     )
     preds.to_csv(sm.output.predictions, index=False)
     skipped.to_csv(sm.output.skipped, index=False)

@@ -42,7 +42,7 @@ def paper_analysis():
     val = heldout.run(agg, screened, PAPER["features"], PAPER["series"], PAPER["pairing"], PAPER["validate"])
     preds, skipped = predict.with_intervals(agg, PAPER["features"], PAPER["series"], val["simple_selection"],
                                             val["multiple_selection"], PAPER["targets"], PAPER["validate"],
-                                            PAPER["extrapolate"]["data_sizes"])
+                                            PAPER["extrapolate"]["data_sizes"], val["nested_selection"])
     return {"agg": agg, "features": features.feature_table(agg, PAPER["features"]), "screen": screened,
             "best": screen.best(screened), "predictions": pred, "fits": fits, "points": points, **val,
             "target_predictions": preds, "target_skipped": skipped}

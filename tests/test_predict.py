@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis_util import PAPER, io_records, make_agg, paper_agg
-from benchcast import BenchcastError, config, features, fits, predict, screen
+from benchcast import BenchcastError, config, features, fits, heldout, predict, screen
 
 # paper Table 12: data size -> (a, b, S-SCM, M-SCM)
 TABLE12 = {
@@ -162,3 +162,109 @@ def test_predict_targets_multiple_refits_pool_and_flags_data_size():
     assert np.allclose(pred["prediction"], expect, rtol=0.02)
     assert ((pred["lower"] <= expect) & (expect <= pred["upper"])).all()
     assert skipped["target"].tolist() == ["u"]
+
+
+def test_nested_choice_predicts_a_target_by_the_median_of_the_three_best_by_hand():
+    """The spec cards are predicted by the procedure validation measured: every figure, as a
+    straight line and as a log-log line, is scored by leave-one-device-out MAPE over all devices;
+    of the three best, each refitted on all devices, the one whose prediction for the target is
+    the median wins, with its own interval. A card lacking a figure is predicted by the best
+    ranked models it has (two: the better alone). Checked by hand."""
+    x64 = {"a": 1.0, "b": 10.0, "c": 30.0, "d": 60.0, "e": 100.0, "f": 200.0}
+    x4 = {"a": 5.0, "b": 1.0, "c": 4.0, "d": 2.0, "e": 6.0, "f": 3.0}
+    x16 = {"a": 2.0, "b": 12.0, "c": 25.0, "d": 70.0, "e": 90.0, "f": 230.0}
+    y = {d: 3 * x64[d] ** 0.5 + 0.02 * x64[d] for d in x64}
+    figs = {"randwrite_64K_lat_mean": x64, "randwrite_4K_lat_mean": x4, "randwrite_16K_lat_mean": x16}
+    agg = make_agg({d: {("randwrite", 65536, "lat_mean"): x64[d], ("randwrite", 4096, "lat_mean"): x4[d],
+                        ("randwrite", 16384, "lat_mean"): x16[d]} for d in x64}, y)
+    _, summary = heldout.loo_simple(agg, loglog=True)
+    ranked = heldout.rank_models(agg, summary, top=3)
+    nested = heldout.select_nested(ranked, features.series_matrix(agg)[1])
+    assert nested["rank"].tolist() == [1, 2, 3]
+    devs = list(x64)
+    yv = np.array([y[d] for d in devs])
+    hand = []  # (mape, features, fit on all devices as a function of x)
+    for fid, xd in figs.items():
+        xv = np.array([xd[d] for d in devs])
+        for log in (False, True):
+            t, back = (np.log, np.exp) if log else (np.asarray, np.asarray)
+            loo = []
+            for i in range(len(devs)):
+                b, a = np.polyfit(np.delete(t(xv), i), np.delete(t(yv), i), 1)
+                loo.append(back(a + b * t(xv[i])))
+            b, a = np.polyfit(t(xv), t(yv), 1)
+            name = (heldout.LOGLOG if log else "") + fid
+            hand.append((np.mean(np.abs(100 * (np.array(loo) - yv) / yv)), name,
+                         lambda x, a=a, b=b, t=t, back=back: float(back(a + b * t(x)))))
+    hand.sort(key=lambda h: h[0])
+    assert nested["features"].tolist() == [h[1] for h in hand[:3]]
+    assert nested["score_mape"].to_numpy() == pytest.approx([h[0] for h in hand[:3]])
+    card = {"randwrite_64K_lat_mean": ("64K", 150.0), "randwrite_4K_lat_mean": ("4K", 2.5),
+            "randwrite_16K_lat_mean": ("16K", 50.0)}
+    fig = lambda fid: {"workload": "randwrite", "block_size": card[fid][0], "metric": "lat_mean",  # noqa: E731
+                       "value": card[fid][1]}
+    second = hand[1][1].removeprefix(heldout.LOGLOG)
+    lacking = [f for f in card if f != second]  # the card without the second model's figure
+    targets = {"full": {"figures": [fig(f) for f in card]}, "less": {"figures": [fig(f) for f in lacking]}}
+    pred, _ = predict.predict_targets_nested(agg, nested, targets)
+    pred = pred.set_index("target")
+    assert set(pred["choice"]) == {"nested"} and set(pred["kind"]) == {"simple"}
+    values = sorted((h[2](card[h[1].removeprefix(heldout.LOGLOG)][1]), h[1]) for h in hand[:3])
+    assert pred.loc["full", "features"] == values[1][1] != hand[0][1]  # the median, not the best
+    assert pred.loc["full", "prediction"] == pytest.approx(values[1][0])
+    assert pred.loc["full", "lower"] < pred.loc["full", "prediction"] < pred.loc["full", "upper"]
+    have = [h for h in hand[:3] if h[1].removeprefix(heldout.LOGLOG) in lacking]
+    assert len(have) == 2  # an even number: the better alone
+    assert pred.loc["less", "features"] == have[0][1]
+    assert pred.loc["less", "prediction"] == pytest.approx(have[0][2](card[have[0][1].removeprefix(heldout.LOGLOG)][1]))
+
+
+def test_nested_choice_predicts_a_target_with_a_multiple_model_of_its_pool():
+    """A multiple model in the nested choice is found in its pool (select_nested), refitted on the
+    whole pool and predicts each series of the pool at its own data size, as the held-out choice's
+    multiple model does; sizes never measured are not nested-choice rows."""
+    rng = np.random.default_rng(5)
+    x = {"a": 10.0, "b": 20.0, "c": 40.0, "d": 30.0, "e": 70.0}
+    sizes = [2 * 10**9, 8 * 10**9, 32 * 10**9]
+    res = {d: {s: 50 + 10 * v + 3 * s / 1e9 + rng.normal(0, 1) for s in sizes} for d, v in x.items()}
+    agg = make_agg({d: {("randwrite", 65536, "lat_mean"): v} for d, v in x.items()}, res)
+    mfolds, msummary, _ = heldout.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"])
+    _, keys = features.series_matrix(agg)
+    ranked = pd.DataFrame({"series": keys.index, "features": "randwrite_64K_lat_mean", "model": "multiple",
+                           "mape": 1.0, "_rank": 0})
+    nested = heldout.select_nested(ranked, keys, mfolds, msummary)
+    assert nested["pool"].tolist() == ["ycsb/mysql/write-only/write/lat_mean/us"] * 3
+    assert set(nested["variables"]) == {"data_gb+log2_data_gb"}
+    targets = {"t": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": 25}]}}
+    pred, _ = predict.predict_targets_nested(agg, nested, targets)
+    sel = nested.rename(columns={"features": "selected_features"}).iloc[:1]
+    whole, _ = predict.predict_targets_multiple(agg, sel, targets)
+    assert pred["data_size"].tolist() == sizes and set(pred["kind"]) == {"multiple"}
+    assert sorted(pred["series"]) == sorted(keys.index)
+    assert pred["prediction"].to_numpy() == pytest.approx(whole["prediction"].to_numpy())
+    assert np.allclose(pred["prediction"], 50 + 10 * 25 + 3 * pred["data_size"] / 1e9, rtol=0.02)
+
+
+def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_prediction():
+    """The procedure that predicts spec cards is the one validation measured: a measured device
+    left out of the study and given as a card of its own figures is predicted exactly as the
+    nested choice predicted it when held out (same models, same fits, same median)."""
+    x64 = {"a": 1.0, "b": 10.0, "c": 30.0, "d": 60.0, "e": 100.0, "f": 200.0, "g": 130.0}
+    x4 = {"a": 5.0, "b": 1.0, "c": 4.0, "d": 2.0, "e": 6.0, "f": 3.0, "g": 2.5}
+    x16 = {"a": 2.0, "b": 12.0, "c": 25.0, "d": 70.0, "e": 90.0, "f": 230.0, "g": 120.0}
+    y = {d: 3 * x64[d] ** 0.5 + 0.02 * x64[d] + (1.5 if d in "bf" else 0.0) for d in x64}
+    figs = {"64K": x64, "4K": x4, "16K": x16}
+    agg = make_agg({d: {("randwrite", {"64K": 65536, "4K": 4096, "16K": 16384}[b], "lat_mean"): v[d]
+                        for b, v in figs.items()} for d in x64}, y)
+    folds, _ = heldout.loo_simple(agg, loglog=True)
+    held = heldout.nested_choice(agg, folds, None, top=3, loglog=True).set_index("held_out")
+    assert held["features"].nunique() > 1  # not one model everywhere
+    for d in x64:
+        rest = agg[agg["device"] != d]
+        _, summary = heldout.loo_simple(rest, loglog=True)
+        nested = heldout.select_nested(heldout.rank_models(rest, summary, top=3), features.series_matrix(rest)[1])
+        card = {d: {"figures": [{"workload": "randwrite", "block_size": b, "metric": "lat_mean", "value": v[d]}
+                                for b, v in figs.items()]}}
+        pred, _ = predict.predict_targets_nested(rest, nested, card)
+        assert pred["features"].iloc[0] == held.loc[d, "features"]
+        assert pred["prediction"].iloc[0] == pytest.approx(held.loc[d, "prediction"])

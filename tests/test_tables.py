@@ -65,6 +65,9 @@ def test_validity_tables(paper_analysis):
     iv = tables.validity_intervals(a["target_predictions"])
     assert "data_size_gb" in iv and "data_size" not in iv
     assert set(iv["kind"]) == {"simple", "multiple"} and set(iv["target"]) >= {"S-SCM", "M-SCM"}
+    assert set(iv["choice"]) == {"paper", "heldout", "nested"}
+    nested = iv[iv["choice"] == "nested"]  # one prediction per series and target, by the validated procedure
+    assert not nested.duplicated(["target", "engine", "workload", "op", "data_size_gb"]).any()
 
 
 def test_verdicts_say_how_each_series_was_aggregated(paper_analysis):

@@ -404,7 +404,8 @@ def target_intervals(preds: pd.DataFrame, focus: dict) -> alt.Chart:
         )
     df = df.copy()
     df["gb"] = df["data_size"] / 1e9
-    df["model"] = df["kind"] + " (" + df["choice"].map({"paper": "paper: max R²", "heldout": "held-out choice"}) + ")"
+    df["model"] = df["kind"] + " (" + df["choice"].map({"paper": "paper: max R²", "heldout": "held-out choice",
+                                                            "nested": "nested choice"}) + ")"
     df["flag"] = np.where(df["extrapolation"].astype(bool), "extrapolated", "within range")
     base = alt.Chart(df).encode(
         x=alt.X("gb:Q", title="data size (GB)"), color=alt.Color("target:N", title="hypothetical device")

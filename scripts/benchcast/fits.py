@@ -142,6 +142,13 @@ def simple_predict(fit: SimpleFits, x0, alpha: float = 0.05):
 # --------------------------------------------------------------------------------------------
 
 
+def log_positive(v) -> np.ndarray:
+    """Natural log where positive, NaN elsewhere (a power law has no point at or below zero)."""
+    v = np.asarray(v, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.log(np.where(v > 0, v, np.nan))
+
+
 def design_matrix(df: pd.DataFrame, columns, intercept: bool = True) -> pd.DataFrame:
     """Design matrix: ``const`` (if intercept) then ``columns`` of ``df`` as float, same index."""
     cols = list(columns)

@@ -15,7 +15,10 @@ hold the truth) and the in-sample fit on all devices.
 With 3 devices each simple fold fits a line through 2 points: it predicts, but its residual df is
 0, so its interval is NaN with interval_flag :data:`benchcast.fits.FLAG_ZERO_DF`, and coverage is
 NaN for that model. The paper chooses the feature with the largest in-sample R^2; :func:`select_simple`
-sets that choice next to the lowest held-out MAPE. :func:`run` does all of it for a study.
+sets that choice next to the lowest held-out MAPE. :func:`nested_choice` measures the error of
+choosing by held-out error itself (the choice made without the held-out device); :func:`select_nested`
+makes that choice on all devices, for the spec cards (:func:`benchcast.predict.predict_targets_nested`).
+:func:`run` does all of it for a study.
 """
 
 from __future__ import annotations
@@ -93,13 +96,6 @@ def _io_path_folds(agg: pd.DataFrame, F: pd.DataFrame, devices, min_per_op: floa
 LOGLOG = "log-log "
 
 
-def _log_positive(v):
-    """Natural log where positive, NaN elsewhere (a power law has no point at or below zero)."""
-    v = np.asarray(v, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.log(np.where(v > 0, v, np.nan))
-
-
 def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths: float | None = None,
                loglog: bool = False):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
@@ -151,7 +147,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
         baseline_mape = float(np.mean(np.abs(baseline_pct_error(yv))))
         paths = [j for j, c in enumerate(cands) if path_folds and c in path_folds[devs[0]].columns]
         for log in forms:
-            t = _log_positive if log else np.asarray  # the space the line is fitted in
+            t = fits.log_positive if log else np.asarray  # the space the line is fitted in
             back = np.exp if log else np.asarray
             names = np.asarray([LOGLOG + c for c in cands] if log else cands, dtype=object)
             yt, Xt = t(yv), t(XT)
@@ -473,20 +469,12 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     I/O-path figure counts as one model, :func:`shared_scores`): series of one engine and
     operation choose from more inner folds, each still fitted on its own."""
     parts = []
+    multiple = mfolds is not None and len(mfolds) > 0
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
         _, inner = loo_simple(rest, candidates, io_paths=io_paths, loglog=loglog)
-        scores = [inner.loc[inner["n_predicted"] == inner["n_folds"], ["series", "features", "mape"]]
-                  .assign(model="simple")]
-        if mfolds is not None and len(mfolds):
-            m = _multiple_scores(rest, mcandidates, pool_by, read_fraction, max_figures)
-            scores.append(m.assign(model="multiple"))
-        s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
-        if share:
-            s = shared_scores(s, series_matrix(rest)[1], share)
-        s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
-        s = s.assign(_rank=s.groupby("series", sort=False).cumcount())
-        s = s[s["_rank"] < top]
+        s = rank_models(rest, inner, multiple, mcandidates, pool_by=pool_by, read_fraction=read_fraction,
+                        max_figures=max_figures, top=top, share=share)
         rows = []
         for model, outer in (("simple", folds), ("multiple", mfolds)):
             chosen = s.loc[s["model"] == model, ["series", "features", "_rank"]]
@@ -497,6 +485,54 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     if not parts:
         return folds.iloc[:0]
     return pd.concat(parts, ignore_index=True)
+
+
+def rank_models(table: pd.DataFrame, summary: pd.DataFrame, multiple: bool = False, mcandidates=None,
+                pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None, max_figures: int = 2, top: int = 1,
+                share=()) -> pd.DataFrame:
+    """The ``top`` best models of every series of ``table`` by leave-one-device-out MAPE over its
+    devices: the choosing step of :func:`nested_choice`, which calls it on the devices other than the
+    held-out one, and of :func:`run`'s ``nested_selection``, which calls it on all devices to
+    choose the models that predict the spec cards.
+
+    ``summary``: :func:`loo_simple`'s summary of ``table`` (only models predicted in every fold
+    compete); with ``multiple``, the multiple models of :func:`loo_multiple` with ``mcandidates``
+    compete too (a simple model before a multiple one on a tie); ``share`` as in :func:`nested_choice`.
+    Columns series, features, model, mape (the score, shared where ``share``), _rank (0 the best)."""
+    complete = summary["n_predicted"] == summary["n_folds"]
+    scores = [summary.loc[complete, ["series", "features", "mape"]].assign(model="simple")]
+    if multiple:
+        m = _multiple_scores(table, mcandidates, pool_by, read_fraction, max_figures)
+        scores.append(m.assign(model="multiple"))
+    s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
+    if share:
+        s = shared_scores(s, series_matrix(table)[1], share)
+    s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
+    s = s.assign(_rank=s.groupby("series", sort=False).cumcount())
+    return s.loc[s["_rank"] < top, ["series", "features", "model", "mape", "_rank"]]
+
+
+NESTED_SELECTION_COLUMNS = ["series", *SERIES_COLUMNS, "rank", "model", "features", "score_mape", "pool", "pool_by",
+                            "variables"]
+
+
+def select_nested(ranked: pd.DataFrame, keys: pd.DataFrame, mfolds: pd.DataFrame | None = None,
+                  msummary: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The nested choice's models on all devices, to predict the spec cards by the procedure that
+    validation measured: :func:`rank_models` output ``ranked`` (of the whole study) as a table,
+    rank 1 the best, with the series' keys (``keys``: index series) and, for a multiple model, its
+    pool, how the pool is formed and its variables (from :func:`loo_multiple`'s ``mfolds`` and
+    ``msummary``). Columns :data:`NESTED_SELECTION_COLUMNS`."""
+    out = ranked.rename(columns={"mape": "score_mape"}).assign(rank=ranked["_rank"] + 1).drop(columns="_rank")
+    out = out.join(keys, on="series")
+    if mfolds is not None and len(mfolds):
+        pools = mfolds[["series", "pool"]].drop_duplicates("series")
+        how = msummary[["pool", "features", "pool_by", "variables"]].drop_duplicates(["pool", "features"])
+        multi = out[out["model"] == "multiple"].merge(pools, on="series", how="left")
+        multi = multi.merge(how, on=["pool", "features"], how="left")
+        out = pd.concat([out[out["model"] != "multiple"], multi], ignore_index=True)
+    out = out.reindex(columns=NESTED_SELECTION_COLUMNS)
+    return out.sort_values(["series", "rank"], kind="stable").reset_index(drop=True)
 
 
 def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFrame:
@@ -511,12 +547,13 @@ def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFra
     return scores.assign(mape=scores.groupby(group)["mape"].transform("mean"))
 
 
-def median_model(ranked: pd.DataFrame) -> pd.DataFrame:
-    """Per series, the row whose ``prediction`` is the median of the best-ranked rows: of the
-    largest odd number of them (``_rank`` 0 is the best; 1 row or 2: the best alone). Returns the
-    rows without ``_rank``, in the order of their series' first appearance."""
+def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
+    """Per series (per group of the columns ``by``), the row whose ``prediction`` is the median of
+    the best-ranked rows: of the largest odd number of them (``_rank`` 0 is the best; 1 row or 2:
+    the best alone). Returns the rows without ``_rank``, in the order of their group's first
+    appearance."""
     out = []
-    for _, g in ranked.sort_values("_rank", kind="stable").groupby("series", sort=False):
+    for _, g in ranked.sort_values("_rank", kind="stable").groupby(list(by), sort=False):
         g = g.iloc[:len(g) - (1 - len(g) % 2)]  # an odd count: the median is one model's row
         out.append(g.iloc[[int(np.argsort(g["prediction"].to_numpy(), kind="stable")[len(g) // 2])]])
     return pd.concat(out).drop(columns="_rank")
@@ -640,6 +677,9 @@ def run(agg, screened, features, series, pairing, settings: dict):
                            max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"],
                            loglog=settings["loglog"], share=settings["nested_share"])
     mselection = select_multiple(msummary, refusals)
+    ranked = rank_models(table, summary, len(mfolds) > 0, mcandidates, pool_by=pool_by, read_fraction=rf,
+                         max_figures=settings["max_figures"], top=settings["nested_top"],
+                         share=settings["nested_share"])
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen, table)
     return {
@@ -653,6 +693,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
         "multiple_summary": msummary,
         "multiple_refusals": refusals,
         "multiple_selection": mselection,
+        "nested_selection": select_nested(ranked, series_matrix(table)[1], mfolds, msummary),
     }
 
 

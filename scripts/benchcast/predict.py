@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, fits, records
+from .heldout import LOGLOG, median_model
 from .features import (
     feature_matrix,
     io_path_figures,
@@ -127,13 +128,15 @@ TARGET_PREDICTION_COLUMNS = [
 TARGET_SKIPPED_COLUMNS = ["kind", "series", "pool", "choice", "model", "features", "target", "reason"]
 
 
-def with_intervals(agg, features, series, selection, mselection, targets, settings, data_sizes):
+def with_intervals(agg, features, series, selection, mselection, targets, settings, data_sizes, nested=None):
     """Predictions with intervals for the hypothetical devices: the paper's choice, the held-out
-    choice (simple) and the selected multiple model per pool; plus what was skipped and why.
+    choice (simple), the selected multiple model per pool and, with ``nested``, the nested choice
+    (:func:`predict_targets_nested`: the procedure whose held-out error validation reports); plus
+    what was skipped and why.
 
-    ``selection`` and ``mselection`` are :func:`benchcast.heldout.select_simple` and
-    :func:`benchcast.heldout.select_multiple` outputs; ``settings`` the study's ``validate``
-    setting (``level``). Returns (predictions, skipped).
+    ``selection``, ``mselection`` and ``nested`` are :func:`benchcast.heldout.select_simple`,
+    :func:`benchcast.heldout.select_multiple` and :func:`benchcast.heldout.select_nested` outputs;
+    ``settings`` the study's ``validate`` setting (``level``). Returns (predictions, skipped).
     """
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
@@ -149,9 +152,59 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
         )
         preds.append(p.assign(kind="multiple", choice="heldout"))
         skipped.append(s.assign(kind="multiple"))
+    if nested is not None and len(nested):
+        p, s = predict_targets_nested(table, nested, targets, alpha=alpha, io_paths=io_paths,
+                                      read_fraction=read_fractions())
+        preds.append(p)
+        skipped.append(s)
     # one column order whichever kinds predicted anything (which models are chosen depends on the data)
     return (pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS),
             pd.concat(skipped, ignore_index=True).reindex(columns=TARGET_SKIPPED_COLUMNS))
+
+
+def predict_targets_nested(agg: pd.DataFrame, nested: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
+                           io_paths: float | None = None, read_fraction: Mapping | None = None):
+    """Predict every series for every target by the nested choice's procedure on all devices.
+
+    ``nested`` is :func:`benchcast.heldout.select_nested` output: per series its best-ranked
+    models by leave-one-device-out error (straight or log-log lines, multiple models). Each is
+    refitted on all devices (:func:`predict_targets_simple`, :func:`predict_targets_multiple`)
+    and predicts the target; the prediction is the one whose value is the median of the
+    best-ranked models that could predict it (the largest odd number of them,
+    :func:`benchcast.heldout.median_model`), with that model's interval and flags: what
+    :func:`benchcast.heldout.nested_choice` did for each held-out device.
+
+    Returns (predictions, skipped) as :func:`with_intervals`, ``choice`` ``nested`` and ``kind``
+    the winning model's; a target that no ranked model can predict is skipped (one row per model).
+    """
+    Y, keys = series_matrix(agg)
+    preds, skipped = [], []
+    simple = nested[nested["model"] == "simple"]
+    if len(simple):
+        p, s = predict_targets_simple(agg, simple, targets, alpha=alpha, choice="nested", io_paths=io_paths)
+        preds.append(p.assign(kind="simple"))
+        skipped.append(s.assign(kind="simple"))
+    multi = nested[nested["model"] == "multiple"].dropna(subset=["pool"])
+    if len(multi):
+        msel = multi.rename(columns={"features": "selected_features"}).drop_duplicates(["pool", "selected_features"])
+        p, s = predict_targets_multiple(agg, msel, targets, alpha=alpha, read_fraction=read_fraction)
+        # the pool's rows of the series measured (a model predicts every series of its pool)
+        ids = keys.rename_axis("series").reset_index()
+        p = p[p["measured_size"].astype(bool)].merge(ids, on=records.SERIES_COLUMNS)
+        p = p.merge(multi[["series", "features"]], on=["series", "features"])
+        preds.append(p.assign(kind="multiple", choice="nested"))
+        skipped.append(s.assign(kind="multiple", choice="nested"))
+    cols = [c for c in TARGET_PREDICTION_COLUMNS if c != "series"]
+    if not preds:
+        return pd.DataFrame(columns=TARGET_PREDICTION_COLUMNS), pd.DataFrame(columns=TARGET_SKIPPED_COLUMNS)
+    p = pd.concat(preds, ignore_index=True).reindex(columns=["series", *cols])
+    p = p.merge(nested[["series", "model", "features", "rank"]], on=["series", "model", "features"])
+    p = median_model(p.assign(_rank=p.pop("rank") - 1), by=("series", "target"))
+    skipped = pd.concat(skipped, ignore_index=True)
+    done = set(zip(p["series"], p["target"])) if len(p) else set()
+    if "series" in skipped and len(skipped):  # a model that could not predict a target another one did
+        skipped = skipped[[(a, b) not in done for a, b in zip(skipped["series"], skipped["target"])]]
+    return p.reindex(columns=TARGET_PREDICTION_COLUMNS).reset_index(drop=True), skipped
 
 
 def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
@@ -170,7 +223,7 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
     feature_out_of_range, out_of_range_features, data_size_extrapolated, extrapolation.
     skipped columns: series, choice, model, features, target, reason.
     """
-    col = {"heldout": "selected_feature", "paper": "paper_feature"}[choice]
+    col = {"heldout": "selected_feature", "paper": "paper_feature", "nested": "features"}[choice]
     F = feature_matrix(agg)
     Y, keys = series_matrix(agg)
     T = target_figures(targets)
@@ -182,18 +235,23 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
         series, fid = sel["series"], sel[col]
         if not isinstance(fid, str) or not fid:
             continue
+        log = fid.startswith(LOGLOG)  # a power law: the line fitted on the logs, taken back
+        fig = fid[len(LOGLOG):] if log else fid
+        t = fits.log_positive if log else np.asarray
         y = Y[series]
-        ok = y.notna() & F[fid].notna()
-        fit = fits.fit_ols(fits.design_matrix(F.loc[ok, [fid]], [fid]), y[ok])
-        rng = fits.feature_ranges(F.loc[ok, [fid]])
+        ok = y.notna() & F[fig].notna() & np.isfinite(t(y)) & np.isfinite(t(F[fig]))
+        fit = fits.fit_ols(fits.design_matrix(pd.DataFrame({fig: t(F.loc[ok, fig])}), [fig]), t(y[ok]))
+        rng = fits.feature_ranges(F.loc[ok, [fig]])
         for tname in T.index:
-            xv = T.at[tname, fid] if fid in T.columns else np.nan
-            if not np.isfinite(xv):
+            xv = T.at[tname, fig] if fig in T.columns else np.nan
+            if not np.isfinite(t(xv)):
                 skipped.append({"series": series, "choice": choice, "model": "simple", "features": fid,
-                                "target": tname, "reason": f"target has no figure {fid}"})
+                                "target": tname, "reason": f"target has no figure {fig}"})
                 continue
-            p = fits.predict_ols(fit, pd.DataFrame({fid: [xv]}), alpha).iloc[0]
-            g = fits.extrapolation_flags(pd.DataFrame({fid: [xv]}), rng).iloc[0]
+            p = fits.predict_ols(fit, pd.DataFrame({fig: [t(xv)]}), alpha).iloc[0]
+            if log:
+                p[["prediction", "lower", "upper"]] = np.exp(p[["prediction", "lower", "upper"]].astype(float))
+            g = fits.extrapolation_flags(pd.DataFrame({fig: [xv]}), rng).iloc[0]
             rows.append({"series": series, **keys.loc[series].to_dict(), "choice": choice, "model": "simple",
                          "features": fid, "target": tname, "x": xv, **p.to_dict(), "n_devices": int(ok.sum()),
                          **g.to_dict()})
