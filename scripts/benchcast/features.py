@@ -284,7 +284,7 @@ def multiple_candidates(agg: pd.DataFrame, features: Mapping, pairing):
     return allowed
 
 
-def _nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> str | None:
+def nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> str | None:
     """Feature id of the QD1 latency figure of ``workload``/``op`` at the block size nearest
     ``size`` bytes (on a log scale), None if the study has none."""
     f = feats[(feats["workload"] == workload) & (feats["op"] == op) & (feats["metric"] == "lat_mean")
@@ -322,9 +322,9 @@ def _path_figures(p: pd.Series, feats: pd.DataFrame, min_per_op: float) -> list[
     """(figure, requests per operation) of one profile ``p`` (see :func:`profile_candidates`)."""
     out = []
     if p.get("reads_per_op", 0) >= min_per_op:
-        out.append((_nearest_figure(feats, "randread", "read", p.get("read_request_size", 0)), p["reads_per_op"]))
+        out.append((nearest_figure(feats, "randread", "read", p.get("read_request_size", 0)), p["reads_per_op"]))
     if p.get("syncs_per_op", 0) >= min_per_op:
-        out.append((_nearest_figure(feats, "write", "sync", p.get("write_request_size", 0)), p["syncs_per_op"]))
+        out.append((nearest_figure(feats, "write", "sync", p.get("write_request_size", 0)), p["syncs_per_op"]))
     return [(f, float(w)) for f, w in out if f]
 
 

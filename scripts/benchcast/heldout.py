@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneGroupOut
 
-from . import blockio, fits
+from . import blockio, fits, ratecap
 from .features import (
     IO_PATH,
     POOL_ACROSS_WORKLOADS,
@@ -676,6 +676,8 @@ def run(agg, screened, features, series, pairing, settings: dict):
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
                            max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"],
                            loglog=settings["loglog"], share=settings["nested_share"])
+    Y, keys = series_matrix(table)
+    nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys, settings["cap_ratio"], io_paths, alpha)
     mselection = select_multiple(msummary, refusals)
     ranked = rank_models(table, summary, len(mfolds) > 0, mcandidates, pool_by=pool_by, read_fraction=rf,
                          max_figures=settings["max_figures"], top=settings["nested_top"],
@@ -693,7 +695,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
         "multiple_summary": msummary,
         "multiple_refusals": refusals,
         "multiple_selection": mselection,
-        "nested_selection": select_nested(ranked, series_matrix(table)[1], mfolds, msummary),
+        "nested_selection": select_nested(ranked, keys, mfolds, msummary),
     }
 
 

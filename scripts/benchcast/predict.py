@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, fits, records
+from . import BenchcastError, fits, ratecap, records
 from .heldout import LOGLOG, median_model
 from .features import (
     feature_matrix,
@@ -155,6 +155,10 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
     if nested is not None and len(nested):
         p, s = predict_targets_nested(table, nested, targets, alpha=alpha, io_paths=io_paths,
                                       read_fraction=read_fractions())
+        # a card with a rate cap's signature: the rate-cap rule, as for a held-out capped device
+        Y, keys = series_matrix(table)
+        F, T = feature_matrix(table), target_figures(targets)
+        p = ratecap.apply(p, agg, F, Y, keys, settings["cap_ratio"], io_paths, alpha, new=T, at="target")
         preds.append(p)
         skipped.append(s)
     # one column order whichever kinds predicted anything (which models are chosen depends on the data)

@@ -1,0 +1,168 @@
+"""Tests of benchcast.ratecap: the rate-cap rule by hand on a small study with one capped device."""
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis_util import CONFIG, io_records, make_agg
+from benchcast import config, features, heldout, predict, ratecap, screen
+
+P = {"a": 3.0, "b": 60.0, "c": 150.0, "d": 400.0, "e": 90.0, "cap": 60.0}  # read median (us)
+SYNC = {"a": 20.0, "b": 110.0, "c": 350.0, "d": 1000.0, "e": 200.0, "cap": 100.0}  # commit (us)
+MEAN = {**{d: 1.05 * v for d, v in P.items()}, "cap": 600.0}  # a cap: the mean 10x the median
+NOISE = {"a": 1.0, "b": -2.0, "c": 1.5, "d": -0.5, "e": 0.5, "cap": 0.0}
+K_READ, K_SYNC = 0.8, 0.5
+SIZE = 16 * 10**9
+SERIES = "ycsb/mysql/read-heavy/update/lat_mean/16GB"
+
+
+def x_of(d):
+    return K_READ * P[d] + K_SYNC * SYNC[d]
+
+
+def study(truth_cap=700.0, cap_reads=K_READ, extra=None):
+    """Six devices, one capped; y = 50 + 2 x (+ noise) and time per operation t = 30 + 1.5 x on
+    the others; counters K_READ reads and K_SYNC syncs of 16K per operation."""
+    devs = list(P)
+    y = {d: 50 + 2 * x_of(d) + NOISE[d] for d in devs}
+    y["cap"] = truth_cap
+    agg = make_agg({d: {("randread", 16384, "lat_mean"): MEAN[d], ("randread", 16384, "clat_p50"): P[d],
+                        ("write", 16384, "lat_mean"): SYNC[d]} for d in devs}, y, workload="read-heavy", op="update",
+                   data_size=SIZE)
+    agg.loc[agg["workload"] == "write", "op"] = "sync"
+    t = {d: 30 + 1.5 * x_of(d) for d in devs}
+    thr = agg[agg["benchmark"] == "ycsb"].assign(op="overall", metric="throughput", unit="ops/sec",
+                                                   value=lambda df: 1e6 / df["device"].map(t))
+    prof = {d: {"reads_per_op": cap_reads if d == "cap" else K_READ, "read_request_size": 16384.0,
+                "syncs_per_op": K_SYNC, "write_request_size": 16384.0} for d in devs}
+    parts = [agg, thr, io_records(prof, workload="read-heavy", data_size=SIZE)]
+    return pd.concat(parts + ([extra] if extra is not None else []), ignore_index=True)
+
+
+def by_hand(devs, x0, bound0):
+    xs = np.array([x_of(d) for d in devs])
+    b, a = np.polyfit(xs, [50 + 2 * x_of(d) + NOISE[d] for d in devs], 1)
+    bt, at = np.polyfit(xs, [30 + 1.5 * x_of(d) for d in devs], 1)
+    return (a + b * x0) * max(1.0, bound0 / (at + bt * x0))
+
+
+def held_out_rows(agg):
+    Y, keys = features.series_matrix(agg)
+    rows = pd.DataFrame({"series": SERIES, "held_out": list(Y.index), "truth": Y[SERIES].to_numpy(),
+                         "prediction": 1.0, "lower": 0.5, "upper": 1.5, "x": 0.0, "model": "simple",
+                         "features": "randread_16K_lat_mean", "covered": pd.array([True] * len(Y), dtype="boolean")})
+    return rows, features.feature_matrix(agg), Y, keys
+
+
+def test_weights_are_the_requests_per_operation_at_the_series_data_size():
+    """Counters of another data size do not count; the figures are the read mean, its median and
+    the commit at the request sizes."""
+    other = io_records({d: {"reads_per_op": 3.0, "read_request_size": 4096.0} for d in P}, workload="read-heavy",
+                       data_size=SIZE // 2)
+    agg = study(extra=other)
+    key = features.series_matrix(agg)[1].loc[SERIES]
+    w = ratecap.weights(agg, key, 0.05)
+    assert w == {"reads": K_READ, "mean": "randread_16K_lat_mean", "median": "randread_16K_clat_p50",
+                 "syncs": K_SYNC, "sync": "write_16K_sync_lat_mean"}
+    assert ratecap.weights(agg, key, 1.0) is None  # reads below min_per_op: not the rule's
+    x, bound, ratio = ratecap.figures(features.feature_matrix(agg), w)
+    assert x["cap"] == pytest.approx(x_of("cap")) and bound["cap"] == pytest.approx(K_READ * 600)
+    assert ratio["cap"] == pytest.approx(10) and ratio.drop("cap").to_numpy() == pytest.approx(1.05)
+
+
+def test_a_capped_held_out_device_is_predicted_by_the_rule_by_hand_and_the_others_stay():
+    """(a + b x) * max(1, k m / (c + d x)) with both lines over the other devices, by hand; the
+    uncapped devices' rows keep their predictions."""
+    agg = study()
+    rows, F, Y, keys = held_out_rows(agg)
+    out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05).set_index("held_out")
+    expect = by_hand([d for d in P if d != "cap"], x_of("cap"), K_READ * 600)
+    assert expect > 50 + 2 * x_of("cap")  # the cap spaces the operations: the factor is above 1
+    assert out.loc["cap", "prediction"] == pytest.approx(expect)
+    assert out.loc["cap", "model"] == ratecap.MODEL and out.loc["cap", "features"] == "ratecap[mysql/read-heavy]"
+    assert out.loc["cap", "lower"] < out.loc["cap", "prediction"] < out.loc["cap", "upper"]
+    assert out.loc["cap", "pct_error"] == pytest.approx(100 * (expect - 700) / 700)
+    others = out.drop(index="cap")
+    assert (others["prediction"] == 1.0).all() and (others["model"] == "simple").all()
+    above = ratecap.apply(rows, agg, F, Y, keys, 20, 0.05)  # the cap's mean is 10x its median: not 20x
+    assert (above["prediction"] == 1.0).all() and (above["model"] == "simple").all()
+    assert ratecap.apply(rows, agg, F, Y, keys, None, 0.05) is rows
+
+
+def test_the_held_out_devices_own_counters_and_result_do_not_enter():
+    """Its reads per operation and its result changed wildly: the same prediction."""
+    base = study()
+    rows, F, Y, keys = held_out_rows(base)
+    first = ratecap.apply(rows, base, F, Y, keys, 1.5, 0.05).set_index("held_out").loc["cap", "prediction"]
+    other = study(truth_cap=5000.0, cap_reads=5.0)
+    rows, F, Y, keys = held_out_rows(other)
+    again = ratecap.apply(rows, other, F, Y, keys, 1.5, 0.05).set_index("held_out").loc["cap", "prediction"]
+    assert again == pytest.approx(first)
+
+
+def test_a_training_device_paced_by_its_cap_stays_out_of_the_lines():
+    """A second capped device whose operations the cap paced (k m / t >= SATURATED) and whose
+    result lies far off the line does not move the capped device's prediction."""
+    P["cap2"], SYNC["cap2"], MEAN["cap2"], NOISE["cap2"] = 50.0, 90.0, 900.0, 0.0
+    try:
+        agg = study()
+        thr = (agg["device"] == "cap2") & (agg["metric"] == "throughput")
+        agg.loc[thr, "value"] = 1e6 / (K_READ * 900 / 0.95)  # spaced by its cap
+        agg.loc[(agg["device"] == "cap2") & (agg["op"] == "update"), "value"] = 3000.0
+        rows, F, Y, keys = held_out_rows(agg)
+        out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05).set_index("held_out")
+        expect = by_hand([d for d in P if d not in ("cap", "cap2")], x_of("cap"), K_READ * 600)
+        assert out.loc["cap", "prediction"] == pytest.approx(expect)
+    finally:
+        for table in (P, SYNC, MEAN, NOISE):
+            table.pop("cap2")
+
+
+def test_a_spec_card_with_a_caps_signature_is_predicted_by_the_rule():
+    """A card giving the read mean and its median far apart is predicted by the rule from every
+    measured device; a card without the median keeps its prediction."""
+    agg = study()
+    _, F, Y, keys = held_out_rows(agg)
+    fig = lambda w, m, v, op=None: {"workload": w, "block_size": "16K", "metric": m, "value": v,  # noqa: E731
+                                     **({"op": op} if op else {})}
+    cards = {"capped": {"figures": [fig("randread", "lat_mean", 800), fig("randread", "clat_p50", 40),
+                                    fig("write", "lat_mean", 90, "sync")]},
+             "no median": {"figures": [fig("randread", "lat_mean", 800), fig("write", "lat_mean", 90, "sync")]}}
+    T = features.target_figures(cards)
+    rows = pd.DataFrame({"series": SERIES, "target": list(cards), "prediction": 1.0, "lower": 0.5, "upper": 1.5,
+                         "model": "simple", "features": "f"})
+    out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05, new=T, at="target").set_index("target")
+    # every measured device trains; the capped one, paced by its cap (k m / t = 2.7), stays out
+    expect = by_hand([d for d in P if d != "cap"], K_READ * 40 + K_SYNC * 90, K_READ * 800)
+    assert out.loc["capped", "prediction"] == pytest.approx(expect)
+    assert out.loc["capped", "model"] == ratecap.MODEL
+    assert out.loc["no median", "prediction"] == 1.0
+
+
+def test_validation_and_the_spec_cards_use_the_rule_for_capped_devices_only():
+    """heldout.run: the nested choice's row of the capped device is the rule's, the others are not;
+    predict.with_intervals: the nested choice of a capped card is the rule's too."""
+    agg = study()
+    settings = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]  # the default validate settings
+    feats = {"workloads": ["randread", "write"], "block_sizes": ["16K"], "metrics": ["lat_mean", "clat_p50"]}
+    pairing = [{"when": {"op": "update"}, "workloads": ["write"]}]
+    screened = screen.screen(agg, feats, None, pairing, 3)
+    out = heldout.run(agg, screened, feats, None, pairing, settings["validate"])
+    nested = out["chosen_folds"]
+    nested = nested[(nested["kind"] == heldout.KIND_NESTED) & (nested["series"] == SERIES)].set_index("held_out")
+    assert nested.loc["cap", "model"] == ratecap.MODEL
+    assert (nested.drop(index="cap")["model"] != ratecap.MODEL).all()
+    throughput = out["chosen_folds"][out["chosen_folds"]["series"].str.contains("/throughput/")]
+    assert len(throughput) and (throughput["model"] != ratecap.MODEL).all()  # latencies only
+    card = [{"workload": "randread", "block_size": "16K", "metric": m, "value": v}
+            for m, v in (("lat_mean", 800), ("clat_p50", 40))]
+    card.append({"workload": "write", "block_size": "16K", "op": "sync", "metric": "lat_mean", "value": 90})
+    preds, _ = predict.with_intervals(agg, feats, None, out["simple_selection"], out["multiple_selection"],
+                                      {"capped": {"figures": card}}, settings["validate"], [],
+                                      out["nested_selection"])
+    mine = preds[(preds["choice"] == "nested") & (preds["series"] == SERIES)]
+    assert mine["model"].tolist() == [ratecap.MODEL]
+    assert mine["prediction"].iloc[0] == pytest.approx(by_hand([d for d in P if d != "cap"], K_READ * 40 + K_SYNC * 90,
+                                                               K_READ * 800))
