@@ -504,3 +504,15 @@ def test_io_path_figures_are_weighted_without_the_held_out_devices_counters():
                                                                        "write_16K_sync_lat_mean"]
     nested = heldout.nested_choice(agg, folds, shaped, io_paths=0.05)
     assert set(nested["held_out"]) == set(rr)
+
+
+def test_fold_scores_of_the_multiple_folds_are_the_nested_choices_inner_scores():
+    """The scores that rank multiple models on all devices (from loo_multiple's folds) are those
+    the nested choice computes for a table itself: one computation, two ways to reach it."""
+    agg, _ = pooled(5)
+    folds, _, _ = heldout.loo_multiple(agg)
+    a = heldout.fold_scores(folds).set_index(["series", "features"])["mape"].sort_index()
+    b = heldout._multiple_scores(agg, None, features.POOL_PER_WORKLOAD, None, 2)
+    b = b.set_index(["series", "features"])["mape"].sort_index()
+    assert len(a) > 1 and a.index.equals(b.index)
+    assert a.to_numpy() == pytest.approx(b.to_numpy())

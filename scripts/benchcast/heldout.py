@@ -473,8 +473,8 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
         _, inner = loo_simple(rest, candidates, io_paths=io_paths, loglog=loglog)
-        s = rank_models(rest, inner, multiple, mcandidates, pool_by=pool_by, read_fraction=read_fraction,
-                        max_figures=max_figures, top=top, share=share)
+        mscores = _multiple_scores(rest, mcandidates, pool_by, read_fraction, max_figures) if multiple else None
+        s = rank_models(rest, inner, mscores, top=top, share=share)
         rows = []
         for model, outer in (("simple", folds), ("multiple", mfolds)):
             chosen = s.loc[s["model"] == model, ["series", "features", "_rank"]]
@@ -487,8 +487,7 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     return pd.concat(parts, ignore_index=True)
 
 
-def rank_models(table: pd.DataFrame, summary: pd.DataFrame, multiple: bool = False, mcandidates=None,
-                pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None, max_figures: int = 2, top: int = 1,
+def rank_models(table: pd.DataFrame, summary: pd.DataFrame, mscores: pd.DataFrame | None = None, top: int = 1,
                 share=()) -> pd.DataFrame:
     """The ``top`` best models of every series of ``table`` by leave-one-device-out MAPE over its
     devices: the choosing step of :func:`nested_choice`, which calls it on the devices other than the
@@ -496,20 +495,30 @@ def rank_models(table: pd.DataFrame, summary: pd.DataFrame, multiple: bool = Fal
     choose the models that predict the spec cards.
 
     ``summary``: :func:`loo_simple`'s summary of ``table`` (only models predicted in every fold
-    compete); with ``multiple``, the multiple models of :func:`loo_multiple` with ``mcandidates``
-    compete too (a simple model before a multiple one on a tie); ``share`` as in :func:`nested_choice`.
-    Columns series, features, model, mape (the score, shared where ``share``), _rank (0 the best)."""
+    compete); ``mscores``: the multiple models' scores (series, features, mape; :func:`fold_scores`
+    of :func:`loo_multiple`'s folds), which compete too (a simple model before a multiple one on a
+    tie); ``share`` as in :func:`nested_choice`. Columns series, features, model, mape (the score,
+    shared where ``share``), _rank (0 the best)."""
     complete = summary["n_predicted"] == summary["n_folds"]
     scores = [summary.loc[complete, ["series", "features", "mape"]].assign(model="simple")]
-    if multiple:
-        m = _multiple_scores(table, mcandidates, pool_by, read_fraction, max_figures)
-        scores.append(m.assign(model="multiple"))
+    if mscores is not None:
+        scores.append(mscores.assign(model="multiple"))
     s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
     if share:
         s = shared_scores(s, series_matrix(table)[1], share)
     s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
     s = s.assign(_rank=s.groupby("series", sort=False).cumcount())
     return s.loc[s["_rank"] < top, ["series", "features", "model", "mape", "_rank"]]
+
+
+def fold_scores(mfolds: pd.DataFrame) -> pd.DataFrame:
+    """Per series and multiple model of :func:`loo_multiple`'s folds, the MAPE over its held-out
+    rows (columns series, features, mape), for models that predicted every row: what
+    :func:`_multiple_scores` computes for a table without the intervals."""
+    f = mfolds.assign(_ape=mfolds["pct_error"].abs(), _miss=mfolds["prediction"].isna())
+    g = f.groupby(["series", "features"], sort=False)
+    m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
+    return m.loc[m["missing"] == 0, ["series", "features", "mape"]]
 
 
 NESTED_SELECTION_COLUMNS = ["series", *SERIES_COLUMNS, "rank", "model", "features", "score_mape", "pool", "pool_by",
@@ -679,8 +688,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
     Y, keys = series_matrix(table)
     nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys, settings["cap_ratio"], io_paths, alpha)
     mselection = select_multiple(msummary, refusals)
-    ranked = rank_models(table, summary, len(mfolds) > 0, mcandidates, pool_by=pool_by, read_fraction=rf,
-                         max_figures=settings["max_figures"], top=settings["nested_top"],
+    ranked = rank_models(table, summary, fold_scores(mfolds) if len(mfolds) else None, top=settings["nested_top"],
                          share=settings["nested_share"])
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen, table)
