@@ -22,35 +22,45 @@ def x_of(d):
     return K_READ * P[d] + K_SYNC * SYNC[d]
 
 
-def study(truth_cap=700.0, cap_reads=K_READ, extra=None):
+WMEAN = {"a": 3.0, "b": 20.0, "c": 50.0, "d": 130.0, "e": 30.0, "cap": 600.0}  # random-write mean (us)
+
+
+def study(truth_cap=700.0, cap_reads=K_READ, extra=None, op="update", writes=None):
     """Six devices, one capped; y = 50 + 2 x (+ noise) and time per operation t = 30 + 1.5 x on
-    the others; counters K_READ reads and K_SYNC syncs of 16K per operation."""
+    the others; counters K_READ reads and K_SYNC syncs of 16K per operation (and ``writes``)."""
     devs = list(P)
     y = {d: 50 + 2 * x_of(d) + NOISE[d] for d in devs}
     y["cap"] = truth_cap
     agg = make_agg({d: {("randread", 16384, "lat_mean"): MEAN[d], ("randread", 16384, "clat_p50"): P[d],
-                        ("write", 16384, "lat_mean"): SYNC[d]} for d in devs}, y, workload="read-heavy", op="update",
-                   data_size=SIZE)
+                        ("write", 16384, "lat_mean"): SYNC[d], ("randwrite", 16384, "lat_mean"): WMEAN.get(d, 1.0)}
+                    for d in devs}, y, workload="read-heavy", op=op, data_size=SIZE)
     agg.loc[agg["workload"] == "write", "op"] = "sync"
     t = {d: 30 + 1.5 * x_of(d) for d in devs}
     thr = agg[agg["benchmark"] == "ycsb"].assign(op="overall", metric="throughput", unit="ops/sec",
                                                    value=lambda df: 1e6 / df["device"].map(t))
     prof = {d: {"reads_per_op": cap_reads if d == "cap" else K_READ, "read_request_size": 16384.0,
-                "syncs_per_op": K_SYNC, "write_request_size": 16384.0} for d in devs}
+                "syncs_per_op": K_SYNC, "write_request_size": 16384.0, **({"writes_per_op": writes} if writes else {})}
+            for d in devs}
     parts = [agg, thr, io_records(prof, workload="read-heavy", data_size=SIZE)]
     return pd.concat(parts + ([extra] if extra is not None else []), ignore_index=True)
 
 
-def by_hand(devs, x0, bound0):
+def lines(devs, x0):
+    """(the series' line, the time per operation's line) over ``devs`` at ``x0``."""
     xs = np.array([x_of(d) for d in devs])
     b, a = np.polyfit(xs, [50 + 2 * x_of(d) + NOISE[d] for d in devs], 1)
     bt, at = np.polyfit(xs, [30 + 1.5 * x_of(d) for d in devs], 1)
-    return (a + b * x0) * max(1.0, bound0 / (at + bt * x0))
+    return a + b * x0, at + bt * x0
 
 
-def held_out_rows(agg):
+def by_hand(devs, x0, bound0):
+    y0, t0 = lines(devs, x0)
+    return y0 * max(1.0, bound0 / t0)
+
+
+def held_out_rows(agg, series=SERIES):
     Y, keys = features.series_matrix(agg)
-    rows = pd.DataFrame({"series": SERIES, "held_out": list(Y.index), "truth": Y[SERIES].to_numpy(),
+    rows = pd.DataFrame({"series": series, "held_out": list(Y.index), "truth": Y[series].to_numpy(),
                          "prediction": 1.0, "lower": 0.5, "upper": 1.5, "x": 0.0, "model": "simple",
                          "features": "randread_16K_lat_mean", "covered": pd.array([True] * len(Y), dtype="boolean")})
     return rows, features.feature_matrix(agg), Y, keys
@@ -65,11 +75,12 @@ def test_weights_are_the_requests_per_operation_at_the_series_data_size():
     key = features.series_matrix(agg)[1].loc[SERIES]
     w = ratecap.weights(agg, key, 0.05)
     assert w == {"reads": K_READ, "mean": "randread_16K_lat_mean", "median": "randread_16K_clat_p50",
-                 "syncs": K_SYNC, "sync": "write_16K_sync_lat_mean"}
+                 "syncs": K_SYNC, "sync": "write_16K_sync_lat_mean", "writes": 0.0, "write": None}
     assert ratecap.weights(agg, key, 1.0) is None  # reads below min_per_op: not the rule's
-    x, bound, ratio = ratecap.figures(features.feature_matrix(agg), w)
-    assert x["cap"] == pytest.approx(x_of("cap")) and bound["cap"] == pytest.approx(K_READ * 600)
-    assert ratio["cap"] == pytest.approx(10) and ratio.drop("cap").to_numpy() == pytest.approx(1.05)
+    fig = ratecap.figures(features.feature_matrix(agg), w)
+    assert fig.loc["cap", "x"] == pytest.approx(x_of("cap")) and fig.loc["cap", "r"] == pytest.approx(K_READ * 600)
+    assert (fig["w"] == 0).all()  # no writes counted
+    assert fig.loc["cap", "cap"] == pytest.approx(10) and fig["cap"].drop("cap").to_numpy() == pytest.approx(1.05)
 
 
 def test_a_capped_held_out_device_is_predicted_by_the_rule_by_hand_and_the_others_stay():
@@ -166,3 +177,18 @@ def test_validation_and_the_spec_cards_use_the_rule_for_capped_devices_only():
     assert mine["model"].tolist() == [ratecap.MODEL]
     assert mine["prediction"].iloc[0] == pytest.approx(by_hand([d for d in P if d != "cap"], K_READ * 40 + K_SYNC * 90,
                                                                K_READ * 800))
+
+
+def test_the_write_cap_spaces_updates_and_leaves_reads_their_budget():
+    """Three writes per operation against the capped device's random-write mean (600 us): the
+    write cap allows an operation every 1800 us, the read cap every 480 us and the line predicts
+    177 us. An update waits for the tighter cap (f = 1800 / 177); a read is spaced by the write cap
+    already and keeps its read budget (f = max(1, 480 / max(177, 1800)) = 1)."""
+    others = [d for d in P if d != "cap"]
+    y0, t0 = lines(others, x_of("cap"))
+    for op, factor in (("update", 3 * 600 / t0), ("read", 1.0)):
+        agg = study(op=op, writes=3.0)
+        rows, F, Y, keys = held_out_rows(agg, SERIES.replace("/update/", f"/{op}/"))
+        out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05).set_index("held_out")
+        assert out.loc["cap", "model"] == ratecap.MODEL
+        assert out.loc["cap", "prediction"] == pytest.approx(y0 * factor)

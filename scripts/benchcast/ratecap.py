@@ -9,15 +9,20 @@ operations are spaced by the cap. No straight line on one figure follows both re
 device whose random-read mean lies far above its median (``mean / median >= ratio``, the cap's
 signature) a series whose operations read from the device is predicted as
 
-    y = (a + b x) * max(1, k m / (c + d x))
+    y = (a + b x) * f
 
 * ``x``: what one operation asks of the device at the typical request: ``k`` reads x the read
   median + ``s`` syncs x the commit figure, ``k`` and ``s`` the requests per operation at the
   series' data size (median over the training devices that count them);
 * ``a + b x``: the series' line over the training devices whose operations were not spaced by
-  their cap (``k m / t < SATURATED``, ``m`` a device's read mean, ``t`` its observed time per
-  operation, 1 / throughput); ``c + d x`` the line of ``t`` over the same devices;
-* ``k m``: the time per operation the cap allows (``m`` the target's read mean).
+  their caps (``max(r, w) / t < SATURATED``, ``t`` a device's observed time per operation,
+  1 / throughput); ``c + d x`` the line of ``t`` over the same devices;
+* ``r = k m`` and ``w = v n``: the time per operation the read cap and the write cap allow (``m``
+  the read mean, ``v`` the writes per operation, ``n`` the random-write mean: fio's back-to-back
+  writes at queue depth 1 spend the write budget as its reads spend the read budget);
+* ``f``: reads wait for read tokens alone, so a read series is slowed by ``f = max(1, r /
+  max(c + d x, w))`` (an operation the write cap already spaces leaves the reads their budget);
+  any other series (an update reads, writes and commits) by ``f = max(1, max(r, w) / (c + d x))``.
 
 :func:`apply` replaces the predictions of capped devices (held-out devices, or spec cards that give
 both the read mean and its median) in a table of predictions; elsewhere they stay as they are.
@@ -38,6 +43,8 @@ MODEL = "rate cap"
 SATURATED = 0.9
 #: Fewest training devices a line needs (a line through two points has no interval).
 MIN_TRAIN = 3
+#: The op of a read-latency series (slowed by the read cap alone).
+READ = "read"
 #: The series the rule predicts: mean latencies (a throughput, a percentile follows other laws).
 METRIC = "lat_mean"
 #: What the workload's throughput series is recorded as (the YCSB records: op, metric).
@@ -54,8 +61,9 @@ def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | Non
     """What one operation of the series ``key`` (a mapping with :data:`PROFILE_KEYS` and
     ``data_size``) asks of the device, from the ``device`` records of ``agg`` at that data size
     (median over the devices that count them): ``reads``, ``mean`` and ``median`` (the random-read
-    figures at its read request size), ``syncs`` and ``sync`` (the commit figure, 0 and None
-    below ``min_per_op`` syncs). None where it reads less than ``min_per_op`` per operation or
+    figures at its read request size), ``syncs`` and ``sync`` (the commit figure), ``writes`` and
+    ``write`` (the random-write mean at its write request size; both 0 and None below
+    ``min_per_op`` per operation). None where it reads less than ``min_per_op`` per operation or
     the study lacks the read mean or its median. ``feats``: :func:`benchcast.features.feature_table`
     of ``agg`` where known."""
     io = agg[agg["op"] == blockio.OP]
@@ -72,19 +80,24 @@ def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | Non
     median = median_twin(feats, mean) if mean else None
     if not median:
         return None
-    syncs = float(p.get("syncs_per_op", 0.0))
-    sync = nearest_figure(feats, "write", "sync", p.get("write_request_size", 0)) if syncs >= min_per_op else None
-    return {"reads": reads, "mean": mean, "median": median, "syncs": syncs if sync else 0.0, "sync": sync}
+    size = p.get("write_request_size", 0)
+    syncs, writes = float(p.get("syncs_per_op", 0.0)), float(p.get("writes_per_op", 0.0))
+    sync = nearest_figure(feats, "write", "sync", size) if syncs >= min_per_op else None
+    write = nearest_figure(feats, "randwrite", "write", size) if writes >= min_per_op else None
+    return {"reads": reads, "mean": mean, "median": median, "syncs": syncs if sync else 0.0, "sync": sync,
+            "writes": writes if write else 0.0, "write": write}
 
 
-def figures(F: pd.DataFrame, w: dict) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """(x, k m, mean / median) for every row of ``F`` (device or target x feature) under the
-    weights ``w`` (:func:`weights`); NaN where a row lacks a figure."""
+def figures(F: pd.DataFrame, w: dict) -> pd.DataFrame:
+    """Columns x, r, w (the read and the write cap's time per operation; w 0 where the operation
+    writes less than ``min_per_op``) and cap (read mean / median) for every row of ``F`` (device or
+    target x feature) under the weights ``w`` (:func:`weights`); NaN where a row lacks a figure."""
     col = lambda f: F[f].astype(float) if f in F.columns else pd.Series(np.nan, index=F.index)  # noqa: E731
     mean, median = col(w["mean"]), col(w["median"])
     x = w["reads"] * median + (w["syncs"] * col(w["sync"]) if w["sync"] else 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return x, w["reads"] * mean, mean / median
+        return pd.DataFrame({"x": x, "r": w["reads"] * mean, "w": w["writes"] * col(w["write"]) if w["write"] else 0.0,
+                             "cap": mean / median}, index=F.index)
 
 
 def spacing(agg: pd.DataFrame, key) -> pd.Series:
@@ -96,17 +109,18 @@ def spacing(agg: pd.DataFrame, key) -> pd.Series:
     return (1e6 / t.set_index("device")["value"].astype(float)).groupby(level=0).first()
 
 
-def predict_one(y: pd.Series, t: pd.Series, x: pd.Series, bound: pd.Series, x0: float, bound0: float,
+def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Series, read: bool,
                 alpha: float = 0.05) -> dict | None:
     """The capped device's prediction from the training devices' results ``y``, their time per
-    operation ``t`` and figures ``x``, ``bound`` (:func:`figures`; Series over devices), and the
-    target's ``x0``, ``bound0``: prediction, lower, upper (the line's interval, scaled alike),
-    resid_df, interval_flag, n_train, spaced (the factor max(1, k m / (c + d x))). None where
-    fewer than :data:`MIN_TRAIN` training devices have everything."""
-    d = pd.DataFrame({"y": y, "t": t, "x": x, "bound": bound}).dropna()
-    if len(d) < MIN_TRAIN or not (np.isfinite(x0) and np.isfinite(bound0)):
+    operation ``t`` and figures ``train`` (:func:`figures`, rows devices), and the target's figures
+    ``target`` (a row of :func:`figures`); ``read``: the series is a read latency. Returns
+    prediction, lower, upper (the line's interval, scaled alike), resid_df, interval_flag,
+    n_train, spaced (the factor f). None where fewer than :data:`MIN_TRAIN` training devices have
+    everything."""
+    d = train.assign(y=y, t=t).dropna(subset=["y", "t", "x", "r", "w"])
+    if len(d) < MIN_TRAIN or not np.isfinite(target[["x", "r", "w"]].astype(float)).all():
         return None
-    free = d[d["bound"] / d["t"] < SATURATED]
+    free = d[np.maximum(d["r"], d["w"]) / d["t"] < SATURATED]
     if len(free) < MIN_TRAIN:
         free = d
     X = fits.design_matrix(free, ["x"])
@@ -114,10 +128,12 @@ def predict_one(y: pd.Series, t: pd.Series, x: pd.Series, bound: pd.Series, x0: 
         line, tline = fits.fit_ols(X, free["y"]), fits.fit_ols(X, free["t"])
     except BenchcastError:  # a rank-deficient design (one x for all): no prediction by this rule
         return None
-    new = pd.DataFrame({"x": [x0]})
+    new = pd.DataFrame({"x": [float(target["x"])]})
     p = fits.predict_ols(line, new, alpha).iloc[0]
     t0 = float(fits.predict_ols(tline, new, alpha)["prediction"].iloc[0])
-    f = max(1.0, bound0 / t0) if t0 > 0 else 1.0
+    r0, w0 = float(target["r"]), float(target["w"])
+    paced = max(t0, w0) if read else t0  # what spaces the operations without this series' own cap
+    f = max(1.0, (r0 if read else max(r0, w0)) / paced) if paced > 0 else 1.0
     return {"prediction": f * float(p["prediction"]), "lower": f * float(p["lower"]), "upper": f * float(p["upper"]),
             "resid_df": float(p["resid_df"]), "interval_flag": p["interval_flag"], "n_train": len(free),
             "spaced": f}
@@ -157,12 +173,12 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
         w = cache[workload]
         if w is None:
             continue
-        x, bound, cap = (v.iloc[0] for v in figures(new.loc[[target]], w))
-        if not cap >= ratio:
+        mine = figures(new.loc[[target]], w).iloc[0]
+        if not mine["cap"] >= ratio:
             continue
         devs = F.index[F.index != target]
-        xt, bt, _ = figures(F.loc[devs], w)
-        got = predict_one(Y.loc[Y.index != target, r["series"]], spacing(train, key), xt, bt, x, bound, alpha)
+        got = predict_one(Y[r["series"]].drop(index=target, errors="ignore"), spacing(train, key), figures(F.loc[devs], w), mine,
+                          key["op"] == READ, alpha)
         if got is None:
             continue
         got.pop("spaced")
@@ -171,7 +187,7 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
                 out.at[i, c] = v
         out.at[i, "model"], out.at[i, "features"] = MODEL, label(key)
         if "x" in out.columns:
-            out.at[i, "x"] = x
+            out.at[i, "x"] = mine["x"]
     if "truth" in out.columns:
         out["abs_error"] = (out["prediction"] - out["truth"]).abs()
         out["pct_error"] = 100 * (out["prediction"] - out["truth"]) / out["truth"]
