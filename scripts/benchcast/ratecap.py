@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, blockio, fits
-from .features import PROFILE_KEYS, feature_table, median_twin, nearest_figure
+from .features import IO_PATH, PROFILE_KEYS, feature_table, io_path_name, median_twin, nearest_figure
 
 #: The model's name in prediction tables.
 MODEL = "rate cap"
@@ -52,9 +52,9 @@ THROUGHPUT = ("overall", "throughput")
 
 
 def label(key) -> str:
-    """'ratecap[mariadb/read-only]': the model's features label for a series key."""
-    t = int(key.get("threads") or 0)
-    return f"ratecap[{key['engine']}/{key['workload']}{f'/t{t}' if t > 1 else ''}]"
+    """'ratecap[mariadb/read-only]': the model's features label for a series key (named as its
+    I/O-path figure, :func:`benchcast.features.io_path_name`)."""
+    return "ratecap" + io_path_name(key)[len(IO_PATH):]
 
 
 def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | None = None) -> dict | None:
@@ -116,9 +116,10 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
     ``target`` (a row of :func:`figures`); ``read``: the series is a read latency. Returns
     prediction, lower, upper (the line's interval, scaled alike), resid_df, interval_flag,
     n_train, spaced (the factor f). None where fewer than :data:`MIN_TRAIN` training devices have
-    everything."""
+    everything or the target lacks x or r; a target without the random-write mean (a spec card)
+    counts as having no write cap."""
     d = train.assign(y=y, t=t).dropna(subset=["y", "t", "x", "r", "w"])
-    if len(d) < MIN_TRAIN or not np.isfinite(target[["x", "r", "w"]].astype(float)).all():
+    if len(d) < MIN_TRAIN or not np.isfinite(target[["x", "r"]].astype(float)).all():
         return None
     free = d[np.maximum(d["r"], d["w"]) / d["t"] < SATURATED]
     if len(free) < MIN_TRAIN:
@@ -131,7 +132,7 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
     new = pd.DataFrame({"x": [float(target["x"])]})
     p = fits.predict_ols(line, new, alpha).iloc[0]
     t0 = float(fits.predict_ols(tline, new, alpha)["prediction"].iloc[0])
-    r0, w0 = float(target["r"]), float(target["w"])
+    r0, w0 = float(target["r"]), float(np.nan_to_num(target["w"]))  # a card without the write mean: no write cap
     paced = max(t0, w0) if read else t0  # what spaces the operations without this series' own cap
     f = max(1.0, (r0 if read else max(r0, w0)) / paced) if paced > 0 else 1.0
     return {"prediction": f * float(p["prediction"]), "lower": f * float(p["lower"]), "upper": f * float(p["upper"]),
