@@ -23,7 +23,7 @@ LAYERS = [
     {"aggregate"},
     {"features"},
     {"fits"},
-    {"screen", "heldout", "predict"},
+    {"screen", "heldout", "predict", "ratecap"},
     {"tables"},
     {"charts"},
 ]

@@ -202,6 +202,7 @@ def predict_targets_nested(agg: pd.DataFrame, nested: pd.DataFrame, targets: Map
     if not preds:
         return pd.DataFrame(columns=TARGET_PREDICTION_COLUMNS), pd.DataFrame(columns=TARGET_SKIPPED_COLUMNS)
     p = pd.concat(preds, ignore_index=True).reindex(columns=["series", *cols])
+    p = p.astype({c: keys[c].dtype for c in records.SERIES_COLUMNS})  # as the series' keys, whichever kind
     p = p.merge(nested[["series", "model", "features", "rank"]], on=["series", "model", "features"])
     p = median_model(p.assign(_rank=p.pop("rank") - 1), by=("series", "target"))
     skipped = pd.concat(skipped, ignore_index=True)
@@ -242,10 +243,10 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
         log = fid.startswith(LOGLOG)  # a power law: the line fitted on the logs, taken back
         fig = fid[len(LOGLOG):] if log else fid
         t = fits.log_positive if log else np.asarray
-        y = Y[series]
-        ok = y.notna() & F[fig].notna() & np.isfinite(t(y)) & np.isfinite(t(F[fig]))
-        fit = fits.fit_ols(fits.design_matrix(pd.DataFrame({fig: t(F.loc[ok, fig])}), [fig]), t(y[ok]))
-        rng = fits.feature_ranges(F.loc[ok, [fig]])
+        d = pd.DataFrame({"y": Y[series], "x": F[fig]})  # the devices with both, in the fit's space
+        ok = np.isfinite(t(d["y"])) & np.isfinite(t(d["x"]))
+        fit = fits.fit_ols(fits.design_matrix(pd.DataFrame({fig: t(d.loc[ok, "x"])}), [fig]), t(d.loc[ok, "y"]))
+        rng = fits.feature_ranges(d.loc[ok, ["x"]].rename(columns={"x": fig}))
         for tname in T.index:
             xv = T.at[tname, fig] if fig in T.columns else np.nan
             if not np.isfinite(t(xv)):
