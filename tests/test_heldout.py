@@ -516,3 +516,10 @@ def test_fold_scores_of_the_multiple_folds_are_the_nested_choices_inner_scores()
     b = b.set_index(["series", "features"])["mape"].sort_index()
     assert len(a) > 1 and a.index.equals(b.index)
     assert a.to_numpy() == pytest.approx(b.to_numpy())
+
+
+def test_median_model_of_nothing_is_nothing():
+    """No ranked row (no model could predict anything): an empty table, not an error."""
+    empty = pd.DataFrame({"series": [], "target": [], "prediction": [], "_rank": []})
+    out = heldout.median_model(empty, by=("series", "target"))
+    assert out.empty and "_rank" not in out.columns

@@ -268,3 +268,14 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
         pred, _ = predict.predict_targets_nested(rest, nested, card)
         assert pred["features"].iloc[0] == held.loc[d, "features"]
         assert pred["prediction"].iloc[0] == pytest.approx(held.loc[d, "prediction"])
+
+
+def test_nested_choice_of_a_card_no_model_can_predict_is_skipped_not_an_error():
+    feats = {d: {("randwrite", 65536, "lat_mean"): v} for d, v in {"a": 10.0, "b": 20.0, "c": 40.0, "d": 30.0}.items()}
+    agg = make_agg(feats, {"a": 101.0, "b": 199.0, "c": 402.0, "d": 298.0})
+    _, summary = heldout.loo_simple(agg)
+    nested = heldout.select_nested(heldout.rank_models(agg, summary, top=3), features.series_matrix(agg)[1])
+    card = {"other": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean", "value": 5}]}}
+    pred, skipped = predict.predict_targets_nested(agg, nested, card)
+    assert pred.empty and list(pred.columns) == predict.TARGET_PREDICTION_COLUMNS
+    assert skipped["target"].tolist() == ["other"]

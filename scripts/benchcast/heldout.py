@@ -561,6 +561,8 @@ def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
     the best-ranked rows: of the largest odd number of them (``_rank`` 0 is the best; 1 row or 2:
     the best alone). Returns the rows without ``_rank``, in the order of their group's first
     appearance."""
+    if ranked.empty:
+        return ranked.drop(columns="_rank")
     out = []
     for _, g in ranked.sort_values("_rank", kind="stable").groupby(list(by), sort=False):
         g = g.iloc[:len(g) - (1 - len(g) % 2)]  # an odd count: the median is one model's row
