@@ -57,6 +57,13 @@ def label(key) -> str:
     return "ratecap" + io_path_name(key)[len(IO_PATH):]
 
 
+def _of_workload(records: pd.DataFrame, key) -> pd.DataFrame:
+    """The rows of ``records`` of the series' workload at its data size."""
+    for c in [*PROFILE_KEYS, "data_size"]:
+        records = records[records[c] == key[c]]
+    return records
+
+
 def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | None = None) -> dict | None:
     """What one operation of the series ``key`` (a mapping with :data:`PROFILE_KEYS` and
     ``data_size``) asks of the device, from the ``device`` records of ``agg`` at that data size
@@ -66,9 +73,7 @@ def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | Non
     ``min_per_op`` per operation). None where it reads less than ``min_per_op`` per operation or
     the study lacks the read mean or its median. ``feats``: :func:`benchcast.features.feature_table`
     of ``agg`` where known."""
-    io = agg[agg["op"] == blockio.OP]
-    for c in [*PROFILE_KEYS, "data_size"]:
-        io = io[io[c] == key[c]]
+    io = _of_workload(agg[agg["op"] == blockio.OP], key)
     if io.empty:
         return None
     p = io.groupby("metric")["value"].median()
@@ -103,9 +108,7 @@ def figures(F: pd.DataFrame, w: dict) -> pd.DataFrame:
 def spacing(agg: pd.DataFrame, key) -> pd.Series:
     """Observed time per operation (us, 1 / throughput) of the series' workload at its data size,
     per device of ``agg``."""
-    t = agg[(agg["op"] == THROUGHPUT[0]) & (agg["metric"] == THROUGHPUT[1])]
-    for c in [*PROFILE_KEYS, "data_size"]:
-        t = t[t[c] == key[c]]
+    t = _of_workload(agg[(agg["op"] == THROUGHPUT[0]) & (agg["metric"] == THROUGHPUT[1])], key)
     return (1e6 / t.set_index("device")["value"].astype(float)).groupby(level=0).first()
 
 
@@ -115,7 +118,7 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
     operation ``t`` and figures ``train`` (:func:`figures`, rows devices), and the target's figures
     ``target`` (a row of :func:`figures`); ``read``: the series is a read latency. Returns
     prediction, lower, upper (the line's interval, scaled alike), resid_df, interval_flag,
-    n_train, spaced (the factor f). None where fewer than :data:`MIN_TRAIN` training devices have
+    n_train. None where fewer than :data:`MIN_TRAIN` training devices have
     everything or the target lacks x or r; a target without the random-write mean (a spec card)
     counts as having no write cap."""
     d = train.assign(y=y, t=t).dropna(subset=["y", "t", "x", "r", "w"])
@@ -136,8 +139,7 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
     paced = max(t0, w0) if read else t0  # what spaces the operations without this series' own cap
     f = max(1.0, (r0 if read else max(r0, w0)) / paced) if paced > 0 else 1.0
     return {"prediction": f * float(p["prediction"]), "lower": f * float(p["lower"]), "upper": f * float(p["upper"]),
-            "resid_df": float(p["resid_df"]), "interval_flag": p["interval_flag"], "n_train": len(free),
-            "spaced": f}
+            "resid_df": float(p["resid_df"]), "interval_flag": p["interval_flag"], "n_train": len(free)}
 
 
 def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFrame, keys: pd.DataFrame,
@@ -167,10 +169,9 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
         key, target = keys.loc[r["series"]], r[at]
         if key["metric"] != METRIC or target not in new.index:
             continue
-        train = agg[agg["device"] != target]
         workload = (target, *(key[c] for c in [*PROFILE_KEYS, "data_size"]))
         if workload not in cache:  # the series of one workload and size share it
-            cache[workload] = weights(train, key, min_per_op, feats[feats["device"] != target])
+            cache[workload] = weights(agg[agg["device"] != target], key, min_per_op, feats[feats["device"] != target])
         w = cache[workload]
         if w is None:
             continue
@@ -178,11 +179,11 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
         if not mine["cap"] >= ratio:
             continue
         devs = F.index[F.index != target]
-        got = predict_one(Y[r["series"]].drop(index=target, errors="ignore"), spacing(train, key), figures(F.loc[devs], w), mine,
+        got = predict_one(Y[r["series"]].drop(index=target, errors="ignore"),
+                          spacing(agg, key).drop(index=target, errors="ignore"), figures(F.loc[devs], w), mine,
                           key["op"] == READ, alpha)
         if got is None:
             continue
-        got.pop("spaced")
         for c, v in got.items():
             if c in out.columns:
                 out.at[i, c] = v
