@@ -190,3 +190,8 @@ def test_ols_loo_matches_statsmodels_fold_by_fold():
     # two groups only: the other group's two rows cannot fit three columns
     two = fits.ols_loo(X.to_numpy()[:4], y[:4], groups[:4])
     assert not two.fitted.any() and np.isnan(two.prediction).all()
+
+
+def test_covered_is_truth_inside_the_interval_and_na_without_one():
+    got = fits.covered([1.0, 5.0, 2.0, 2.0], [0.0, 0.0, np.nan, 2.0], [2.0, 4.0, 3.0, 2.0])
+    assert got.tolist() == [True, False, pd.NA, True]

@@ -512,7 +512,7 @@ def test_fold_scores_of_the_multiple_folds_are_the_nested_choices_inner_scores()
     agg, _ = pooled(5)
     folds, _, _ = heldout.loo_multiple(agg)
     a = heldout.fold_scores(folds).set_index(["series", "features"])["mape"].sort_index()
-    b = heldout._multiple_scores(agg, None, features.POOL_PER_WORKLOAD, None, 2)
+    b = heldout.fold_scores(heldout._multiple_inner(agg, None, features.POOL_PER_WORKLOAD, None, 2))
     b = b.set_index(["series", "features"])["mape"].sort_index()
     assert len(a) > 1 and a.index.equals(b.index)
     assert a.to_numpy() == pytest.approx(b.to_numpy())
@@ -523,3 +523,47 @@ def test_median_model_of_nothing_is_nothing():
     empty = pd.DataFrame({"series": [], "target": [], "prediction": [], "_rank": []})
     out = heldout.median_model(empty, by=("series", "target"))
     assert out.empty and "_rank" not in out.columns
+
+
+def test_within_range_is_the_other_devices_results():
+    """A prediction is within range when it lies within the results of the series' other devices
+    (all of them for a target that is not a device of the table)."""
+    Y = pd.DataFrame({"s": [1.0, 2.0, 3.0, 4.0]}, index=["a", "b", "c", "d"])
+    got = heldout.within_range(Y, ["s"] * 5, ["a", "d", "card", "b", "a"], [1.5, 3.5, 5.0, 2.5, 2.0])
+    assert got.tolist() == [False, False, False, True, True]
+
+
+def test_interval_spread_is_the_conformal_quantile_of_the_extrapolations_errors_by_hand():
+    """Of the n held-out errors |log(prediction / truth)| of the ranked models of a series' family
+    on devices whose result lies beyond the other devices' results, the ceil((n + 1) level)-th
+    smallest; all errors where no device lies beyond; an unranked model's errors do not count; a
+    prediction within the other devices' results gets no spread."""
+    Y = pd.DataFrame({"s": [100.0, 200.0, 300.0, 400.0]}, index=["a", "b", "c", "d"])
+    keys = pd.DataFrame({c: ["x"] for c in heldout.SERIES_COLUMNS}, index=["s"])
+    truth = {"a": 100.0, "b": 200.0, "c": 300.0, "d": 400.0}
+    pct = {"b": 10.0, "c": -20.0, "a": 50.0, "d": 5.0}  # b and c interior, a and d extremes
+    errors = pd.DataFrame({"series": "s", "model": "simple", "features": "f", "held_out": list(pct),
+                           "prediction": [truth[d] * (1 + p / 100) for d, p in pct.items()],
+                           "pct_error": list(pct.values())})
+    other = errors.assign(features="g", pct_error=900.0, prediction=10 * errors["prediction"])
+    ranked = pd.DataFrame({"series": ["s"], "model": ["simple"], "features": ["f"]})
+    out = heldout.interval_spread(pd.concat([errors, other]), ranked, Y, keys, (), 0.5)
+    assert out["s"] == pytest.approx(np.log(1.5))  # of log 1.05, log 1.5: the ceil(3 / 2) = 2nd smallest
+    assert heldout.interval_spread(errors, ranked, Y, keys, (), 0.2)["s"] == pytest.approx(np.log(1.05))
+    inner = errors[errors["held_out"].isin(["b", "c"])]
+    assert heldout.interval_spread(inner, ranked, Y, keys, (), 0.5)["s"] == pytest.approx(-np.log(0.8))
+    rows = pd.DataFrame({"series": ["s", "s"], "held_out": ["card", "card"], "prediction": [250.0, 450.0]})
+    got = heldout.spread_of(rows, out, Y)
+    assert np.isnan(got[0]) and got[1] == pytest.approx(np.log(1.5))
+
+
+def test_widen_holds_the_band_and_keeps_a_wider_interval():
+    rows = pd.DataFrame({"series": ["s"] * 4, "prediction": [100.0, 100.0, 100.0, 100.0],
+                         "lower": [90.0, 10.0, np.nan, 90.0], "upper": [110.0, 1000.0, np.nan, 110.0],
+                         "truth": [140.0, 140.0, 140.0, 140.0], "covered": pd.array([False] * 4, dtype="boolean"),
+                         "log_spread": [np.log(1.5), np.log(1.5), np.log(1.5), np.nan]})
+    out = heldout.widen(rows)
+    assert "log_spread" not in out.columns
+    assert out["lower"].tolist()[:3] == pytest.approx([100 / 1.5, 10.0, 100 / 1.5])
+    assert out["upper"].tolist() == pytest.approx([150.0, 1000.0, 150.0, 110.0])
+    assert out["covered"].tolist() == [True, True, True, False]

@@ -257,17 +257,32 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
     agg = make_agg({d: {("randwrite", {"64K": 65536, "4K": 4096, "16K": 16384}[b], "lat_mean"): v[d]
                         for b, v in figs.items()} for d in x64}, y)
     folds, _ = heldout.loo_simple(agg, loglog=True)
-    held = heldout.nested_choice(agg, folds, None, top=3, loglog=True).set_index("held_out")
+    held = heldout.nested_choice(agg, folds, None, top=3, loglog=True, level=0.9)
+    held = heldout.widen(held).set_index("held_out")
     assert held["features"].nunique() > 1  # not one model everywhere
+    widened = 0
     for d in x64:
         rest = agg[agg["device"] != d]
-        _, summary = heldout.loo_simple(rest, loglog=True)
-        nested = heldout.select_nested(heldout.rank_models(rest, summary, top=3), features.series_matrix(rest)[1])
+        rfolds, summary = heldout.loo_simple(rest, loglog=True)
+        ranked = heldout.rank_models(rest, summary, top=3)
+        Y, keys = features.series_matrix(rest)
+        spread = heldout.interval_spread(heldout.inner_errors(rfolds), ranked, Y, keys, (), 0.9)
+        nested = heldout.select_nested(ranked, keys, spread=spread)
+        assert nested["log_spread_beyond"].notna().all()
         card = {d: {"figures": [{"workload": "randwrite", "block_size": b, "metric": "lat_mean", "value": v[d]}
                                 for b, v in figs.items()]}}
         pred, _ = predict.predict_targets_nested(rest, nested, card)
         assert pred["features"].iloc[0] == held.loc[d, "features"]
         assert pred["prediction"].iloc[0] == pytest.approx(held.loc[d, "prediction"])
+        # and the same interval: beyond the other devices' results widened to the same errors
+        pred = heldout.widen(pred.assign(log_spread=heldout.spread_of(pred, spread, Y, at="target")))
+        assert pred[["lower", "upper"]].iloc[0].tolist() == pytest.approx(held.loc[d, ["lower", "upper"]].tolist())
+        p = pred["prediction"].iloc[0]
+        beyond = not Y.iloc[:, 0].min() <= p <= Y.iloc[:, 0].max()
+        widened += beyond
+        if beyond:
+            assert pred["upper"].iloc[0] >= p * np.exp(spread.iloc[0]) * (1 - 1e-9)
+    assert widened >= 2  # the fastest and the slowest device at least
 
 
 def test_nested_choice_of_a_card_no_model_can_predict_is_skipped_not_an_error():

@@ -218,6 +218,13 @@ def predict_ols(fit: OLSFit, X_new: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
     )
 
 
+def covered(truth, lower, upper) -> pd.arrays.BooleanArray:
+    """Whether each truth lies inside its interval [lower, upper]; <NA> where a bound is missing."""
+    t, lo, hi = (np.asarray(v, dtype=float) for v in (truth, lower, upper))
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    return pd.array(np.where(ok, (lo <= t) & (t <= hi), None), dtype="boolean")
+
+
 class LooPredictions(NamedTuple):
     """Leave-one-group-out predictions of every row, arrays of the rows' length: ``prediction``,
     ``lower``, ``upper`` (NaN where the fit has no residual df), ``resid_df`` of the fit that

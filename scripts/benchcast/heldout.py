@@ -353,25 +353,26 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     return folds_df, summ[MULTI_SUMMARY_COLUMNS], ref
 
 
-def _multiple_scores(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figures) -> pd.DataFrame:
-    """Leave-one-device-out MAPE of every multiple model of :func:`loo_multiple` per series
-    (columns series, features, mape), for models that predicted every row: the same fits without
-    intervals, fold tables or in-sample fits (what :func:`nested_choice` scores its inner folds by)."""
-    series, features, ape, miss = [], [], [], []
+def _multiple_inner(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figures) -> pd.DataFrame:
+    """Leave-one-device-out predictions of every multiple model of :func:`loo_multiple` (columns
+    series, features, held_out, prediction, pct_error; prediction NaN where a fold could not
+    fit): the same fits without intervals, fold tables or in-sample fits (what
+    :func:`nested_choice` scores its inner folds by, :func:`fold_scores`)."""
+    series, features, held_out, pred, pct = [], [], [], [], []
     for _, G, rows, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction,
                                                         max_figures, []):
         loo = fits.ols_loo(X, y, groups, None)
+        p = np.where(loo.fitted, loo.prediction, np.nan)
         series.append(G["series"].to_numpy()[rows])
         features.append(np.full(len(y), "+".join(fs), dtype=object))
-        ape.append(np.abs(100 * (loo.prediction - y) / y))
-        miss.append(~loo.fitted)
+        held_out.append(np.asarray(groups))
+        pred.append(p)
+        pct.append(100 * (p - y) / y)
     if not series:
-        return pd.DataFrame(columns=["series", "features", "mape"])
-    parts = pd.DataFrame({"series": np.concatenate(series), "features": np.concatenate(features),
-                          "_ape": np.concatenate(ape), "_miss": np.concatenate(miss)})
-    g = parts.groupby(["series", "features"], sort=False)
-    m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
-    return m.loc[m["missing"] == 0, ["series", "features", "mape"]]
+        return pd.DataFrame(columns=["series", "features", "held_out", "prediction", "pct_error"])
+    return pd.DataFrame({"series": np.concatenate(series), "features": np.concatenate(features),
+                         "held_out": np.concatenate(held_out), "prediction": np.concatenate(pred),
+                         "pct_error": np.concatenate(pct)})
 
 
 def _choose(summary: pd.DataFrame, by, r2_col: str, complete: pd.Series) -> pd.DataFrame:
@@ -444,7 +445,7 @@ KIND_MULTIPLE = "multiple (held-out choice)"
 def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
                   mcandidates=None, pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None,
                   max_figures: int = 2, io_paths: float | None = None, top: int = 1,
-                  loglog: bool = False, share=()) -> pd.DataFrame:
+                  loglog: bool = False, share=(), level: float | None = None) -> pd.DataFrame:
     """Held-out predictions of a device the model never saw, not even to choose the model.
 
     The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
@@ -467,21 +468,30 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     ``share`` (series columns, e.g. ``("data_size", "workload")``): a model's score is the mean of
     its inner MAPE over the series that differ only in those columns (each application's
     I/O-path figure counts as one model, :func:`shared_scores`): series of one engine and
-    operation choose from more inner folds, each still fitted on its own."""
+    operation choose from more inner folds, each still fitted on its own.
+
+    ``level``: each row also gets the column ``log_spread`` for :func:`widen`: where its prediction
+    lies beyond the other devices' results (extrapolation), :func:`interval_spread` of the inner
+    folds' errors of the ranked models, else NaN (None: no such column)."""
     parts = []
     multiple = mfolds is not None and len(mfolds) > 0
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
-        _, inner = loo_simple(rest, candidates, io_paths=io_paths, loglog=loglog)
-        mscores = _multiple_scores(rest, mcandidates, pool_by, read_fraction, max_figures) if multiple else None
-        s = rank_models(rest, inner, mscores, top=top, share=share)
+        ifolds, inner = loo_simple(rest, candidates, io_paths=io_paths, loglog=loglog)
+        minner = _multiple_inner(rest, mcandidates, pool_by, read_fraction, max_figures) if multiple else None
+        s = rank_models(rest, inner, None if minner is None else fold_scores(minner), top=top, share=share)
         rows = []
         for model, outer in (("simple", folds), ("multiple", mfolds)):
             chosen = s.loc[s["model"] == model, ["series", "features", "_rank"]]
             if outer is not None and len(chosen):
                 rows.append(outer[outer["held_out"] == d].merge(chosen, on=["series", "features"]))
         if rows:
-            parts.append(median_model(pd.concat(rows, ignore_index=True)))
+            got = median_model(pd.concat(rows, ignore_index=True))
+            if level is not None:
+                Yr, kr = series_matrix(rest)
+                spread = interval_spread(inner_errors(ifolds, minner), s, Yr, kr, share, level)
+                got["log_spread"] = spread_of(got, spread, Yr)
+            parts.append(got)
     if not parts:
         return folds.iloc[:0]
     return pd.concat(parts, ignore_index=True)
@@ -496,9 +506,9 @@ def rank_models(table: pd.DataFrame, summary: pd.DataFrame, mscores: pd.DataFram
 
     ``summary``: :func:`loo_simple`'s summary of ``table`` (only models predicted in every fold
     compete); ``mscores``: the multiple models' scores (series, features, mape; :func:`fold_scores`
-    of :func:`loo_multiple`'s folds), which compete too (a simple model before a multiple one on a
-    tie); ``share`` as in :func:`nested_choice`. Columns series, features, model, mape (the score,
-    shared where ``share``), _rank (0 the best)."""
+    of :func:`loo_multiple`'s or :func:`_multiple_inner`'s folds), which compete too (a simple
+    model before a multiple one on a tie); ``share`` as in :func:`nested_choice`. Columns series,
+    features, model, mape (the score, shared where ``share``), _rank (0 the best)."""
     complete = summary["n_predicted"] == summary["n_folds"]
     scores = [summary.loc[complete, ["series", "features", "mape"]].assign(model="simple")]
     if mscores is not None:
@@ -513,26 +523,116 @@ def rank_models(table: pd.DataFrame, summary: pd.DataFrame, mscores: pd.DataFram
 
 def fold_scores(mfolds: pd.DataFrame) -> pd.DataFrame:
     """Per series and multiple model of :func:`loo_multiple`'s folds, the MAPE over its held-out
-    rows (columns series, features, mape), for models that predicted every row: what
-    :func:`_multiple_scores` computes for a table without the intervals."""
+    rows (columns series, features, mape), for models that predicted every row; the same for
+    :func:`_multiple_inner`'s folds."""
     f = mfolds.assign(_ape=mfolds["pct_error"].abs(), _miss=mfolds["prediction"].isna())
     g = f.groupby(["series", "features"], sort=False)
     m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
     return m.loc[m["missing"] == 0, ["series", "features", "mape"]]
 
 
-NESTED_SELECTION_COLUMNS = ["series", *SERIES_COLUMNS, "rank", "model", "features", "score_mape", "pool", "pool_by",
-                            "variables"]
+def inner_errors(folds: pd.DataFrame, mfolds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The held-out errors of simple (``folds``) and multiple (``mfolds``) models as one table:
+    series, model, features, held_out, prediction, pct_error."""
+    cols = ["series", "features", "held_out", "prediction", "pct_error"]
+    parts = [folds[cols].assign(model="simple")]
+    if mfolds is not None and len(mfolds):
+        parts.append(mfolds[cols].assign(model="multiple"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def within_range(Y: pd.DataFrame, series, held_out, prediction) -> np.ndarray:
+    """Whether each prediction lies within the results of the series' other devices (``Y``: device
+    x series; the devices other than ``held_out``, all of them where ``held_out`` is not one of
+    ``Y``'s devices): what a model knows when it predicts, interpolation or not."""
+    A = Y.to_numpy(dtype=float)
+    order = np.argsort(A, axis=0)  # NaN last
+    n = np.isfinite(A).sum(axis=0)
+    cols = np.arange(A.shape[1])
+    devs = np.asarray(Y.index, dtype=object)
+    at = lambda k: np.clip(k, 0, len(A) - 1)  # noqa: E731
+    lo_dev, lo1, lo2 = devs[order[0]], A[order[0], cols], A[order[at(1)], cols]
+    hi_idx, hi2_idx = order[at(n - 1), cols], order[at(n - 2), cols]
+    hi_dev, hi1, hi2 = devs[hi_idx], A[hi_idx, cols], A[hi2_idx, cols]
+    j = Y.columns.get_indexer(pd.Index(series))
+    h, p = np.asarray(held_out, dtype=object), np.asarray(prediction, dtype=float)
+    lo = np.where(lo_dev[j] == h, lo2[j], lo1[j])
+    hi = np.where(hi_dev[j] == h, hi2[j], hi1[j])
+    return (j >= 0) & (n[j] >= 2) & (lo <= p) & (p <= hi)
+
+
+def interval_spread(errors: pd.DataFrame, ranked: pd.DataFrame, Y: pd.DataFrame, keys: pd.DataFrame, share,
+                    level: float) -> pd.Series:
+    """How far the nested choice misses where it extrapolates, for an interval that says so: per
+    series of ``ranked`` (:func:`rank_models`), the split-conformal quantile at ``level`` of
+    |log(prediction / truth)| over the leave-one-device-out errors ``errors`` (:func:`inner_errors`)
+    of the ranked models of every series of its family (the series whose keys, ``keys`` index
+    series, differ only in the columns ``share``; each series alone without ``share``) on devices
+    whose result lies beyond the other devices' results (``Y``, :func:`within_range`; all of the
+    family's errors where none does): of n errors the ceil((n + 1) level)-th smallest (the largest
+    where that is beyond n). Index series; NaN for a series without errors."""
+    family = [c for c in SERIES_COLUMNS if c not in set(share)]
+    fam = keys[family].astype(str).agg("|".join, axis=1)
+    e = errors.merge(ranked[["series", "model", "features"]], on=["series", "model", "features"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        truth = e["prediction"] / (1 + e["pct_error"].astype(float) / 100)
+        e = e.assign(_r=np.abs(np.log1p(e["pct_error"].astype(float) / 100)), _f=e["series"].map(fam),
+                     _in=within_range(Y, e["series"], e["held_out"], truth))
+    e = e[np.isfinite(e["_r"])]
+
+    def quantile(r):
+        v = np.sort(r.to_numpy())
+        return v[min(len(v), int(np.ceil((len(v) + 1) * level))) - 1]
+
+    q = e[~e["_in"]].groupby("_f")["_r"].agg(quantile)
+    q = q.combine_first(e.groupby("_f")["_r"].agg(quantile))
+    f = pd.Series(pd.unique(ranked["series"]))
+    return pd.Series(f.map(fam).map(q).to_numpy(dtype=float), index=f.to_numpy())
+
+
+def spread_of(rows: pd.DataFrame, spread: pd.Series, Y: pd.DataFrame, at: str = "held_out") -> np.ndarray:
+    """Per row of ``rows`` (series, prediction, the predicted device or target in column ``at``), the
+    series' ``spread`` (:func:`interval_spread`) where the prediction lies beyond the results of the
+    devices it was fitted on (``Y``, :func:`within_range`), NaN where it lies within them."""
+    inside = within_range(Y, rows["series"], rows[at], rows["prediction"])
+    return np.where(inside, np.nan, spread.reindex(rows["series"]).to_numpy(dtype=float))
+
+
+def widen(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` (predictions with lower, upper and the column ``log_spread``, :func:`interval_spread`)
+    with each interval widened to hold prediction * exp(-log_spread) .. prediction * exp(log_spread)
+    (a model's own interval kept where it is wider; where it has none, the band alone), without
+    ``log_spread``; ``covered`` recomputed where the rows have a truth. Rows without a spread or a
+    positive prediction keep their interval."""
+    if "log_spread" not in rows.columns:
+        return rows
+    out = rows.drop(columns="log_spread")
+    q = rows["log_spread"].astype(float).to_numpy()
+    p = rows["prediction"].astype(float).to_numpy()
+    ok = np.isfinite(q) & (p > 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo, hi = p * np.exp(-q), p * np.exp(q)
+    out["lower"] = np.where(ok, np.fmin(rows["lower"].astype(float), lo), rows["lower"].astype(float))
+    out["upper"] = np.where(ok, np.fmax(rows["upper"].astype(float), hi), rows["upper"].astype(float))
+    if "truth" in out.columns and "covered" in out.columns:
+        out["covered"] = fits.covered(out["truth"], out["lower"], out["upper"])
+    return out
+
+
+NESTED_SELECTION_COLUMNS = ["series", *SERIES_COLUMNS, "rank", "model", "features", "score_mape", "log_spread_beyond",
+                            "pool", "pool_by", "variables"]
 
 
 def select_nested(ranked: pd.DataFrame, keys: pd.DataFrame, mfolds: pd.DataFrame | None = None,
-                  msummary: pd.DataFrame | None = None) -> pd.DataFrame:
+                  msummary: pd.DataFrame | None = None, spread: pd.Series | None = None) -> pd.DataFrame:
     """The nested choice's models on all devices, to predict the spec cards by the procedure that
     validation measured: :func:`rank_models` output ``ranked`` (of the whole study) as a table,
     rank 1 the best, with the series' keys (``keys``: index series) and, for a multiple model, its
     pool, how the pool is formed and its variables (from :func:`loo_multiple`'s ``mfolds`` and
-    ``msummary``). Columns :data:`NESTED_SELECTION_COLUMNS`."""
+    ``msummary``), and ``log_spread_beyond``: ``spread`` (:func:`interval_spread`; NaN without it).
+    Columns :data:`NESTED_SELECTION_COLUMNS`."""
     out = ranked.rename(columns={"mape": "score_mape"}).assign(rank=ranked["_rank"] + 1).drop(columns="_rank")
+    out["log_spread_beyond"] = np.nan if spread is None else out["series"].map(spread).astype(float)
     out = out.join(keys, on="series")
     if mfolds is not None and len(mfolds):
         pools = mfolds[["series", "pool"]].drop_duplicates("series")
@@ -686,12 +786,14 @@ def run(agg, screened, features, series, pairing, settings: dict):
                                               read_fraction=rf, max_figures=settings["max_figures"])
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
                            max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"],
-                           loglog=settings["loglog"], share=settings["nested_share"])
+                           loglog=settings["loglog"], share=settings["nested_share"], level=settings["level"])
     Y, keys = series_matrix(table)
     nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys, settings["cap_ratio"], io_paths, alpha)
+    nested = widen(nested)
     mselection = select_multiple(msummary, refusals)
     ranked = rank_models(table, summary, fold_scores(mfolds) if len(mfolds) else None, top=settings["nested_top"],
                          share=settings["nested_share"])
+    spread = interval_spread(inner_errors(folds, mfolds), ranked, Y, keys, settings["nested_share"], settings["level"])
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen, table)
     return {
@@ -705,7 +807,7 @@ def run(agg, screened, features, series, pairing, settings: dict):
         "multiple_summary": msummary,
         "multiple_refusals": refusals,
         "multiple_selection": mselection,
-        "nested_selection": select_nested(ranked, keys, mfolds, msummary),
+        "nested_selection": select_nested(ranked, keys, mfolds, msummary, spread),
     }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, fits, ratecap, records
-from .heldout import LOGLOG, median_model
+from .heldout import LOGLOG, median_model, spread_of, widen
 from .features import (
     feature_matrix,
     io_path_figures,
@@ -159,7 +159,10 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
         Y, keys = series_matrix(table)
         F, T = feature_matrix(table), target_figures(targets)
         p = ratecap.apply(p, agg, F, Y, keys, settings["cap_ratio"], io_paths, alpha, new=T, at="target")
-        preds.append(p)
+        # beyond the measured results, the interval at least as wide as the procedure's held-out
+        # errors there (heldout.interval_spread)
+        spread = nested.drop_duplicates("series").set_index("series").reindex(columns=["log_spread_beyond"])
+        preds.append(widen(p.assign(log_spread=spread_of(p, spread["log_spread_beyond"], Y, at="target"))))
         skipped.append(s)
     # one column order whichever kinds predicted anything (which models are chosen depends on the data)
     return (pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS),

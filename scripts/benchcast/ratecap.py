@@ -194,7 +194,5 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
         out["abs_error"] = (out["prediction"] - out["truth"]).abs()
         out["pct_error"] = 100 * (out["prediction"] - out["truth"]) / out["truth"]
         if "covered" in out.columns:
-            ok = out["lower"].notna() & out["upper"].notna()
-            cov = (out["lower"] <= out["truth"]) & (out["truth"] <= out["upper"])
-            out["covered"] = pd.array(np.where(ok, cov, None), dtype="boolean")
+            out["covered"] = fits.covered(out["truth"], out["lower"], out["upper"])
     return out
