@@ -557,13 +557,13 @@ def test_interval_spread_is_the_conformal_quantile_of_the_extrapolations_errors_
     assert np.isnan(got[0]) and got[1] == pytest.approx(np.log(1.5))
 
 
-def test_widen_holds_the_band_and_keeps_a_wider_interval():
-    rows = pd.DataFrame({"series": ["s"] * 4, "prediction": [100.0, 100.0, 100.0, 100.0],
-                         "lower": [90.0, 10.0, np.nan, 90.0], "upper": [110.0, 1000.0, np.nan, 110.0],
-                         "truth": [140.0, 140.0, 140.0, 140.0], "covered": pd.array([False] * 4, dtype="boolean"),
-                         "log_spread": [np.log(1.5), np.log(1.5), np.log(1.5), np.nan]})
+def test_widen_holds_the_band_keeps_a_wider_interval_and_no_negative_bound():
+    rows = pd.DataFrame({"series": ["s"] * 5, "prediction": [100.0, 100.0, 100.0, 100.0, 100.0],
+                         "lower": [90.0, 10.0, np.nan, 90.0, -20.0], "upper": [110.0, 1000.0, np.nan, 110.0, 220.0],
+                         "truth": [140.0] * 5, "covered": pd.array([False] * 5, dtype="boolean"),
+                         "log_spread": [np.log(1.5), np.log(1.5), np.log(1.5), np.nan, np.nan]})
     out = heldout.widen(rows)
     assert "log_spread" not in out.columns
-    assert out["lower"].tolist()[:3] == pytest.approx([100 / 1.5, 10.0, 100 / 1.5])
-    assert out["upper"].tolist() == pytest.approx([150.0, 1000.0, 150.0, 110.0])
-    assert out["covered"].tolist() == [True, True, True, False]
+    assert out["lower"].tolist() == pytest.approx([100 / 1.5, 10.0, 100 / 1.5, 90.0, 0.0])
+    assert out["upper"].tolist() == pytest.approx([150.0, 1000.0, 150.0, 110.0, 220.0])
+    assert out["covered"].tolist() == [True, True, True, False, True]

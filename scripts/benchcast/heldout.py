@@ -603,7 +603,9 @@ def widen(rows: pd.DataFrame) -> pd.DataFrame:
     with each interval widened to hold prediction * exp(-log_spread) .. prediction * exp(log_spread)
     (a model's own interval kept where it is wider; where it has none, the band alone), without
     ``log_spread``; ``covered`` recomputed where the rows have a truth. Rows without a spread or a
-    positive prediction keep their interval."""
+    positive prediction keep their interval. A positive prediction's lower bound below zero is
+    zero: every result is a positive quantity (a latency, a rate), whatever a straight line's
+    symmetric interval says."""
     if "log_spread" not in rows.columns:
         return rows
     out = rows.drop(columns="log_spread")
@@ -612,7 +614,8 @@ def widen(rows: pd.DataFrame) -> pd.DataFrame:
     ok = np.isfinite(q) & (p > 0)
     with np.errstate(over="ignore", invalid="ignore"):
         lo, hi = p * np.exp(-q), p * np.exp(q)
-    out["lower"] = np.where(ok, np.fmin(rows["lower"].astype(float), lo), rows["lower"].astype(float))
+    lower = np.where(ok, np.fmin(rows["lower"].astype(float), lo), rows["lower"].astype(float))
+    out["lower"] = np.where((p > 0) & (lower < 0), 0.0, lower)
     out["upper"] = np.where(ok, np.fmax(rows["upper"].astype(float), hi), rows["upper"].astype(float))
     if "truth" in out.columns and "covered" in out.columns:
         out["covered"] = fits.covered(out["truth"], out["lower"], out["upper"])
