@@ -541,24 +541,23 @@ def inner_errors(folds: pd.DataFrame, mfolds: pd.DataFrame | None = None) -> pd.
     return pd.concat(parts, ignore_index=True)
 
 
+def families(keys: pd.DataFrame, share) -> pd.Series:
+    """Per series (``keys``: index series, :data:`SERIES_COLUMNS`), a label shared by the series
+    whose keys differ only in the columns ``share``."""
+    return keys[[c for c in SERIES_COLUMNS if c not in set(share)]].astype(str).agg("|".join, axis=1)
+
+
 def within_range(Y: pd.DataFrame, series, held_out, prediction) -> np.ndarray:
     """Whether each prediction lies within the results of the series' other devices (``Y``: device
     x series; the devices other than ``held_out``, all of them where ``held_out`` is not one of
     ``Y``'s devices): what a model knows when it predicts, interpolation or not."""
-    A = Y.to_numpy(dtype=float)
-    order = np.argsort(A, axis=0)  # NaN last
-    n = np.isfinite(A).sum(axis=0)
-    cols = np.arange(A.shape[1])
-    devs = np.asarray(Y.index, dtype=object)
-    at = lambda k: np.clip(k, 0, len(A) - 1)  # noqa: E731
-    lo_dev, lo1, lo2 = devs[order[0]], A[order[0], cols], A[order[at(1)], cols]
-    hi_idx, hi2_idx = order[at(n - 1), cols], order[at(n - 2), cols]
-    hi_dev, hi1, hi2 = devs[hi_idx], A[hi_idx, cols], A[hi2_idx, cols]
     j = Y.columns.get_indexer(pd.Index(series))
-    h, p = np.asarray(held_out, dtype=object), np.asarray(prediction, dtype=float)
-    lo = np.where(lo_dev[j] == h, lo2[j], lo1[j])
-    hi = np.where(hi_dev[j] == h, hi2[j], hi1[j])
-    return (j >= 0) & (n[j] >= 2) & (lo <= p) & (p <= hi)
+    A = Y.to_numpy(dtype=float)[:, np.maximum(j, 0)]  # devices x rows
+    n = np.isfinite(A).sum(axis=0)
+    A[np.asarray(Y.index, dtype=object)[:, None] == np.asarray(held_out, dtype=object)[None, :]] = np.nan
+    lo, hi = np.fmin.reduce(A, axis=0), np.fmax.reduce(A, axis=0)  # NaN ignored
+    p = np.asarray(prediction, dtype=float)
+    return (j >= 0) & (n >= 2) & (lo <= p) & (p <= hi)
 
 
 def interval_spread(errors: pd.DataFrame, ranked: pd.DataFrame, Y: pd.DataFrame, keys: pd.DataFrame, share,
@@ -571,8 +570,7 @@ def interval_spread(errors: pd.DataFrame, ranked: pd.DataFrame, Y: pd.DataFrame,
     whose result lies beyond the other devices' results (``Y``, :func:`within_range`; all of the
     family's errors where none does): of n errors the ceil((n + 1) level)-th smallest (the largest
     where that is beyond n). Index series; NaN for a series without errors."""
-    family = [c for c in SERIES_COLUMNS if c not in set(share)]
-    fam = keys[family].astype(str).agg("|".join, axis=1)
+    fam = families(keys, share)
     e = errors.merge(ranked[["series", "model", "features"]], on=["series", "model", "features"])
     with np.errstate(invalid="ignore", divide="ignore"):
         truth = e["prediction"] / (1 + e["pct_error"].astype(float) / 100)
@@ -652,8 +650,7 @@ def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFra
     model's mape over the series whose keys (``keys``: index series, :data:`SERIES_COLUMNS`) differ
     only in the columns ``share``. An I/O-path figure (``io_path[engine/workload]``, also inside a
     multiple model or a log-log line) is one model across workloads."""
-    family = [c for c in SERIES_COLUMNS if c not in set(share)]
-    fam = keys[family].astype(str).agg("|".join, axis=1)
+    fam = families(keys, share)
     label = scores["features"].str.replace(re.escape(IO_PATH) + r"\[[^\]]*\]", IO_PATH, regex=True)
     group = [scores["series"].map(fam).fillna(scores["series"]), scores["model"], label]  # unknown: alone
     return scores.assign(mape=scores.groupby(group)["mape"].transform("mean"))

@@ -161,8 +161,8 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
         p = ratecap.apply(p, agg, F, Y, keys, settings["cap_ratio"], io_paths, alpha, new=T, at="target")
         # beyond the measured results, the interval at least as wide as the procedure's held-out
         # errors there (heldout.interval_spread)
-        spread = nested.drop_duplicates("series").set_index("series").reindex(columns=["log_spread_beyond"])
-        preds.append(widen(p.assign(log_spread=spread_of(p, spread["log_spread_beyond"], Y, at="target"))))
+        spread = nested.drop_duplicates("series").set_index("series")["log_spread_beyond"]
+        preds.append(widen(p.assign(log_spread=spread_of(p, spread, Y, at="target"))))
         skipped.append(s)
     # one column order whichever kinds predicted anything (which models are chosen depends on the data)
     return (pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS),
