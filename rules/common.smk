@@ -150,6 +150,16 @@ def get_device_constraint(wildcards):
     return STUDIES[wildcards.study]["devices"][wildcards.device].get("constraint")
 
 
+def get_round(wildcards):
+    """Measurements in rounds: a benchmark job's priority is minus its repeat, so the greedy
+    scheduler runs repeat r of every provisioned device before repeat r + 1 of any. A slow stretch
+    of the machine then falls on one repeat of several devices, which the trimmed mean drops or
+    averages, and not on every repeat of one device (docs/ablation.md, session 18). Only the order
+    changes: priority is no rerun trigger. On a cluster each device's group job keeps this order.
+    """
+    return -int(wildcards.repeat)
+
+
 def run_count(src):
     """Runs planned per fio cell or YCSB job: ``max_repeats`` when the source repeats until stable
     (the runs beyond ``repeats`` that are not needed end as skip notes), else ``repeats``.

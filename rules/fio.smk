@@ -18,6 +18,7 @@ rule fio_run:
         "logs/{study}/fio/{source}/{device}/{cell}/run{repeat}.log",
     conda:
         "../envs/devices.yaml"
+    priority: get_round
     resources:
         benchmark_slots=1,
         slurm_extra=get_device_slurm_extra,

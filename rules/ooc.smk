@@ -38,6 +38,7 @@ rule ooc_run:
     retries: 1
     conda:
         "../envs/ooc.yaml"
+    priority: get_round
     resources:
         benchmark_slots=1,
         slurm_extra=get_device_slurm_extra,

@@ -36,6 +36,7 @@ rule ycsb_run:
         "logs/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.log",
     conda:
         "../envs/ycsb.yaml"
+    priority: get_round
     resources:
         benchmark_slots=1,
         slurm_extra=get_device_slurm_extra,

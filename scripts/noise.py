@@ -1,5 +1,5 @@
 """Rule script: the cells whose repeats spread above the configured CV, as a table and a chart, and
-how fast the machine was in each device's block of measurements."""
+how fast the machine was while each device was measured."""
 from benchcast import charts, smk, tables
 
 

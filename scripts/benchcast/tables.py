@@ -275,7 +275,7 @@ SPEED_COLUMNS = ["device", "cells", "relative_time", "min", "max"]
 
 
 def machine_speed(agg: pd.DataFrame) -> pd.DataFrame:
-    """How fast the machine itself was in each device's block of measurements, timed by the
+    """How fast the machine itself was while each device was measured, timed by the
     out-of-core programs' in-memory reference runs (the same arithmetic on every device, no device
     I/O): per device, the median over the program x working-set cells of the reference run's
     trimmed mean relative to that cell's median over the devices (1 = typical, 1.1 = the same work
