@@ -16,9 +16,9 @@ rule fio_run:
         jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",
     log:
         "logs/{study}/fio/{source}/{device}/{cell}/run{repeat}.log",
+    priority: get_round
     conda:
         "../envs/devices.yaml"
-    priority: get_round
     resources:
         benchmark_slots=1,
         slurm_extra=get_device_slurm_extra,

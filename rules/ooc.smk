@@ -31,6 +31,7 @@ rule ooc_run:
         ),
     log:
         "logs/{study}/ooc/{source}/{device}/{mode}/run{repeat}.log",
+    priority: get_round
     # a program at a working set as large as the memory limit is now and then killed by the memory
     # cgroup while it swaps in from a slow device (swap readahead charges pages faster than the
     # capped device lets reclaim write others out; seen once, in session 13's third default run):
@@ -38,7 +39,6 @@ rule ooc_run:
     retries: 1
     conda:
         "../envs/ooc.yaml"
-    priority: get_round
     resources:
         benchmark_slots=1,
         slurm_extra=get_device_slurm_extra,

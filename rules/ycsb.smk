@@ -34,9 +34,9 @@ rule ycsb_run:
         ),
     log:
         "logs/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.log",
+    priority: get_round
     conda:
         "../envs/ycsb.yaml"
-    priority: get_round
     resources:
         benchmark_slots=1,
         slurm_extra=get_device_slurm_extra,
