@@ -195,3 +195,9 @@ def test_ols_loo_matches_statsmodels_fold_by_fold():
 def test_covered_is_truth_inside_the_interval_and_na_without_one():
     got = fits.covered([1.0, 5.0, 2.0, 2.0], [0.0, 0.0, np.nan, 2.0], [2.0, 4.0, 3.0, 2.0])
     assert got.tolist() == [True, False, pd.NA, True]
+
+
+def test_covered_takes_an_infinite_bound_as_a_bound():
+    """A log-log upper bound that overflowed is +inf: the truth above the lower bound is inside."""
+    got = fits.covered([5.0, 0.5, 5.0], [1.0, 1.0, 1.0], [np.inf, np.inf, np.nan])
+    assert got.tolist() == [True, False, pd.NA]

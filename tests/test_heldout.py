@@ -561,9 +561,12 @@ def test_widen_holds_the_band_keeps_a_wider_interval_and_no_negative_bound():
     rows = pd.DataFrame({"series": ["s"] * 5, "prediction": [100.0, 100.0, 100.0, 100.0, 100.0],
                          "lower": [90.0, 10.0, np.nan, 90.0, -20.0], "upper": [110.0, 1000.0, np.nan, 110.0, 220.0],
                          "truth": [140.0] * 5, "covered": pd.array([False] * 5, dtype="boolean"),
+                         "interval_flag": ["", "", fits.FLAG_ZERO_DF, "", ""],
                          "log_spread": [np.log(1.5), np.log(1.5), np.log(1.5), np.nan, np.nan]})
     out = heldout.widen(rows)
     assert "log_spread" not in out.columns
     assert out["lower"].tolist() == pytest.approx([100 / 1.5, 10.0, 100 / 1.5, 90.0, 0.0])
     assert out["upper"].tolist() == pytest.approx([150.0, 1000.0, 150.0, 110.0, 220.0])
     assert out["covered"].tolist() == [True, True, True, False, True]
+    # the third row had no interval of its own: its flag says where the band comes from
+    assert out["interval_flag"].tolist() == ["", "", heldout.FLAG_BAND, "", ""]

@@ -219,9 +219,10 @@ def predict_ols(fit: OLSFit, X_new: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
 
 
 def covered(truth, lower, upper) -> pd.arrays.BooleanArray:
-    """Whether each truth lies inside its interval [lower, upper]; <NA> where a bound is missing."""
+    """Whether each truth lies inside its interval [lower, upper]; <NA> where a bound is missing
+    (NaN: no interval). An infinite bound is a bound (a log-log upper bound that overflowed)."""
     t, lo, hi = (np.asarray(v, dtype=float) for v in (truth, lower, upper))
-    ok = np.isfinite(lo) & np.isfinite(hi)
+    ok = ~np.isnan(lo) & ~np.isnan(hi)
     return pd.array(np.where(ok, (lo <= t) & (t <= hi), None), dtype="boolean")
 
 

@@ -58,6 +58,7 @@ from .workloads import read_fractions
 FLAG_TOO_FEW = "too few training devices"
 FLAG_CONSTANT = "feature constant over training devices"
 FLAG_RANK = "design rank-deficient in this fold"
+FLAG_BAND = "no interval of the model's own: the band of held-out errors beyond the measured devices"
 
 SIMPLE_FOLD_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "held_out", "x", "truth", "prediction",
                        "lower", "upper", "abs_error", "pct_error", "covered", "n_train", "resid_df", "interval_flag"]
@@ -127,7 +128,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     F, path_folds = _io_path_folds(agg, F, devices, io_paths)
     logo = LeaveOneGroupOut()
     acc: dict[str, list] = {c: [] for c in ("series", "features", "held_out", "x", "truth", "prediction", "lower",
-                                            "upper", "covered", "n_train", "resid_df", "interval_flag")}
+                                            "upper", "n_train", "resid_df", "interval_flag")}
     summary_frames = []
     forms = (False, True) if loglog else (False,)
     for series in Y.columns:
@@ -171,8 +172,6 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
                 keep = np.isfinite(x0t)  # no row where the held-out device lacks the figure
                 k = int(keep.sum())
                 truth = yv[i]
-                with np.errstate(invalid="ignore"):
-                    cov = np.where(np.isfinite(lo), ((lo <= truth) & (truth <= hi)).astype(float), np.nan)
                 acc["series"].append(np.repeat(series, k))
                 acc["features"].append(names[keep])
                 acc["held_out"].append(np.repeat(devs[i], k))
@@ -181,7 +180,6 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
                 acc["prediction"].append(pred[keep])
                 acc["lower"].append(lo[keep])
                 acc["upper"].append(hi[keep])
-                acc["covered"].append(cov[keep])
                 acc["n_train"].append(m[keep].astype(int))
                 acc["resid_df"].append(df[keep].astype(float))
                 acc["interval_flag"].append(flag[keep])
@@ -192,7 +190,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     if not summary_frames:
         return pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS), pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS)
     folds = pd.DataFrame({c: np.concatenate(v) for c, v in acc.items()})
-    folds["covered"] = pd.array(folds["covered"].to_numpy(), dtype="Float64").astype("boolean")
+    folds["covered"] = fits.covered(folds["truth"], folds["lower"], folds["upper"])
     folds["abs_error"] = (folds["prediction"] - folds["truth"]).abs()
     folds["pct_error"] = 100 * (folds["prediction"] - folds["truth"]) / folds["truth"]
     folds["model"] = "simple"
@@ -322,7 +320,6 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
                          [FLAG_RANK, fits.FLAG_ZERO_DF, fits.FLAG_NO_DEVICE_DF], "")
         _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
         order = np.argsort(groups, kind="stable")  # fold by fold, as LeaveOneGroupOut
-        covered = np.where(np.isfinite(loo.lower), (loo.lower <= y) & (y <= loo.upper), np.nan)
         n = len(y)
         folds.append({
             "pool": np.full(n, pool, dtype=object), "series": H["series"].to_numpy(),
@@ -332,7 +329,7 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
             "truth": y, "prediction": loo.prediction, "lower": loo.lower, "upper": loo.upper,
             "n_train": n - counts[inverse], "n_train_devices": np.full(n, n_dev - 1),
             "device_df": np.full(n, device_df), "resid_df": loo.resid_df, "interval_flag": flag,
-            "covered": covered, "_order": order,
+            "_order": order,
         })
         summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
                           "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
@@ -346,7 +343,7 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
                              for c in folds[0] if c != "_order"})
     folds_df["abs_error"] = (folds_df["prediction"] - folds_df["truth"]).abs()
     folds_df["pct_error"] = 100 * (folds_df["prediction"] - folds_df["truth"]) / folds_df["truth"]
-    folds_df["covered"] = pd.array(folds_df["covered"].to_numpy(), dtype="boolean")
+    folds_df["covered"] = fits.covered(folds_df["truth"], folds_df["lower"], folds_df["upper"])
     folds_df = folds_df[MULTI_FOLD_COLUMNS]
     summ = pd.DataFrame(summaries).merge(_summarise(folds_df, ["pool", "features"]), on=["pool", "features"],
                                          how="left")
@@ -599,8 +596,9 @@ def spread_of(rows: pd.DataFrame, spread: pd.Series, Y: pd.DataFrame, at: str = 
 def widen(rows: pd.DataFrame) -> pd.DataFrame:
     """``rows`` (predictions with lower, upper and the column ``log_spread``, :func:`interval_spread`)
     with each interval widened to hold prediction * exp(-log_spread) .. prediction * exp(log_spread)
-    (a model's own interval kept where it is wider; where it has none, the band alone), without
-    ``log_spread``; ``covered`` recomputed where the rows have a truth. Rows without a spread or a
+    (a model's own interval kept where it is wider; where it has none, the band alone, and
+    ``interval_flag`` says so: :data:`FLAG_BAND`), without ``log_spread``; ``covered`` recomputed
+    where the rows have a truth. Rows without a spread or a
     positive prediction keep their interval. A positive prediction's lower bound below zero is
     zero: every result is a positive quantity (a latency, a rate), whatever a straight line's
     symmetric interval says."""
@@ -615,6 +613,9 @@ def widen(rows: pd.DataFrame) -> pd.DataFrame:
     lower = np.where(ok, np.fmin(rows["lower"].astype(float), lo), rows["lower"].astype(float))
     out["lower"] = np.where((p > 0) & (lower < 0), 0.0, lower)
     out["upper"] = np.where(ok, np.fmax(rows["upper"].astype(float), hi), rows["upper"].astype(float))
+    if "interval_flag" in out.columns:
+        band_only = ok & rows["lower"].isna().to_numpy() & rows["upper"].isna().to_numpy()
+        out["interval_flag"] = np.where(band_only, FLAG_BAND, out["interval_flag"])
     if "truth" in out.columns and "covered" in out.columns:
         out["covered"] = fits.covered(out["truth"], out["lower"], out["upper"])
     return out
