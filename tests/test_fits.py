@@ -201,3 +201,48 @@ def test_covered_takes_an_infinite_bound_as_a_bound():
     """A log-log upper bound that overflowed is +inf: the truth above the lower bound is inside."""
     got = fits.covered([5.0, 0.5, 5.0], [1.0, 1.0, 1.0], [np.inf, np.inf, np.nan])
     assert got.tolist() == [True, False, pd.NA]
+
+
+def test_weighted_simple_equals_statsmodels_wls_on_relative_errors():
+    """Weights 1 / y^2 (least squares on relative errors): slope, intercept, weighted R^2 and SSE
+    equal statsmodels WLS pair by pair, gaps included; the prediction interval with the new point's
+    weight 1 / prediction^2 equals WLS's obs_ci, and fit_ols / predict_ols give the same."""
+    rng = np.random.default_rng(5)
+    X = rng.lognormal(3, 1.5, size=(6, 7))
+    Y = (20 + 2 * X[rng.integers(0, 6, 5)]) * rng.lognormal(0, 0.2, size=(5, 7))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    Y[rng.random(Y.shape) < 0.1] = np.nan
+    fit = fits.simple(Y, X, weights=fits.relative_weights(Y))
+    x0 = rng.uniform(1, 100, size=(5, 6))
+    pred, lo, hi, _ = fits.simple_predict(fit, x0, alpha=0.1, relative=True)
+    checked = 0
+    for t in range(5):
+        for f in range(6):
+            m = ~np.isnan(Y[t]) & ~np.isnan(X[f])
+            if m.sum() < 4:
+                continue
+            w = 1 / Y[t, m] ** 2
+            res = sm.WLS(Y[t, m], sm.add_constant(X[f, m]), weights=w).fit()
+            assert fit.b[t, f] == pytest.approx(res.params[0], rel=1e-8)
+            assert fit.a[t, f] == pytest.approx(res.params[1], rel=1e-8)
+            assert fit.r2[t, f] == pytest.approx(res.rsquared, rel=1e-8, abs=1e-12)
+            assert fit.sse[t, f] == pytest.approx(res.ssr, rel=1e-7)
+            assert fit.sw[t, f] == pytest.approx(w.sum())
+            ex = np.array([[1.0, x0[t, f]]])
+            sf = res.get_prediction(ex, weights=1 / (ex @ res.params) ** 2).summary_frame(alpha=0.1)
+            assert pred[t, f] == pytest.approx(sf["mean"].iloc[0], rel=1e-9)
+            assert lo[t, f] == pytest.approx(sf["obs_ci_lower"].iloc[0], rel=1e-7)
+            assert hi[t, f] == pytest.approx(sf["obs_ci_upper"].iloc[0], rel=1e-7)
+            ols = fits.fit_ols(pd.DataFrame({"const": 1.0, "x": X[f, m]}), Y[t, m], relative=True)
+            p = fits.predict_ols(ols, pd.DataFrame({"x": [x0[t, f]]}), alpha=0.1).iloc[0]
+            assert [p["prediction"], p["lower"], p["upper"]] == pytest.approx([pred[t, f], lo[t, f], hi[t, f]])
+            checked += 1
+    assert checked > 15
+    # unweighted fits are the same as before: sw is the count
+    plain = fits.simple(Y, X)
+    assert np.array_equal(plain.sw, plain.n.astype(float))
+
+
+def test_relative_weights_are_inverse_squares_and_nan_where_not_positive():
+    assert fits.relative_weights([2.0, 0.5, 0.0, -1.0]).tolist()[:2] == [0.25, 4.0]
+    assert np.isnan(fits.relative_weights([0.0, -1.0])).all()

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from scipy import stats
 
 from analysis_util import io_records, make_agg
@@ -570,3 +571,36 @@ def test_widen_holds_the_band_keeps_a_wider_interval_and_no_negative_bound():
     assert out["covered"].tolist() == [True, True, True, False, True]
     # the third row had no interval of its own: its flag says where the band comes from
     assert out["interval_flag"].tolist() == ["", "", heldout.FLAG_BAND, "", ""]
+
+
+def test_relative_lines_by_hand_and_only_in_the_nested_choice():
+    """A line on relative errors (weights 1 / y^2) holds each device out and fits the others by
+    weighted least squares: predictions and intervals equal statsmodels WLS fold by fold. With
+    y = 5 + 2 x64 times a spread that grows with y, the fast devices' percent errors are smaller
+    than the straight line's; the held-out and paper choices ignore these lines."""
+    _, x64, x4, _ = six_tiers()
+    devs = list(x64)
+    noise = dict(zip(devs, [1.10, 0.92, 1.06, 0.95, 1.08, 0.93]))
+    y = {d: (5 + 2 * x64[d]) * noise[d] for d in devs}
+    agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in devs}, y)
+    folds, summary = heldout.loo_simple(agg, alpha=0.1, relative=True)
+    rel = folds[folds["features"] == heldout.RELATIVE + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
+    xs, ys = np.array([x64[d] for d in devs]), np.array([y[d] for d in devs])
+    for i, d in enumerate(devs):
+        m = np.arange(len(devs)) != i
+        res = sm.WLS(ys[m], sm.add_constant(xs[m]), weights=1 / ys[m] ** 2).fit()
+        ex = np.array([[1.0, xs[i]]])
+        sf = res.get_prediction(ex, weights=1 / (ex @ res.params) ** 2).summary_frame(alpha=0.1)
+        assert rel.loc[d, "prediction"] == pytest.approx(sf["mean"].iloc[0])
+        assert rel.loc[d, "lower"] == pytest.approx(sf["obs_ci_lower"].iloc[0])
+        assert rel.loc[d, "upper"] == pytest.approx(sf["obs_ci_upper"].iloc[0])
+    line = folds[folds["features"] == "randwrite_64K_lat_mean"].set_index("held_out")
+    for d in ("a", "b"):  # the two fastest devices: the slow ones no longer pull the line away
+        assert abs(rel.loc[d, "pct_error"]) < abs(line.loc[d, "pct_error"])
+    sel = heldout.select_simple(summary).iloc[0]
+    assert not sel["selected_feature"].startswith(heldout.RELATIVE)
+    assert not sel["paper_feature"].startswith(heldout.RELATIVE)
+    nested = heldout.nested_choice(agg, folds, None, relative=True)
+    assert nested["features"].str.startswith(heldout.RELATIVE).any()
+    plain, _ = heldout.loo_simple(agg)
+    assert not plain["features"].str.startswith(heldout.RELATIVE).any()

@@ -245,10 +245,12 @@ def test_nested_choice_predicts_a_target_with_a_multiple_model_of_its_pool():
     assert np.allclose(pred["prediction"], 50 + 10 * 25 + 3 * pred["data_size"] / 1e9, rtol=0.02)
 
 
-def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_prediction():
+@pytest.mark.parametrize("relative", [False, True])
+def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_prediction(relative):
     """The procedure that predicts spec cards is the one validation measured: a measured device
     left out of the study and given as a card of its own figures is predicted exactly as the
-    nested choice predicted it when held out (same models, same fits, same median)."""
+    nested choice predicted it when held out (same models, same fits, same median); with lines on
+    relative errors too, which the cards then fit by statsmodels WLS."""
     x64 = {"a": 1.0, "b": 10.0, "c": 30.0, "d": 60.0, "e": 100.0, "f": 200.0, "g": 130.0}
     x4 = {"a": 5.0, "b": 1.0, "c": 4.0, "d": 2.0, "e": 6.0, "f": 3.0, "g": 2.5}
     x16 = {"a": 2.0, "b": 12.0, "c": 25.0, "d": 70.0, "e": 90.0, "f": 230.0, "g": 120.0}
@@ -256,14 +258,16 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
     figs = {"64K": x64, "4K": x4, "16K": x16}
     agg = make_agg({d: {("randwrite", {"64K": 65536, "4K": 4096, "16K": 16384}[b], "lat_mean"): v[d]
                         for b, v in figs.items()} for d in x64}, y)
-    folds, _ = heldout.loo_simple(agg, loglog=True)
-    held = heldout.nested_choice(agg, folds, None, top=3, loglog=True, level=0.9)
+    loglog = not relative  # the lines on relative errors compete with straight lines, not a power law
+    folds, _ = heldout.loo_simple(agg, loglog=loglog, relative=relative)
+    held = heldout.nested_choice(agg, folds, None, top=3, loglog=loglog, level=0.9, relative=relative)
     held = heldout.widen(held).set_index("held_out")
     assert held["features"].nunique() > 1  # not one model everywhere
+    assert held["features"].str.startswith(heldout.RELATIVE).any() == relative
     widened = 0
     for d in x64:
         rest = agg[agg["device"] != d]
-        rfolds, summary = heldout.loo_simple(rest, loglog=True)
+        rfolds, summary = heldout.loo_simple(rest, loglog=loglog, relative=relative)
         ranked = heldout.rank_models(rest, summary, top=3)
         Y, keys = features.series_matrix(rest)
         spread = heldout.interval_spread(heldout.inner_errors(rfolds), ranked, Y, keys, (), 0.9)

@@ -47,7 +47,8 @@ class SimpleFits(NamedTuple):
 
     ``a`` slope, ``b`` intercept (NaN where fewer than ``min_n`` points or X has no spread),
     ``r2`` (also NaN where Y has no spread), ``n`` points used, ``xbar`` mean of X over them,
-    ``sxx`` centred sum of squares of X, ``sse`` residual sum of squares.
+    ``sxx`` centred sum of squares of X, ``sse`` residual sum of squares, ``sw`` the sum of the
+    points' weights (``n`` when unweighted); with weights, means and sums are weighted.
     """
 
     a: np.ndarray
@@ -57,13 +58,18 @@ class SimpleFits(NamedTuple):
     xbar: np.ndarray
     sxx: np.ndarray
     sse: np.ndarray
+    sw: np.ndarray
 
 
-def simple(Y, X, min_n: int = 3) -> SimpleFits:
+def simple(Y, X, min_n: int = 3, weights=None) -> SimpleFits:
     """Least-squares fits ``Y = a X + b`` of every row of Y (T x D) on every row of X (F x D).
 
     NaN marks a missing value: each pair uses the D positions where both are present. R^2 = SSR/SST,
     which for least squares with an intercept equals Sxy^2 / (Sxx Syy).
+
+    ``weights`` (T x D, positive where Y is present): weighted least squares, each point's squared
+    residual times its weight (e.g. 1 / y^2: squared relative errors, :func:`relative_weights`);
+    sums, means and R^2 are then weighted ones.
     """
     Y = np.asarray(Y, dtype=float)
     X = np.asarray(X, dtype=float)
@@ -81,28 +87,31 @@ def simple(Y, X, min_n: int = 3) -> SimpleFits:
     x0 = np.where(mx, X, 0.0)
     myf = my.astype(float)
     mxf = mx.astype(float)
-    # counts and sums over devices present in both: matrix products over the device axis
+    wy = myf if weights is None else np.where(my, np.asarray(weights, dtype=float), 0.0)  # T x D
+    # counts and (weighted) sums over devices present in both: matrix products over the device axis
     n = myf @ mxf.T  # T x F
-    sx = myf @ x0.T
-    sy = y0 @ mxf.T
+    sw = wy @ mxf.T
+    sx = wy @ x0.T
+    sy = (wy * y0) @ mxf.T
     with np.errstate(divide="ignore", invalid="ignore"):
-        xbar = sx / n
-        ybar = sy / n
-        sxy_raw = y0 @ x0.T
-        sxx_raw = myf @ (x0**2).T
-        syy_raw = (y0**2) @ mxf.T
+        xbar = sx / sw
+        ybar = sy / sw
+        sxy_raw = (wy * y0) @ x0.T
+        sxx_raw = wy @ (x0**2).T
+        syy_raw = (wy * y0**2) @ mxf.T
         # centred sums; for large raw magnitudes recompute exactly below where precision is at risk
-        sxx = sxx_raw - n * xbar**2
-        syy = syy_raw - n * ybar**2
-        sxy = sxy_raw - n * xbar * ybar
+        sxx = sxx_raw - sw * xbar**2
+        syy = syy_raw - sw * ybar**2
+        sxy = sxy_raw - sw * xbar * ybar
     risky = (sxx <= 1e-9 * sxx_raw) | (syy <= 1e-9 * syy_raw)
     if risky.any():
         # exact two-pass centring for the few pairs where cancellation could bite
         for t, f in zip(*np.nonzero(risky & (n >= 2))):
             m = my[t] & mx[f]
-            dx = X[f, m] - X[f, m].mean()
-            dy = Y[t, m] - Y[t, m].mean()
-            sxx[t, f], syy[t, f], sxy[t, f] = dx @ dx, dy @ dy, dx @ dy
+            w = wy[t, m]
+            dx = X[f, m] - np.average(X[f, m], weights=w)
+            dy = Y[t, m] - np.average(Y[t, m], weights=w)
+            sxx[t, f], syy[t, f], sxy[t, f] = (w * dx) @ dx, (w * dy) @ dy, (w * dx) @ dy
     with np.errstate(divide="ignore", invalid="ignore"):
         a = sxy / sxx
         b = (ybar + cy[:, None]) - a * (xbar + cx[None, :])
@@ -116,21 +125,32 @@ def simple(Y, X, min_n: int = 3) -> SimpleFits:
     sse[no_y & ~no_x] = 0.0
     r2[no_x | no_y] = np.nan
     r2 = np.clip(r2, 0.0, 1.0)
-    return SimpleFits(a, b, r2, n.astype(int), xbar + cx[None, :], sxx, sse)
+    return SimpleFits(a, b, r2, n.astype(int), xbar + cx[None, :], sxx, sse, sw)
 
 
-def simple_predict(fit: SimpleFits, x0, alpha: float = 0.05):
+def relative_weights(y) -> np.ndarray:
+    """Weights 1 / y^2: least squares on relative errors ((y - fit) / y), the scale a percent
+    error judges; NaN where y is not positive."""
+    y = np.asarray(y, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(y > 0, 1.0 / y**2, np.nan)
+
+
+def simple_predict(fit: SimpleFits, x0, alpha: float = 0.05, relative: bool = False):
     """Predict ``a x0 + b`` with the (1 - alpha) prediction interval of simple regression.
 
     ``x0`` broadcasts against the fit's arrays. Returns (prediction, lower, upper, resid_df); the
-    bounds are NaN where the fit has no residual df (two points).
+    bounds are NaN where the fit has no residual df (two points). ``relative``: the fit was
+    weighted by :func:`relative_weights`, and the new point's error variance scales with its
+    prediction squared (its weight 1 / prediction^2).
     """
     x0 = np.asarray(x0, dtype=float)
     df = fit.n - 2
     with np.errstate(invalid="ignore", divide="ignore"):
         pred = fit.a * x0 + fit.b
         s2 = np.where(df > 0, fit.sse / np.where(df > 0, df, 1), np.nan)
-        se = np.sqrt(s2 * (1 + 1 / fit.n + (x0 - fit.xbar) ** 2 / fit.sxx))
+        own = pred**2 if relative else 1.0  # 1 / the new point's weight
+        se = np.sqrt(s2 * (own + 1 / fit.sw + (x0 - fit.xbar) ** 2 / fit.sxx))
         t = stats.t.ppf(1 - alpha / 2, np.where(df > 0, df, 1))
         lo = np.where(df > 0, pred - t * se, np.nan)
         hi = np.where(df > 0, pred + t * se, np.nan)
@@ -172,10 +192,12 @@ class OLSFit:
     rsquared: float
     rsquared_adj: float
     params: pd.Series = field(repr=False)
+    relative: bool = False  # fitted on relative errors (weights 1 / y^2, :func:`relative_weights`)
 
 
-def fit_ols(X: pd.DataFrame, y) -> OLSFit:
-    """Fit OLS of ``y`` on design matrix ``X`` (build it with :func:`design_matrix`).
+def fit_ols(X: pd.DataFrame, y, relative: bool = False) -> OLSFit:
+    """Fit OLS of ``y`` on design matrix ``X`` (build it with :func:`design_matrix`); ``relative``:
+    weighted least squares on relative errors (statsmodels WLS, weights :func:`relative_weights`).
 
     Raises :class:`BenchcastError` if ``X`` is rank-deficient or has fewer rows than columns.
     """
@@ -187,11 +209,11 @@ def fit_ols(X: pd.DataFrame, y) -> OLSFit:
         raise BenchcastError(f"fit_ols: design of {len(X)} rows x {X.shape[1]} columns is rank-deficient")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zero-df fits warn about division by zero
-        res = sm.OLS(y, X.to_numpy()).fit()
+        res = (sm.WLS(y, X.to_numpy(), weights=relative_weights(y)) if relative else sm.OLS(y, X.to_numpy())).fit()
         r2 = float(res.rsquared) if res.df_resid >= 0 else np.nan
         r2a = float(res.rsquared_adj) if res.df_resid > 0 else np.nan
     return OLSFit(res, list(X.columns), len(y), float(res.df_resid), r2, r2a,
-                  pd.Series(res.params, index=list(X.columns)))
+                  pd.Series(res.params, index=list(X.columns)), relative)
 
 
 def predict_ols(fit: OLSFit, X_new: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
@@ -199,14 +221,17 @@ def predict_ols(fit: OLSFit, X_new: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
 
     ``X_new`` needs the fit's design columns (``const`` is added if missing). Returns a DataFrame
     with the index of ``X_new`` and columns prediction, lower, upper, resid_df, interval_flag
-    (empty, or :data:`FLAG_ZERO_DF` with NaN bounds when the fit has no residual df).
+    (empty, or :data:`FLAG_ZERO_DF` with NaN bounds when the fit has no residual df). A fit on
+    relative errors gives each new row the weight 1 / its prediction^2 (its error scales with it).
     """
     X_new = pd.DataFrame(X_new).copy()
     if "const" in fit.columns and "const" not in X_new:
         X_new["const"] = 1.0
     X = X_new[fit.columns].astype(float).to_numpy()
     if fit.resid_df > 0:
-        sf = fit.result.get_prediction(X).summary_frame(alpha=alpha)
+        with np.errstate(divide="ignore"):  # the new point's weight, as in simple_predict
+            w = 1 / (X @ fit.params.to_numpy()) ** 2 if fit.relative else None
+        sf = fit.result.get_prediction(X, weights=w).summary_frame(alpha=alpha)
         pred, lo, hi, flag = sf["mean"].to_numpy(), sf["obs_ci_lower"].to_numpy(), sf["obs_ci_upper"].to_numpy(), ""
     else:
         pred = X @ fit.params.to_numpy()

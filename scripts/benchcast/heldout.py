@@ -95,10 +95,12 @@ def _io_path_folds(agg: pd.DataFrame, F: pd.DataFrame, devices, min_per_op: floa
 
 #: Label prefix of a log-log line's features: ``log(y) = a log(x) + b``, a power law ``y = e^b x^a``.
 LOGLOG = "log-log "
+#: Label prefix of a straight line fitted on relative errors (weights 1 / y^2).
+RELATIVE = "relative "
 
 
 def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths: float | None = None,
-               loglog: bool = False):
+               loglog: bool = False, relative: bool = False):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
 
     ``candidates``: see :func:`benchcast.features.candidate_features` (None: all features). The
@@ -115,6 +117,11 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     prediction and its interval are the log-space ones taken back (exp), errors are on y itself.
     Its summary's ``slope`` is the exponent a, ``intercept`` b and ``r2`` the log-space R².
 
+    ``relative``: every candidate is also fitted as a straight line by least squares on relative
+    errors (weights 1 / y^2, :func:`benchcast.fits.relative_weights`), its features labelled
+    ``RELATIVE + feature``: the line a percent error judges, which a slow device's large result
+    does not pull away from the fast ones; its interval's spread scales with the prediction.
+
     Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
     :data:`SIMPLE_SUMMARY_COLUMNS`. ``baseline_mape`` (one per series) is the held-out MAPE of
     predicting each device by the mean of the other devices' results (no feature at all): a model
@@ -130,7 +137,8 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     acc: dict[str, list] = {c: [] for c in ("series", "features", "held_out", "x", "truth", "prediction", "lower",
                                             "upper", "n_train", "resid_df", "interval_flag")}
     summary_frames = []
-    forms = (False, True) if loglog else (False,)
+    # (label prefix, log space, relative weights) of each form of line
+    forms = [("", False, False)] + [(LOGLOG, True, False)] * loglog + [(RELATIVE, False, True)] * relative
     for series in Y.columns:
         key = keys.loc[series].to_dict()
         y = Y[series]
@@ -147,12 +155,13 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
         XT = np.where(A, Xv, np.nan).T  # features x devices
         baseline_mape = float(np.mean(np.abs(baseline_pct_error(yv))))
         paths = [j for j, c in enumerate(cands) if path_folds and c in path_folds[devs[0]].columns]
-        for log in forms:
+        for prefix, log, rel in forms:
             t = fits.log_positive if log else np.asarray  # the space the line is fitted in
             back = np.exp if log else np.asarray
-            names = np.asarray([LOGLOG + c for c in cands] if log else cands, dtype=object)
+            names = np.asarray([prefix + c for c in cands], dtype=object)
             yt, Xt = t(yv), t(XT)
-            whole = fits.simple(yt[None, :], Xt, min_n=2)
+            w = fits.relative_weights(yv)[None, :] if rel else None
+            whole = fits.simple(yt[None, :], Xt, min_n=2, weights=w)
             for _, test in logo.split(Xv, yv, groups=devs):
                 i = int(test[0])
                 y_train = yt.copy()
@@ -162,9 +171,9 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
                     XF = XT.copy()
                     XF[paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
                     XFt = t(XF)
-                fit = fits.simple(y_train[None, :], XFt, min_n=2)
+                fit = fits.simple(y_train[None, :], XFt, min_n=2, weights=w)
                 x0, x0t = XF[:, i], XFt[:, i]
-                pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0t[None, :], alpha))
+                pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0t[None, :], alpha, relative=rel))
                 pred, lo, hi = back(pred), back(lo), back(hi)
                 m = fit.n[0]
                 const = (m >= 2) & np.isnan(fit.a[0])
@@ -383,13 +392,13 @@ def _choose(summary: pd.DataFrame, by, r2_col: str, complete: pd.Series) -> pd.D
 def select_simple(summary: pd.DataFrame) -> pd.DataFrame:
     """Per series: the paper's choice (max in-sample R^2) next to the lowest held-out MAPE.
 
-    Only models predicted in every fold compete on MAPE, and only straight lines: log-log lines
-    (:data:`LOGLOG`) compete in the nested choice alone, so a spec card is predicted by the
-    paper's kind of model. Columns: series, SERIES_COLUMNS,
+    Only models predicted in every fold compete on MAPE, and only the paper's straight lines: log-log
+    lines (:data:`LOGLOG`) and lines on relative errors (:data:`RELATIVE`) compete in the nested
+    choice alone, so these two choices stay the paper's kind of model. Columns: series, SERIES_COLUMNS,
     n_candidates, baseline_mape (if in ``summary``), paper_feature, paper_r2, paper_mape, paper_coverage, selected_feature,
     selected_r2, selected_mape, selected_coverage, differ (the two choices differ).
     """
-    summary = summary[~summary["features"].str.startswith(LOGLOG)]
+    summary = summary[~summary["features"].str.startswith((LOGLOG, RELATIVE))]
     complete = summary["n_predicted"] == summary["n_folds"]
     r2, ho = _choose(summary, ["series"], "r2", complete)
     base = summary.drop_duplicates("series").set_index("series")[SERIES_COLUMNS]
@@ -442,7 +451,8 @@ KIND_MULTIPLE = "multiple (held-out choice)"
 def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
                   mcandidates=None, pool_by=POOL_PER_WORKLOAD, read_fraction: Mapping | None = None,
                   max_figures: int = 2, io_paths: float | None = None, top: int = 1,
-                  loglog: bool = False, share=(), level: float | None = None) -> pd.DataFrame:
+                  loglog: bool = False, share=(), level: float | None = None,
+                  relative: bool = False) -> pd.DataFrame:
     """Held-out predictions of a device the model never saw, not even to choose the model.
 
     The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
@@ -458,9 +468,9 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     the best-scored model alone. A choice by five inner folds is noisy: the median of the few best
     models does not follow one lucky score.
 
-    Rows as ``folds``, with ``model`` saying which kind won; ``io_paths`` and ``loglog`` as in
-    :func:`loo_simple` (the inner folds weigh the I/O-path figures by the other devices' counters;
-    with ``loglog`` the log-log lines of ``folds`` compete too).
+    Rows as ``folds``, with ``model`` saying which kind won; ``io_paths``, ``loglog`` and
+    ``relative`` as in :func:`loo_simple` (the inner folds weigh the I/O-path figures by the other
+    devices' counters; with ``loglog`` and ``relative`` those lines of ``folds`` compete too).
 
     ``share`` (series columns, e.g. ``("data_size", "workload")``): a model's score is the mean of
     its inner MAPE over the series that differ only in those columns (each application's
@@ -474,7 +484,7 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     multiple = mfolds is not None and len(mfolds) > 0
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
-        ifolds, inner = loo_simple(rest, candidates, io_paths=io_paths, loglog=loglog)
+        ifolds, inner = loo_simple(rest, candidates, io_paths=io_paths, loglog=loglog, relative=relative)
         minner = _multiple_inner(rest, mcandidates, pool_by, read_fraction, max_figures) if multiple else None
         s = rank_models(rest, inner, None if minner is None else fold_scores(minner), top=top, share=share)
         rows = []
@@ -779,7 +789,9 @@ def run(agg, screened, features, series, pairing, settings: dict):
         shaped = profile_candidates(agg, features, io_paths)
         # tried in order, after leaving out figures some device of the series lacks
         candidates, mcandidates = (shaped, candidates), (shaped, mcandidates)
-    folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths, loglog=settings["loglog"])
+    relative = settings["relative"]
+    folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths, loglog=settings["loglog"],
+                                relative=relative)
     selection = select_simple(summary)
     pool_by = POOL_PER_WORKLOAD if settings["pool"] == "workload" else POOL_ACROSS_WORKLOADS
     rf = read_fractions()
@@ -787,7 +799,8 @@ def run(agg, screened, features, series, pairing, settings: dict):
                                               read_fraction=rf, max_figures=settings["max_figures"])
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, pool_by=pool_by, read_fraction=rf,
                            max_figures=settings["max_figures"], io_paths=io_paths, top=settings["nested_top"],
-                           loglog=settings["loglog"], share=settings["nested_share"], level=settings["level"])
+                           loglog=settings["loglog"], share=settings["nested_share"], level=settings["level"],
+                           relative=relative)
     Y, keys = series_matrix(table)
     nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys, settings["cap_ratio"], io_paths, alpha)
     nested = widen(nested)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, fits, ratecap, records
-from .heldout import LOGLOG, median_model, spread_of, widen
+from .heldout import LOGLOG, RELATIVE, median_model, spread_of, widen
 from .features import (
     feature_matrix,
     io_path_figures,
@@ -244,11 +244,13 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
         if not isinstance(fid, str) or not fid:
             continue
         log = fid.startswith(LOGLOG)  # a power law: the line fitted on the logs, taken back
-        fig = fid[len(LOGLOG):] if log else fid
+        rel = fid.startswith(RELATIVE)  # a straight line fitted on relative errors
+        fig = fid.removeprefix(LOGLOG).removeprefix(RELATIVE)
         t = fits.log_positive if log else np.asarray
         d = pd.DataFrame({"y": Y[series], "x": F[fig]})  # the devices with both, in the fit's space
         ok = np.isfinite(t(d["y"])) & np.isfinite(t(d["x"]))
-        fit = fits.fit_ols(fits.design_matrix(pd.DataFrame({fig: t(d.loc[ok, "x"])}), [fig]), t(d.loc[ok, "y"]))
+        fit = fits.fit_ols(fits.design_matrix(pd.DataFrame({fig: t(d.loc[ok, "x"])}), [fig]), t(d.loc[ok, "y"]),
+                           relative=rel)
         rng = fits.feature_ranges(d.loc[ok, ["x"]].rename(columns={"x": fig}))
         for tname in T.index:
             xv = T.at[tname, fig] if fig in T.columns else np.nan
