@@ -92,19 +92,22 @@ def test_unknown_program_and_mode(tmp_path):
 
 @needs_root
 @needs_memcg
-def test_a_program_beyond_its_limit_without_swap_is_named_killed(binaries, clean):
+def test_a_program_beyond_its_limit_without_swap_is_named_killed(binaries, clean, capfd):
     """Anonymous memory beyond the limit and no swap: the kernel kills the program (only the
-    program: it alone is in the cgroup), and the error says why; the cgroup is removed."""
+    program: it alone is in the cgroup), and the error says why; the cgroup is removed. With
+    retries it runs again, each time killed, and the error counts the attempts."""
     from benchcast import devices
     from benchcast.devices import swap
 
     if swap.active():
         pytest.skip("swap is active here: the program would page instead of being killed")
     sp = clean / "d.json"
-    with pytest.raises(BenchcastError, match=r"stream was killed \(out of memory"):
-        with devices.on_device("d", {"kind": "dir", "path": str(clean)}, sp, memory_limit=16 * MB,
-                               enter_memory=False) as st:
-            ooc.run_ooc(["stream"], [64 * MB], "swap", binaries=binaries, device_dir=st["target"],
-                        out_dir=clean / "raw", reps=1, run=0, study="s", device="d",
-                        cgroup=st["created"]["memcg"])
-    assert devices.base.read_state(sp)["created"] == {}
+    for retries, said in ((0, r"there is no swap for it\)$"), (2, r"there is no swap for it\) \(3 times\)$")):
+        with pytest.raises(ooc.ProgramKilled, match=r"stream was killed \(out of memory.*" + said):
+            with devices.on_device("d", {"kind": "dir", "path": str(clean)}, sp, memory_limit=16 * MB,
+                                   enter_memory=False) as st:
+                ooc.run_ooc(["stream"], [64 * MB], "swap", binaries=binaries, device_dir=st["target"],
+                            out_dir=clean / "raw", reps=1, run=0, study="s", device="d",
+                            cgroup=st["created"]["memcg"], kill_retries=retries)
+        assert devices.base.read_state(sp)["created"] == {}
+    assert capfd.readouterr().err.count("was killed") == 2  # the two attempts that were retried

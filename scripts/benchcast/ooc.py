@@ -42,6 +42,18 @@ BENCHMARK = "ooc"
 #: each device only to share its moment; not a result of the device.
 REFERENCE_MODE = "memory"
 CFLAGS = ["-O3", "-Wall", "-Wextra"]
+#: A program the kernel kills for want of memory runs again, up to this many more times, after
+#: :data:`KILL_PAUSE_S` seconds. At a working set as large as the memory limit, over swap on a
+#: rate-capped device, the memory cgroup now and then kills a program while swap readahead charges
+#: pages faster than the capped device lets reclaim write others out (kernel 6.18: twice in a row in
+#: one default run of session 19, once in session 13's; the same job ran through minutes later).
+#: A killed run leaves no result; only a run that ends is recorded.
+KILL_RETRIES = 2
+KILL_PAUSE_S = 5.0
+
+
+class ProgramKilled(BenchcastError):
+    """The kernel killed the program (SIGKILL: out of memory under its cgroup's limit)."""
 
 
 def build(program: str, out, cc: str = "cc") -> Path:
@@ -119,8 +131,8 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
             proc.wait()
             raise
     if rc == -signal.SIGKILL:
-        raise BenchcastError(f"{out_path}: {Path(cmd[0]).name} was killed (out of memory? the working set "
-                             f"exceeds the memory limit and there is no swap for it)")
+        raise ProgramKilled(f"{out_path}: {Path(cmd[0]).name} was killed (out of memory? the working set "
+                            f"exceeds the memory limit and there is no swap for it)")
     if rc != 0:
         tail = " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-3:])
         raise BenchcastError(f"{out_path}: {Path(cmd[0]).name} exited with {rc}: {tail}")
@@ -132,26 +144,35 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
 
 def run_ooc(programs, working_sets, mode: str, *, binaries: dict, device_dir, out_dir, reps: int, run: int,
             study: str, device: str, cgroup=None, timeout: float | None = None,
-            provenance: dict | None = None) -> pd.DataFrame:
+            provenance: dict | None = None, kill_retries: int = 0, kill_pause: float = 0.0) -> pd.DataFrame:
     """Every program at every working set, in one mode, on one device, each program inside the
     memory cgroup ``cgroup`` (made by the caller with the swap file:
     :func:`benchcast.devices.on_device`); mmap files go in ``device_dir`` and are removed after
-    each program. Records of all runs."""
+    each program. A program the kernel kills runs again after ``kill_pause`` seconds, up to
+    ``kill_retries`` more times (each attempt's output replaces the last); the last kill is raised,
+    saying how many times. Records of all runs."""
     if mode not in MODES:
         raise BenchcastError(f"ooc: unknown mode {mode!r} (known: {', '.join(MODES)})")
     frames = []
     for program in programs:
         for ws in working_sets:
             mapped = Path(device_dir) / f"benchcast-ooc-{program}-{os.getpid()}.dat" if mode == "mmap" else None
-            try:
-                frames.append(run_program(
-                    binaries[program], int(ws), reps, prefix=Path(out_dir) / f"{program}-{int(ws)}",
-                    mmap_file=mapped, timeout=timeout, cgroup=cgroup,
-                    columns={"study": study, "device": device, "engine": mode, "data_size": int(ws), "run": run,
-                             **(provenance or {})}))
-            finally:
-                if mapped is not None:
-                    mapped.unlink(missing_ok=True)
+            for attempt in range(kill_retries + 1):
+                try:
+                    frames.append(run_program(
+                        binaries[program], int(ws), reps, prefix=Path(out_dir) / f"{program}-{int(ws)}",
+                        mmap_file=mapped, timeout=timeout, cgroup=cgroup,
+                        columns={"study": study, "device": device, "engine": mode, "data_size": int(ws),
+                                 "run": run, **(provenance or {})}))
+                    break
+                except ProgramKilled as exc:
+                    if attempt == kill_retries:
+                        raise ProgramKilled(f"{exc} ({attempt + 1} times)" if attempt else str(exc)) from None
+                    print(f"benchcast: {exc}; again in {kill_pause:g} s", file=sys.stderr, flush=True)
+                    time.sleep(kill_pause)
+                finally:
+                    if mapped is not None:
+                        mapped.unlink(missing_ok=True)
     return rec.check(pd.concat(frames, ignore_index=True), where=f"ooc {device} {mode}")
 
 

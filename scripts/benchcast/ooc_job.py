@@ -48,7 +48,8 @@ def run_job(job: dict) -> None:
             out_dir=raw_part.resolve(), reps=src["passes"], run=int(job["repeat"]), study=job["study"],
             device=job["device"], cgroup=state["created"].get("memcg"), timeout=src.get("timeout"),
             provenance={"memory_limit": limit or 0, "swap_size": swap_size or 0,
-                        "other_swap": ",".join(s["filename"] for s in other)})
+                        "other_swap": ",".join(s["filename"] for s in other)},
+            kill_retries=ooc.KILL_RETRIES, kill_pause=ooc.KILL_PAUSE_S)
     records.write_job(recs, job, f"ooc:{job['source_name']}", devices.provenance(state))
 
 
