@@ -32,10 +32,10 @@ rule ooc_run:
     log:
         "logs/{study}/ooc/{source}/{device}/{mode}/run{repeat}.log",
     priority: get_round
-    # a program at a working set as large as the memory limit is now and then killed by the memory
-    # cgroup while it swaps in from a slow device (swap readahead charges pages faster than the
-    # capped device lets reclaim write others out; seen once, in session 13's third default run):
-    # the job runs again from the start, its partial output cleared first
+    # a failed job runs again from the start, its partial output cleared first. A program the memory
+    # cgroup kills (at a working set as large as the limit, over swap on a capped device) is retried
+    # inside the job, after a pause (benchcast.ooc.KILL_RETRIES): this retry comes at once, and in
+    # session 19 it was killed too
     retries: 1
     conda:
         "../envs/ooc.yaml"
