@@ -69,6 +69,18 @@ def test_cell_ids_are_stable_and_change_only_for_the_changed_device():
     assert all("cpu_latency_us" not in x for x in fio.expand_grid({**SOURCE, "cpu_latency_us": None}, DEVICES))
 
 
+def test_excluded_pairs_leave_the_grid_and_the_other_cells_keep_their_ids():
+    key = lambda c: (c["device"], c["rw"], c["bs"], c["rwmixread"])  # noqa: E731
+    full = {key(c): c["cell"] for c in fio.expand_grid(SOURCE, DEVICES)}
+    src = {**SOURCE, "exclude": [{"rw": "randwrite", "block_size": "64K"}, {"rw": "randrw", "block_size": "4K"}]}
+    less = {key(c): c["cell"] for c in fio.expand_grid(src, DEVICES)}
+    gone = set(full) - set(less)
+    # every device loses randwrite at 64K and both mixes of randrw at 4K, nothing else
+    assert gone == {(d, rw, bs, m) for d in ("ram", "zr", "pm")
+                    for rw, bs, m in [("randwrite", 65536, None), ("randrw", 4096, 70), ("randrw", 4096, 30)]}
+    assert less == {k: v for k, v in full.items() if k not in gone}
+
+
 @pytest.mark.parametrize("change, pattern", [
     ({"rw": ["randreed"]}, r"^source fio: rw: 'randreed' is not one of"),
     ({"rw": []}, r"^source fio: rw: must be a non-empty list"),
@@ -81,6 +93,10 @@ def test_cell_ids_are_stable_and_change_only_for_the_changed_device():
     ({"rwmixread": 120}, r"^source fio: rwmixread: must be 0..100"),
     ({"bogus": 1}, r"^source fio: bogus: unknown key"),
     ({"per_device": {"zr": {"size": "1"}}}, r"^source fio: per_device.zr.size: 1 bytes is too small"),
+    ({"exclude": [{"rw": "randwrite", "block_size": "16K"}]}, r"^source fio: exclude\[0\]: randwrite at 16K is not a cell"),
+    ({"exclude": [{"rw": "write", "block_size": "4K"}]}, r"^source fio: exclude\[0\]: write at 4K is not a cell"),
+    ({"exclude": [{"rw": "randwrite"}]}, r"^source fio: exclude\[0\]: must be a mapping with exactly rw and block_size"),
+    ({"exclude": {"rw": "randwrite", "block_size": "4K"}}, r"^source fio: exclude: must be a list"),
 ])
 def test_bad_grid_is_one_line_naming_the_key(change, pattern):
     with pytest.raises(BenchcastError, match=pattern) as info:

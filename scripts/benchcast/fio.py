@@ -54,8 +54,8 @@ KIND_DEFAULTS = {
     "fsdax": {"ioengine": "libpmem"},
 }
 OPTION_KEYS = ("ioengine", "iodepth", "numjobs", "direct", "size", "runtime", "ramp_time", "extra")
-SOURCE_KEYS = {"type", "rw", "block_sizes", "rwmixread", "repeats", "max_repeats", "stable_cv", "devices",
-               "per_device", "per_kind", "memory_limit", "cpu_latency_us", *OPTION_KEYS}
+SOURCE_KEYS = {"type", "rw", "block_sizes", "exclude", "rwmixread", "repeats", "max_repeats", "stable_cv",
+               "devices", "per_device", "per_kind", "memory_limit", "cpu_latency_us", *OPTION_KEYS}
 OVERRIDE_KEYS = set(OPTION_KEYS) | {"rwmixread"}
 DEFAULT_REPEATS = 5
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
@@ -175,8 +175,28 @@ def cell_id(rw: str, bs: int, opts: dict, rwmixread: int | None = None) -> str:
     return f"{rw}-{size_label(bs)}{mix}-{option_hash(opts)}"
 
 
+def excluded(source: dict, rws: list[str], bss: list[int], source_name: str = "fio") -> set[tuple[str, int]]:
+    """The (rw, block size in bytes) pairs the source's ``exclude`` leaves out of its grid; an entry
+    that names no pair of the grid is refused (a misspelt entry would silently measure it)."""
+    out = set()
+    entries = source.get("exclude") or []
+    if not isinstance(entries, list):
+        raise _err(source_name, "exclude", "must be a list of {rw, block_size}")
+    for i, e in enumerate(entries):
+        where = f"exclude[{i}]"
+        if not isinstance(e, dict) or set(e) != {"rw", "block_size"}:
+            raise _err(source_name, where, "must be a mapping with exactly rw and block_size")
+        pair = (e["rw"], parse_size(e["block_size"], what=f"source {source_name}: {where}.block_size"))
+        if pair[0] not in rws or pair[1] not in bss:
+            raise _err(source_name, where, f"{e['rw']} at {e['block_size']} is not a cell of the grid "
+                       f"(rw {', '.join(rws)}; block_sizes {', '.join(size_label(b) for b in bss)})")
+        out.add(pair)
+    return out
+
+
 def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[dict]:
-    """All cells of a fio source: one dict per (device, rw, block size[, rwmixread]).
+    """All cells of a fio source: one dict per (device, rw, block size[, rwmixread]), less the
+    (rw, block size) pairs of its ``exclude`` list.
 
     Each cell: device, cell (id), rw, bs (bytes), rwmixread (None unless mixed), ioengine, iodepth,
     numjobs, direct, size (bytes), runtime, ramp_time (s), extra (fio options), repeats.
@@ -193,6 +213,7 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
     bss = [parse_size(b, what=f"source {source_name}: block_sizes") for b in sizes]
     if any(b <= 0 for b in bss):
         raise _err(source_name, "block_sizes", "sizes must be positive")
+    skip = excluded(source, rws, bss, source_name)
     repeats = _int(source_name, "repeats", source.get("repeats", DEFAULT_REPEATS), 1)
     limit = parse_size(source["memory_limit"], what=f"source {source_name}: memory_limit") \
         if source.get("memory_limit") else None
@@ -211,6 +232,8 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
                                       dict.fromkeys(opts["numjobs"])))
         for rw in dict.fromkeys(rws):
             for bs in dict.fromkeys(bss):
+                if (rw, bs) in skip:
+                    continue
                 for mix in (opts["rwmixread"] if rw in MIXED else [None]):
                     for engine, depth, jobs in axes:
                         one = {**opts, "ioengine": engine, "iodepth": depth, "numjobs": jobs}
