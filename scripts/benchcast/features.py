@@ -24,6 +24,7 @@ Input is the *aggregated* table (:mod:`benchcast.aggregate`): the record key col
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping
 
@@ -352,13 +353,16 @@ def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float =
     feats = feature_table(agg, features).drop_duplicates("feature")
     profiles = _io_profiles(agg)
 
-    def allowed(key: dict) -> list[str]:
-        k = tuple(key[c] for c in PROFILE_KEYS)
+    @functools.lru_cache(maxsize=None)
+    def of_profile(k: tuple) -> tuple[str, ...]:  # the series of one profile share their candidates
         if k not in profiles.index:
-            return []
+            return ()
         figs = [f for f, _ in _path_figures(profiles.loc[k], feats, min_per_op)]
         twins = [t for t in (median_twin(feats, f) for f in figs) if t]
-        return figs + ([io_path_name(key)] if len(figs) > 1 else []) + twins
+        return (*figs, *([io_path_name(dict(zip(PROFILE_KEYS, k)))] if len(figs) > 1 else []), *twins)
+
+    def allowed(key: dict) -> list[str]:
+        return list(of_profile(tuple(key[c] for c in PROFILE_KEYS)))
 
     return allowed
 

@@ -151,7 +151,7 @@ def simple_predict(fit: SimpleFits, x0, alpha: float = 0.05, relative: bool = Fa
         s2 = np.where(df > 0, fit.sse / np.where(df > 0, df, 1), np.nan)
         own = pred**2 if relative else 1.0  # 1 / the new point's weight
         se = np.sqrt(s2 * (own + 1 / fit.sw + (x0 - fit.xbar) ** 2 / fit.sxx))
-        t = stats.t.ppf(1 - alpha / 2, np.where(df > 0, df, 1))
+        t = _t_quantiles(1 - alpha / 2, np.where(df > 0, df, 1))
         lo = np.where(df > 0, pred - t * se, np.nan)
         hi = np.where(df > 0, pred + t * se, np.nan)
     return pred, lo, hi, np.maximum(df, 0)
@@ -268,6 +268,12 @@ class LooPredictions(NamedTuple):
 def _t_quantile(p: float, df: int) -> float:
     """Student's t quantile, remembered: folds repeat the same few (p, df)."""
     return float(stats.t.ppf(p, df))
+
+
+def _t_quantiles(p: float, df) -> np.ndarray:
+    """:func:`_t_quantile` of an array of integer ``df``, shaped as ``df``."""
+    u, inverse = np.unique(df, return_inverse=True)
+    return np.array([_t_quantile(p, int(v)) for v in u])[inverse].reshape(np.shape(df))
 
 
 def _pinv_full_rank(X: np.ndarray) -> np.ndarray | None:

@@ -136,15 +136,17 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     logo = LeaveOneGroupOut()
     acc: dict[str, list] = {c: [] for c in ("series", "features", "held_out", "x", "truth", "prediction", "lower",
                                             "upper", "n_train", "resid_df", "interval_flag")}
-    summary_frames = []
+    whole_acc: dict[str, list] = {c: [] for c in ("series", "features", "n_devices", "r2", "slope", "intercept",
+                                                  "baseline_mape")}
     # (label prefix, log space, relative weights) of each form of line
     forms = [("", False, False)] + [(LOGLOG, True, False)] * loglog + [(RELATIVE, False, True)] * relative
+    measured = F.notna().to_numpy()
     for series in Y.columns:
         key = keys.loc[series].to_dict()
         y = Y[series]
         present = y.notna().to_numpy()
         # figures measured on enough of the series' devices for a held-out fit (a fit on two, one held out)
-        covered = F.columns[(F[present].notna().sum() >= MIN_COVERED).to_numpy()]
+        covered = F.columns[measured[present].sum(axis=0) >= MIN_COVERED]
         cands = candidate_features(series, key, candidates, covered)
         if not cands or present.sum() < 2:
             continue
@@ -155,6 +157,15 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
         XT = np.where(A, Xv, np.nan).T  # features x devices
         baseline_mape = float(np.mean(np.abs(baseline_pct_error(yv))))
         paths = [j for j, c in enumerate(cands) if path_folds and c in path_folds[devs[0]].columns]
+        # per fold (the held-out device's position), the figures it is fitted and predicted on: the
+        # I/O-path figures weighted without the held-out device's counters
+        fold_X = {}
+        for _, test in logo.split(Xv, yv, groups=devs):
+            i = int(test[0])
+            fold_X[i] = XT
+            if paths:
+                fold_X[i] = XT.copy()
+                fold_X[i][paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
         for prefix, log, rel in forms:
             t = fits.log_positive if log else np.asarray  # the space the line is fitted in
             back = np.exp if log else np.asarray
@@ -162,15 +173,10 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
             yt, Xt = t(yv), t(XT)
             w = fits.relative_weights(yv)[None, :] if rel else None
             whole = fits.simple(yt[None, :], Xt, min_n=2, weights=w)
-            for _, test in logo.split(Xv, yv, groups=devs):
-                i = int(test[0])
+            for i, XF in fold_X.items():
                 y_train = yt.copy()
                 y_train[i] = np.nan
-                XF, XFt = XT, Xt
-                if paths:  # I/O-path figures weighted without the held-out device's counters
-                    XF = XT.copy()
-                    XF[paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
-                    XFt = t(XF)
+                XFt = t(XF) if paths else Xt
                 fit = fits.simple(y_train[None, :], XFt, min_n=2, weights=w)
                 x0, x0t = XF[:, i], XFt[:, i]
                 pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0t[None, :], alpha, relative=rel))
@@ -192,11 +198,14 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
                 acc["n_train"].append(m[keep].astype(int))
                 acc["resid_df"].append(df[keep].astype(float))
                 acc["interval_flag"].append(flag[keep])
-            summary_frames.append(pd.DataFrame({
-                "series": series, **key, "model": "simple", "features": names, "n_devices": np.isfinite(Xt).sum(axis=1),
-                "r2": whole.r2[0], "slope": whole.a[0], "intercept": whole.b[0], "baseline_mape": baseline_mape,
-            }))
-    if not summary_frames:
+            whole_acc["series"].append(np.repeat(series, len(names)))
+            whole_acc["features"].append(names)
+            whole_acc["n_devices"].append(np.isfinite(Xt).sum(axis=1))
+            whole_acc["r2"].append(whole.r2[0])
+            whole_acc["slope"].append(whole.a[0])
+            whole_acc["intercept"].append(whole.b[0])
+            whole_acc["baseline_mape"].append(np.repeat(baseline_mape, len(names)))
+    if not whole_acc["series"]:
         return pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS), pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS)
     folds = pd.DataFrame({c: np.concatenate(v) for c, v in acc.items()})
     folds["covered"] = fits.covered(folds["truth"], folds["lower"], folds["upper"])
@@ -205,7 +214,8 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     folds["model"] = "simple"
     folds = folds.join(keys, on="series")[SIMPLE_FOLD_COLUMNS]
     summ = _summarise(folds, ["series", "features"])
-    base = pd.concat(summary_frames, ignore_index=True)
+    base = pd.DataFrame({c: np.concatenate(v) for c, v in whole_acc.items()}).join(keys, on="series")
+    base["model"] = "simple"
     summary = base.merge(summ, on=["series", "features"], how="left")
     summary["n_folds"] = summary["n_devices"]  # one fold per device that has the figure and the result
     summary["n_predicted"] = summary["n_predicted"].fillna(0).astype(int)
@@ -238,11 +248,12 @@ REFUSAL_COLUMNS = ["pool", "pool_by", "model", "features", "n_figures", "n_devic
 
 
 def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figures, refusals: list):
-    """The multiple models of :func:`loo_multiple`, one at a time: (pool, G, rows, features,
-    variables, X, y, groups) with G the pool's result rows, ``rows`` the mask of those that have
-    every feature, and X the design matrix as an array (const, features, variables) over them; the
-    models not fitted go to ``refusals``. Arrays, not frames: the nested choice asks for tens of
-    thousands of models."""
+    """The multiple models of :func:`loo_multiple`, one at a time: (pool, keys, rows, features,
+    variables, X, y, groups) with ``keys`` the pool's result rows' ``series`` and
+    :data:`SERIES_COLUMNS` (arrays by column name), ``rows`` the mask of those that have every
+    feature, and X the design matrix as an array (const, features, variables) over them; the models
+    not fitted go to ``refusals``. Arrays, not frames: the nested choice asks for tens of thousands
+    of models."""
     pool_by_s = ",".join(pool_by)
     P = pool_table(agg, pool_by, read_fraction)
     F = feature_matrix(agg)
@@ -274,11 +285,13 @@ def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figu
         col = {c: i for i, c in enumerate(values.columns)}
         A = values.to_numpy()
         devices = G["device"].to_numpy()
+        device_codes = pd.factorize(devices)[0]  # counted per model in integers, not strings
+        keys = {c: G[c].to_numpy() for c in ["series", *SERIES_COLUMNS]}
         var_idx = [col[v] for v in variables]
         for fs in feature_sets(cands, max_figures):
             fs = list(fs)
             rows = known[:, [col[f] for f in fs] + [col["value"]]].all(axis=1)
-            n_dev = len(pd.unique(devices[rows]))
+            n_dev = len(np.unique(device_codes[rows]))
             reason = fits.check_device_figures(len(fs), n_dev)
             columns = ["const", *fs, *variables]
             if not reason:
@@ -289,7 +302,7 @@ def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figu
                 refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "+".join(fs),
                                  "n_figures": len(fs), "n_devices": n_dev, "reason": reason})
                 continue
-            yield pool, G, rows, fs, variables, X, A[rows, col["value"]], devices[rows]
+            yield pool, keys, rows, fs, variables, X, A[rows, col["value"]], devices[rows]
 
 
 def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_by=POOL_PER_WORKLOAD,
@@ -317,9 +330,8 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     pool_by = list(pool_by)
     pool_by_s = ",".join(pool_by)
     folds, summaries, refusals = [], [], []
-    for pool, G, rows, fs, variables, X, y, groups in _pool_models(agg, candidates, pool_by, read_fraction,
-                                                                   max_figures, refusals):
-        H = G[rows]
+    for pool, keys, rows, fs, variables, X, y, groups in _pool_models(agg, candidates, pool_by, read_fraction,
+                                                                      max_figures, refusals):
         n_dev = len(pd.unique(groups))
         label = "+".join(fs)
         full = fits.fit_ols(pd.DataFrame(X, columns=["const", *fs, *variables]), y)
@@ -331,8 +343,7 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
         order = np.argsort(groups, kind="stable")  # fold by fold, as LeaveOneGroupOut
         n = len(y)
         folds.append({
-            "pool": np.full(n, pool, dtype=object), "series": H["series"].to_numpy(),
-            **{c: H[c].to_numpy() for c in SERIES_COLUMNS},
+            "pool": np.full(n, pool, dtype=object), **{c: keys[c][rows] for c in ["series", *SERIES_COLUMNS]},
             "model": np.full(n, "multiple", dtype=object), "features": np.full(n, label, dtype=object),
             "variables": np.full(n, "+".join(variables), dtype=object), "held_out": groups,
             "truth": y, "prediction": loo.prediction, "lower": loo.lower, "upper": loo.upper,
@@ -342,7 +353,7 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
         })
         summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
                           "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
-                          "n_rows": len(H), "n_folds": n_dev, "rsquared": full.rsquared,
+                          "n_rows": n, "n_folds": n_dev, "rsquared": full.rsquared,
                           "rsquared_adj": full.rsquared_adj})
     ref = pd.DataFrame(refusals, columns=REFUSAL_COLUMNS)
     if not folds:
@@ -365,11 +376,11 @@ def _multiple_inner(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_f
     fit): the same fits without intervals, fold tables or in-sample fits (what
     :func:`nested_choice` scores its inner folds by, :func:`fold_scores`)."""
     series, features, held_out, pred, pct = [], [], [], [], []
-    for _, G, rows, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction,
-                                                        max_figures, []):
+    for _, keys, rows, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction,
+                                                           max_figures, []):
         loo = fits.ols_loo(X, y, groups, None)
         p = np.where(loo.fitted, loo.prediction, np.nan)
-        series.append(G["series"].to_numpy()[rows])
+        series.append(keys["series"][rows])
         features.append(np.full(len(y), "+".join(fs), dtype=object))
         held_out.append(np.asarray(groups))
         pred.append(p)
