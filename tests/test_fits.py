@@ -192,6 +192,18 @@ def test_ols_loo_matches_statsmodels_fold_by_fold():
     assert not two.fitted.any() and np.isnan(two.prediction).all()
 
 
+def test_pinv_and_rank_are_remembered_by_the_matrix_values():
+    """The folds ask for the same designs again: the same values (in any memory order) give the same
+    read-only result, equal to numpy's."""
+    X = np.column_stack([np.ones(6), np.arange(6.0), np.arange(6.0) ** 2])
+    pinv = fits._pinv_full_rank(X)
+    assert fits._pinv_full_rank(np.asfortranarray(X)) is pinv and not pinv.flags.writeable
+    np.testing.assert_allclose(pinv, np.linalg.pinv(X), rtol=1e-12)
+    assert fits.matrix_rank(X) == 3
+    collinear = np.column_stack([X, 2 * X[:, 1]])
+    assert fits._pinv_full_rank(collinear) is None and fits.matrix_rank(collinear) == 3
+
+
 def test_covered_is_truth_inside_the_interval_and_na_without_one():
     got = fits.covered([1.0, 5.0, 2.0, 2.0], [0.0, 0.0, np.nan, 2.0], [2.0, 4.0, 3.0, 2.0])
     assert got.tolist() == [True, False, pd.NA, True]

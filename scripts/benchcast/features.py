@@ -288,12 +288,13 @@ def multiple_candidates(agg: pd.DataFrame, features: Mapping, pairing):
 def nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> str | None:
     """Feature id of the QD1 latency figure of ``workload``/``op`` at the block size nearest
     ``size`` bytes (on a log scale), None if the study has none."""
-    f = feats[(feats["workload"] == workload) & (feats["op"] == op) & (feats["metric"] == "lat_mean")
-              & ~feats["feature"].str.contains(r"_qd\d+_", regex=True)]
-    if f.empty or not size > 0:
+    ok = ((feats["workload"].to_numpy() == workload) & (feats["op"].to_numpy() == op)
+          & (feats["metric"].to_numpy() == "lat_mean")
+          & ~feats["feature"].str.contains(r"_qd\d+_", regex=True).to_numpy())  # arrays: asked per fold
+    if not ok.any() or not size > 0:
         return None
-    dist = (np.log2(f["block_size"].astype(float)) - np.log2(float(size))).abs()
-    return str(f.loc[dist.idxmin(), "feature"])
+    dist = np.abs(np.log2(feats["block_size"].to_numpy(dtype=float)[ok]) - np.log2(float(size)))
+    return str(feats["feature"].to_numpy()[ok][np.argmin(dist)])  # the first of the nearest
 
 
 PROFILE_KEYS = ["benchmark", "engine", "workload", "threads"]
@@ -371,12 +372,13 @@ def median_twin(feats: pd.DataFrame, feature: str) -> str | None:
     """The median completion latency (``clat_p50``) of a random-read figure of ``feats`` (a
     :func:`feature_table`): the same workload, op, block size and queue depth; None for another
     figure or where the study does not measure it."""
-    f = feats[feats["feature"] == feature]
-    if f.empty or f["workload"].iloc[0] != "randread":
+    names = feats["feature"].to_numpy()
+    at = np.flatnonzero(names == feature)
+    if not len(at) or feats["workload"].iloc[at[0]] != "randread":
         return None
     # a feature id ends with its metric (:func:`feature_name`): queue depth and engine stay
-    twin = feature[: -len(f["metric"].iloc[0])] + "clat_p50"
-    return twin if (feats["feature"] == twin).any() else None
+    twin = feature[: -len(feats["metric"].iloc[at[0]])] + "clat_p50"
+    return twin if (names == twin).any() else None
 
 
 def io_path_min_per_op(validate: Mapping) -> float | None:

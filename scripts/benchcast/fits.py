@@ -276,6 +276,33 @@ def _t_quantiles(p: float, df) -> np.ndarray:
     return np.array([_t_quantile(p, int(v)) for v in u])[inverse].reshape(np.shape(df))
 
 
+def _by_values(f):
+    """``f`` of one float matrix, remembered by the matrix's values (its results read-only): the
+    pools of one workload's ops and metrics share their designs, and the nested choice fits each
+    pair of held-out devices twice, so the validation asks for the same few thousand matrices
+    tens of thousands of times."""
+    @functools.lru_cache(maxsize=2**14)
+    def of_values(shape: tuple[int, ...], values: bytes):
+        out = f(np.frombuffer(values, dtype=float).reshape(shape))
+        if isinstance(out, np.ndarray):
+            out.flags.writeable = False
+        return out
+
+    @functools.wraps(f)
+    def remembered(X):
+        X = np.asarray(X, dtype=float)
+        return of_values(X.shape, X.tobytes())
+
+    return remembered
+
+
+@_by_values
+def matrix_rank(X) -> int:
+    """``np.linalg.matrix_rank(X)``, remembered (:func:`_by_values`)."""
+    return int(np.linalg.matrix_rank(X))
+
+
+@_by_values
 def _pinv_full_rank(X: np.ndarray) -> np.ndarray | None:
     """``np.linalg.pinv(X)`` when ``np.linalg.matrix_rank(X)`` is its column count, else None: the
     two from one SVD (each computes its own; the validation fits tens of thousands of folds), with

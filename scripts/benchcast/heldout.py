@@ -291,12 +291,12 @@ def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figu
         for fs in feature_sets(cands, max_figures):
             fs = list(fs)
             rows = known[:, [col[f] for f in fs] + [col["value"]]].all(axis=1)
-            n_dev = len(np.unique(device_codes[rows]))
+            n_dev = np.count_nonzero(np.bincount(device_codes[rows]))
             reason = fits.check_device_figures(len(fs), n_dev)
             columns = ["const", *fs, *variables]
             if not reason:
                 X = np.column_stack([np.ones(rows.sum()), A[rows][:, [col[f] for f in fs] + var_idx]])
-                if rows.sum() < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+                if rows.sum() < X.shape[1] or fits.matrix_rank(X) < X.shape[1]:
                     reason = f"design rank-deficient ({rows.sum()} rows, columns {', '.join(columns)})"
             if reason:
                 refusals.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": "+".join(fs),

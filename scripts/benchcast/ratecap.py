@@ -59,9 +59,7 @@ def label(key) -> str:
 
 def _of_workload(records: pd.DataFrame, key) -> pd.DataFrame:
     """The rows of ``records`` of the series' workload at its data size."""
-    for c in [*PROFILE_KEYS, "data_size"]:
-        records = records[records[c] == key[c]]
-    return records
+    return records[np.logical_and.reduce([(records[c] == key[c]).to_numpy() for c in [*PROFILE_KEYS, "data_size"]])]
 
 
 def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | None = None) -> dict | None:
@@ -164,6 +162,7 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
     out["features"] = out["features"].astype(object)
     out["model"] = out["model"].astype(object)
     feats = feature_table(agg)
+    io = agg[agg["op"] == blockio.OP]  # the records :func:`weights` reads besides ``feats``
     cache: dict = {}
     for i, r in rows.iterrows():
         key, target = keys.loc[r["series"]], r[at]
@@ -171,7 +170,7 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
             continue
         workload = (target, *(key[c] for c in [*PROFILE_KEYS, "data_size"]))
         if workload not in cache:  # the series of one workload and size share it
-            cache[workload] = weights(agg[agg["device"] != target], key, min_per_op, feats[feats["device"] != target])
+            cache[workload] = weights(io[io["device"] != target], key, min_per_op, feats[feats["device"] != target])
         w = cache[workload]
         if w is None:
             continue
