@@ -75,7 +75,7 @@ def check(tree: Path) -> tuple[pd.DataFrame, list[str]]:
     """The interior tiers' errors per series and the list of failed criteria."""
     tiers = pd.read_csv(tree / "validation" / "tiers.csv")
     verdicts = pd.read_csv(tree / "validation" / "verdicts.csv")
-    independent = set(verdicts.loc[verdicts["verdict"] == heldout.VERDICT_INDEPENDENT, "series"])
+    independent = set(verdicts.loc[verdicts["verdict"].isin(heldout.DEVICE_INDEPENDENT), "series"])
     inner = tiers[tiers["position"] == "interior"].copy()
     inner["kind"] = inner["op"].map(lambda op: "write" if op in WRITE_OPS else ("read" if op == "read" else "other"))
     failures = []
@@ -86,7 +86,7 @@ def check(tree: Path) -> tuple[pd.DataFrame, list[str]]:
         if row.kind == "read" and row.series not in independent and not err <= READ_TOLERANCE:
             failures.append(f"{row.series} on {row.held_out}: {err:.1f} % > {READ_TOLERANCE:g} %")
     for v in verdicts.itertuples():
-        if v.verdict not in (heldout.VERDICT_PREDICTABLE, heldout.VERDICT_INDEPENDENT, heldout.VERDICT_BETTER):
+        if v.verdict not in (heldout.VERDICT_PREDICTABLE, heldout.VERDICT_BETTER, *heldout.DEVICE_INDEPENDENT):
             failures.append(f"{v.series}: {v.verdict}")
     return inner, failures
 

@@ -732,6 +732,8 @@ def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame
 VERDICT_PREDICTABLE = "predictable from device figures"
 VERDICT_INDEPENDENT = "device-independent"
 VERDICT_OFF_PATH = "device-independent: its operations do not reach the device"
+#: The verdicts that label a series device-independent (by its results, or by its device requests).
+DEVICE_INDEPENDENT = (VERDICT_INDEPENDENT, VERDICT_OFF_PATH)
 VERDICT_BETTER = "device-dependent; the model beats the baseline but misses the tolerance"
 VERDICT_NONE = "not predictable: no better than the mean of the other devices"
 VERDICT_FEW = "too few devices to judge (a nested choice needs 4, an interior tier 3)"
