@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from benchcast import heldout
 
@@ -39,3 +40,31 @@ def test_criteria_count_tiers_over_the_tolerance_and_unlabelled_series(tmp_path)
     inner, failures = _acceptance().check(tmp_path)
     assert len(inner) == 6
     assert failures == ["w on zram: 12.0 % > 10 %", "r on slow: 16.0 % > 15 %", f"few: {heldout.VERDICT_FEW}"]
+
+
+def test_noise_floor_counts_the_judged_tiers_only(tmp_path):
+    """Expected misses of a perfect model over the judged tiers, by hand: a write with a 5 %
+    standard error against 10 % (p = 2 Phi(-2)), a read with 10 % against 15 % (2 Phi(-1.5)); the
+    extreme tier, the device-independent read and a tier without a standard error do not count."""
+    from scipy.stats import norm
+
+    (tmp_path / "validation").mkdir()
+    pd.DataFrame([
+        ("w", "update", "disk", "interior", 1.0, 5.0),
+        ("w", "update", "dram", "extreme", 1.0, 50.0),
+        ("w", "update", "zram", "interior", 1.0, float("nan")),
+        ("r", "read", "disk", "interior", 1.0, 10.0),
+        ("flat", "read", "disk", "interior", 1.0, 40.0),
+    ], columns=["series", "op", "held_out", "position", "nested_pct_error", "truth_se_pct"]).to_csv(
+        tmp_path / "validation" / "tiers.csv", index=False)
+    pd.DataFrame({"series": ["w", "r", "flat"], "verdict": [
+        heldout.VERDICT_BETTER, heldout.VERDICT_PREDICTABLE, heldout.VERDICT_INDEPENDENT]}).to_csv(
+        tmp_path / "validation" / "verdicts.csv", index=False)
+    acc = _acceptance()
+    inner, failures = acc.check(tmp_path)
+    assert failures == []
+    f = acc.noise_floor(inner)
+    p1, p2 = 2 * norm.cdf(-2), 2 * norm.cdf(-1.5)
+    assert f["cells"] == 2
+    assert f["expected"] == pytest.approx(p1 + p2)
+    assert f["p_none"] == pytest.approx((1 - p1) * (1 - p2))

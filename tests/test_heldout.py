@@ -399,6 +399,8 @@ def test_tier_table_and_verdicts_by_hand():
     """Positions, baseline and model errors per tier and the verdicts, computed by hand on six tiers."""
     agg, x64, x4, y = six_tiers()
     agg["cv"] = np.where(agg["benchmark"] == "ycsb", 0.01 * np.arange(len(agg)), np.nan)  # the runs' spread
+    # the runs' standard deviation: 4 % of the result, 3 runs, median kept: se = 4 % x 0.67
+    agg["std"], agg["n"], agg["k"] = 0.04 * agg["value"], 3, 1
     screened = pd.DataFrame({"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "threads": 0,
                              "data_size": 16 * 10**9, "op": "write", "metric": "lat_mean", "unit": "us",
                              "feature": ["randwrite_64K_lat_mean", "randwrite_4K_lat_mean"]})
@@ -415,12 +417,14 @@ def test_tier_table_and_verdicts_by_hand():
     assert t.set_index("held_out")["nested_pct_error"].to_dict() == pytest.approx(nested.to_dict())
     runs = agg[agg["benchmark"] == "ycsb"].set_index("device")["cv"]
     assert t.set_index("held_out")["truth_cv_pct"].to_dict() == pytest.approx((100 * runs).to_dict())
+    assert t["truth_se_pct"].tolist() == pytest.approx([4 * np.sqrt(1 - np.sqrt(3) / np.pi)] * 6, rel=0.01)
     v = out["verdicts"].iloc[0]
     interior = ["b", "c", "d", "e"]
     assert v["interior_mape"] == pytest.approx(np.mean([abs(nested[d]) for d in interior]))
     assert v["interior_baseline_mape"] == pytest.approx(np.mean([abs(base[d]) for d in interior]))
     assert v["baseline_mape"] == pytest.approx(np.mean(np.abs(list(base.values()))))
     assert (v["n_devices"], v["n_interior"]) == (6, 4)
+    assert v["interior_floor_mape"] == pytest.approx(t["truth_se_pct"].iloc[0] * np.sqrt(2 / np.pi))
     assert v["spread"] == pytest.approx(yv.max() / yv.min())
     expected = heldout.VERDICT_PREDICTABLE if v["interior_mape"] <= 10 else heldout.VERDICT_BETTER
     assert v["interior_mape"] < v["interior_baseline_mape"] and v["verdict"] == expected

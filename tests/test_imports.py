@@ -23,7 +23,7 @@ LAYERS = [
     {"aggregate"},
     {"features"},
     {"fits"},
-    {"screen", "heldout", "predict", "ratecap"},
+    {"screen", "heldout", "predict", "ratecap", "floor"},
     {"tables"},
     {"charts"},
 ]

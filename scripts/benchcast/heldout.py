@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneGroupOut
 
-from . import blockio, fits, ratecap
+from . import blockio, fits, floor, ratecap
 from .features import (
     IO_PATH,
     POOL_ACROSS_WORKLOADS,
@@ -692,7 +692,8 @@ def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
     return pd.concat(out).drop(columns="_rank")
 
 
-TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "truth_cv_pct", "baseline_pct_error",
+TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "truth_cv_pct", "truth_se_pct",
+                "baseline_pct_error",
                 "nested_model", "nested_features", "nested_pct_error", "heldout_features", "heldout_pct_error",
                 "paper_features", "paper_pct_error", "multiple_features", "multiple_pct_error"]
 _TIER_KINDS = {KIND_NESTED: "nested", KIND_HELDOUT: "heldout", KIND_PAPER: "paper", KIND_MULTIPLE: "multiple"}
@@ -703,17 +704,21 @@ def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame
     of the baseline (the mean of the other devices), and the tier's position: ``interior`` when
     its result lies inside the other devices' range (the model interpolates), ``extreme`` when it
     is the lowest or highest (extrapolation). ``truth_cv_pct``: the coefficient of variation of the
-    held-out result's own runs, in percent, from the aggregated rows ``agg`` (NaN without them): a
+    held-out result's own runs, in percent, from the aggregated rows ``agg`` (NaN without them);
+    ``truth_se_pct``: the standard error of its trimmed mean, in percent (:func:`floor.se_pct`): a
     miss of that size is the measurement's noise, not the model's. Rows interior first; columns
     :data:`TIER_COLUMNS`."""
     if chosen.empty:
         return pd.DataFrame(columns=TIER_COLUMNS)
     t = chosen.drop_duplicates(["series", "held_out"])[["series", *SERIES_COLUMNS, "held_out", "truth"]].copy()
-    t["truth_cv_pct"] = np.nan
+    t["truth_cv_pct"] = t["truth_se_pct"] = np.nan
     if agg is not None and "cv" in agg.columns:
         s = series_table(agg)
-        cv = dict(zip(zip(s["series"], s["device"]), 100 * s["cv"].astype(float)))
-        t["truth_cv_pct"] = [cv.get(k, np.nan) for k in zip(t["series"], t["held_out"])]
+        at, rows = (pd.MultiIndex.from_arrays(a) for a in ([s["series"], s["device"]], [t["series"], t["held_out"]]))
+        t["truth_cv_pct"] = pd.Series(100 * s["cv"].to_numpy(dtype=float), index=at).reindex(rows).to_numpy()
+        if {"std", "n", "k"} <= set(s.columns):
+            se = floor.se_pct(s["value"], s["std"], s["n"], s["k"])
+            t["truth_se_pct"] = pd.Series(se, index=at).reindex(rows).to_numpy()
     g = t.groupby("series")["truth"]
     t["baseline_pct_error"] = g.transform(baseline_pct_error)
     t["position"] = np.where((t["truth"] == g.transform("min")) | (t["truth"] == g.transform("max")),
@@ -739,7 +744,8 @@ VERDICT_NONE = "not predictable: no better than the mean of the other devices"
 VERDICT_FEW = "too few devices to judge (a nested choice needs 4, an interior tier 3)"
 VERDICT_COLUMNS = ["series", *SERIES_COLUMNS, "n_devices", "n_interior", "spread", "feature",
                    "interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
-                   "extreme_baseline_mape", "multiple_interior_mape", "device_requests_per_op", "verdict"]
+                   "extreme_baseline_mape", "multiple_interior_mape", "interior_floor_mape", "device_requests_per_op",
+                   "verdict"]
 
 
 def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -752,7 +758,9 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     them, at least :data:`MIN_COVERED` of the series' devices (a tmpfs has no counters): what
     differs between devices is not the device), predictable (beats the baseline on the
     interior tiers, interior MAPE <= ``tolerance`` %), better than the baseline but outside the
-    tolerance, not predictable, or too few devices to judge. Columns :data:`VERDICT_COLUMNS`."""
+    tolerance, not predictable, or too few devices to judge. ``interior_floor_mape``: the MAPE a
+    perfect model would still have on the interior tiers, from the truths' standard errors alone
+    (:func:`floor.expected_abs_error`). Columns :data:`VERDICT_COLUMNS`."""
     if tier_table.empty:
         return pd.DataFrame(columns=VERDICT_COLUMNS)
     keys = ["benchmark", "engine", "workload", "threads"]
@@ -786,7 +794,10 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
             "interior_baseline_mape": b, "baseline_mape": b_all,
             "extreme_mape": mape(outer, "nested_pct_error"),
             "extreme_baseline_mape": mape(outer, "baseline_pct_error"),
-            "multiple_interior_mape": mape(inner, "multiple_pct_error"), "device_requests_per_op": per_op,
+            "multiple_interior_mape": mape(inner, "multiple_pct_error"),
+            "interior_floor_mape": float(np.nanmean(floor.expected_abs_error(inner["truth_se_pct"])))
+            if "truth_se_pct" in inner and inner["truth_se_pct"].notna().any() else np.nan,
+            "device_requests_per_op": per_op,
             "verdict": verdict,
         })
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)

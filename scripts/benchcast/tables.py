@@ -177,7 +177,7 @@ def validity_verdicts(verdicts: pd.DataFrame, agg: pd.DataFrame | None = None) -
                         verdicts.pop("aggregation").fillna(""))
     out = _gb(verdicts).drop(columns="series")
     for c in ("interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
-              "extreme_baseline_mape", "multiple_interior_mape"):
+              "extreme_baseline_mape", "multiple_interior_mape", "interior_floor_mape"):
         out[c] = out[c].astype(float).round(1)
     out["spread"] = out["spread"].astype(float).round(2)
     return out.reset_index(drop=True)
@@ -185,10 +185,10 @@ def validity_verdicts(verdicts: pd.DataFrame, agg: pd.DataFrame | None = None) -
 
 def validity_tiers(tier_table: pd.DataFrame, labels=None) -> pd.DataFrame:
     """Held-out percent error per tier and series (:func:`benchcast.heldout.tiers`): interior tiers
-    first, extreme tiers marked, percent errors and the truth's CV rounded to 0.1 %."""
+    first, extreme tiers marked, percent errors and the truth's CV and standard error rounded to 0.1 %."""
     out = _gb(tier_table).drop(columns="series")
     out.insert(out.columns.get_loc("held_out") + 1, "label", out["held_out"].map(dict(labels or {})).fillna(""))
-    for c in [c for c in out.columns if c.endswith("_pct_error") or c == "truth_cv_pct"]:
+    for c in [c for c in out.columns if c.endswith("_pct_error") or c in ("truth_cv_pct", "truth_se_pct")]:
         out[c] = out[c].astype(float).round(1)
     return out.reset_index(drop=True)
 

@@ -1,0 +1,103 @@
+"""How close can any model come on this machine? The noise floor under issue 10's criteria.
+
+For each study tree (``results/<study>`` of a default run), the tiers the acceptance check judges
+(interior tiers of write series at 10 %, of device-dependent read series at 15 %), scored for two
+perfect models, neither of which exists:
+
+* **within-run**: predicts each result's true mean exactly; it misses only by the result's own
+  standard error (``truth_se_pct`` of ``validation/tiers.csv``; :mod:`benchcast.floor`). Printed:
+  expected misses and the chance of none.
+* **other runs** (with two or more trees): predicts each result by the geometric mean of the same
+  result in the *other* trees, i.e. by measuring the device again as often as the other runs did.
+  Printed: how many judged tiers it misses, counted.
+
+    .venv/bin/python benchmarks/floor.py /tmp/runA/results/local /tmp/runB/results/local ...
+
+Reads the trees' tables; measures nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def _acceptance():
+    spec = importlib.util.spec_from_file_location("acceptance", ROOT / "benchmarks" / "acceptance.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def judged(tree: Path) -> pd.DataFrame:
+    """The judged interior tiers of one tree: series, held_out, truth, truth_se_pct, limit, error."""
+    inner, _ = _acceptance().check(tree)
+    j = inner[inner["limit"].notna()]
+    cols = ["series", "held_out", "truth", "limit", "nested_pct_error"]
+    out = j[cols + (["truth_se_pct"] if "truth_se_pct" in j else [])].copy()
+    if "truth_se_pct" not in out:  # a tree validated before the column existed: from its runs
+        out["truth_se_pct"] = _se_from_aggregated(tree, out)
+    return out.reset_index(drop=True)
+
+
+def _se_from_aggregated(tree: Path, tiers: pd.DataFrame) -> np.ndarray:
+    from benchcast import features, floor, tables
+
+    s = features.series_table(tables.read_aggregated(tree / "aggregated.csv"))
+    se = pd.Series(floor.se_pct(s["value"], s["std"], s["n"], s["k"]),
+                   index=pd.MultiIndex.from_arrays([s["series"], s["device"]]))
+    return se.reindex(pd.MultiIndex.from_arrays([tiers["series"], tiers["held_out"]])).to_numpy()
+
+
+def other_runs(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per tree: judged tiers that every tree has, and how many of them the geometric mean of the
+    other trees' truths misses by more than the limit (and how many the nested choice misses)."""
+    keys = ["series", "held_out"]
+    common = None
+    for t in tables.values():
+        k = set(map(tuple, t[keys].to_numpy()))
+        common = k if common is None else common & k
+    truths = pd.DataFrame({name: t.set_index(keys)["truth"] for name, t in tables.items()}).loc[sorted(common)]
+    rows = []
+    for name, t in tables.items():
+        t = t.set_index(keys).loc[truths.index]
+        rest = truths.drop(columns=name)
+        oracle = np.exp(np.log(rest).mean(axis=1))
+        err = 100 * (oracle / truths[name] - 1)
+        rows.append({"tree": name, "judged": len(t), "other_runs_misses": int((err.abs() > t["limit"]).sum()),
+                     "other_runs_mape": float(err.abs().mean()),
+                     "nested_misses": int((t["nested_pct_error"].abs() > t["limit"]).sum()),
+                     "nested_mape": float(t["nested_pct_error"].abs().mean())})
+    return pd.DataFrame(rows)
+
+
+def main(argv=None) -> int:
+    from benchcast import floor
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("trees", nargs="+", type=Path, help="results/<study> directories of default runs")
+    args = p.parse_args(argv)
+    tables = {str(t): judged(t) for t in args.trees}
+    print("within-run floor (a perfect model misses by the truth's own standard error):")
+    for name, t in tables.items():
+        f = floor.expected_misses(t["truth_se_pct"].to_numpy(dtype=float), t["limit"].to_numpy(dtype=float))
+        print(f"  {name}: judged {len(t)}, with a standard error {f['cells']}, median se "
+              f"{t['truth_se_pct'].median():.1f} %, expected misses {f['expected']:.1f}, P(no miss) {f['p_none']:.2g}; "
+              f"the nested choice misses {int((t['nested_pct_error'].abs() > t['limit']).sum())}")
+    if len(tables) >= 2:
+        print("\nother runs (each tier predicted by the geometric mean of the other trees' results):")
+        pd.set_option("display.width", 200)
+        print(other_runs(tables).round(1).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""benchmarks/floor.py: the measure-again oracle over trees made by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchcast import heldout
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _floor():
+    spec = importlib.util.spec_from_file_location("floor_benchmark", ROOT / "benchmarks" / "floor.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _tree(path: Path, truths: dict, errors: dict) -> Path:
+    (path / "validation").mkdir(parents=True)
+    pd.DataFrame([("w", "update", d, "interior", truths[d], errors[d], 3.0) for d in truths],
+                 columns=["series", "op", "held_out", "position", "truth", "nested_pct_error", "truth_se_pct"]
+                 ).to_csv(path / "validation" / "tiers.csv", index=False)
+    pd.DataFrame({"series": ["w"], "verdict": [heldout.VERDICT_BETTER]}).to_csv(
+        path / "validation" / "verdicts.csv", index=False)
+    return path
+
+
+def test_other_runs_predicts_each_tree_by_the_geometric_mean_of_the_others(tmp_path):
+    a = _tree(tmp_path / "a", {"disk": 100.0, "zram": 50.0}, {"disk": 5.0, "zram": 20.0})
+    b = _tree(tmp_path / "b", {"disk": 100.0, "zram": 40.0}, {"disk": -12.0, "zram": 1.0})
+    c = _tree(tmp_path / "c", {"disk": 110.25, "zram": 40.0}, {"disk": 0.0, "zram": 0.0})
+    fl = _floor()
+    out = fl.other_runs({str(t): fl.judged(t) for t in (a, b, c)}).set_index("tree")
+    # a on disk: sqrt(100 * 110.25) = 105 -> +5 %; a on zram: 40 -> -20 % (a miss)
+    # b on disk: 105 -> +5 %; b on zram: sqrt(50 * 40) = 44.7 -> +11.8 % (a miss)
+    # c on disk: 100 -> -9.3 %; c on zram: 44.7 -> +11.8 % (a miss)
+    assert out["other_runs_misses"].to_dict() == {str(a): 1, str(b): 1, str(c): 1}
+    assert out.loc[str(c), "other_runs_mape"] == pytest.approx(
+        50 * (abs(100 / 110.25 - 1) + abs(np.sqrt(2000) / 40 - 1)))
+    assert out["nested_misses"].to_dict() == {str(a): 1, str(b): 1, str(c): 0}
+    assert out["judged"].tolist() == [2, 2, 2]

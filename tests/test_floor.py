@@ -1,0 +1,54 @@
+"""benchcast.floor: the standard error of a trimmed mean and what a perfect model still misses."""
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from benchcast import aggregate, floor
+
+
+def test_se_factor_of_an_untrimmed_mean_is_one_over_root_n():
+    assert floor.se_factor(4, 0) == 0.5
+    assert floor.se_factor(1, 0) == 1.0
+
+
+def test_se_factor_of_the_median_of_three():
+    # Var(median of 3 unit normals) = 1 - sqrt(3) / pi = 0.4487 (order statistics of the normal)
+    assert floor.se_factor(3, 1) == pytest.approx(np.sqrt(1 - np.sqrt(3) / np.pi), rel=0.01)
+    assert floor.se_factor(3, 1) == floor.se_factor(3, 1)  # deterministic
+
+
+def test_se_factor_agrees_with_the_aggregate_trimmed_mean():
+    """The factor is the spread of aggregate.trimmed_mean over samples of 5 unit normals."""
+    rng = np.random.default_rng(7)
+    tm = [aggregate.trimmed_mean(rng.standard_normal(5), 1) for _ in range(20000)]
+    assert np.std(tm, ddof=1) == pytest.approx(floor.se_factor(5, 1), rel=0.03)
+    assert floor.se_factor(5, 1) > floor.se_factor(5, 0)  # trimming costs efficiency on normal data
+
+
+def test_se_factor_refuses_what_trims_everything():
+    with pytest.raises(ValueError, match="cannot drop 1"):
+        floor.se_factor(2, 1)
+
+
+def test_se_pct_by_hand():
+    se = floor.se_pct([100.0, 50.0, 10.0, 0.0], [10.0, 5.0, 1.0, 1.0], [4, 3, 1, 4], [0, 1, 0, 0])
+    assert se[0] == pytest.approx(5.0)                          # 100 * 10 / sqrt(4) / 100
+    assert se[1] == pytest.approx(10 * floor.se_factor(3, 1))   # 100 * 5 * 0.67 / 50
+    assert np.isnan(se[2]) and np.isnan(se[3])                  # one run; a value that is not positive
+
+
+def test_miss_probability_and_expected_misses_by_hand():
+    p = floor.miss_probability([5.0, 0.0, np.nan], [10.0, 10.0, 10.0])
+    assert p[0] == pytest.approx(2 * norm.cdf(-2)) and p[0] == pytest.approx(0.0455, abs=1e-4)
+    assert p[1] == 0.0 and np.isnan(p[2])
+    e = floor.expected_misses([5.0, 10.0, np.nan], [10.0, 15.0, 10.0])
+    p1, p2 = 2 * norm.cdf(-2), 2 * norm.cdf(-1.5)
+    assert e["cells"] == 2
+    assert e["expected"] == pytest.approx(p1 + p2)
+    assert e["p_none"] == pytest.approx((1 - p1) * (1 - p2))
+
+
+def test_expected_abs_error_is_the_mean_absolute_normal():
+    rng = np.random.default_rng(1)
+    assert np.mean(np.abs(rng.normal(0, 8.0, 200000))) == pytest.approx(float(floor.expected_abs_error(8.0)), rel=0.01)
