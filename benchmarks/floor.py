@@ -21,7 +21,6 @@ Reads the trees' tables; measures nothing.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -30,18 +29,14 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-
-def _acceptance():
-    spec = importlib.util.spec_from_file_location("acceptance", ROOT / "benchmarks" / "acceptance.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import acceptance  # noqa: E402
 
 
 def judged(tree: Path) -> pd.DataFrame:
     """The judged interior tiers of one tree: series, held_out, truth, truth_se_pct, limit, error."""
-    inner, _ = _acceptance().check(tree)
+    inner, _ = acceptance.check(tree)
     j = inner[inner["limit"].notna()]
     cols = ["series", "engine", "kind", "held_out", "truth", "limit", "nested_pct_error"]
     out = j[cols + (["truth_se_pct"] if "truth_se_pct" in j else [])].copy()

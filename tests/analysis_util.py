@@ -1,6 +1,7 @@
-"""Helpers of the analysis tests: the paper study as configured, its aggregated records, and small
-aggregated tables built by hand (:func:`make_agg`)."""
+"""Helpers of the analysis tests: the paper study as configured, its aggregated records, small
+aggregated tables built by hand (:func:`make_agg`), and the scripts of benchmarks/ as modules."""
 import copy
+import importlib.util
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,14 @@ from benchcast import aggregate, config, importers
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 PAPER = config.validate(copy.deepcopy(CONFIG))["studies"]["paper"]
+
+
+def benchmark(name: str):
+    """benchmarks/<name>.py loaded as a module (they are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def paper_records():

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
+from analysis_util import benchmark
 from benchcast import heldout
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _acceptance():
-    spec = importlib.util.spec_from_file_location("acceptance", ROOT / "benchmarks" / "acceptance.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_criteria_count_tiers_over_the_tolerance_and_unlabelled_series(tmp_path):
@@ -37,7 +26,7 @@ def test_criteria_count_tiers_over_the_tolerance_and_unlabelled_series(tmp_path)
         heldout.VERDICT_INDEPENDENT, heldout.VERDICT_FEW]})
     tiers.to_csv(tmp_path / "validation" / "tiers.csv", index=False)
     verdicts.to_csv(tmp_path / "validation" / "verdicts.csv", index=False)
-    inner, failures = _acceptance().check(tmp_path)
+    inner, failures = benchmark("acceptance").check(tmp_path)
     assert len(inner) == 6
     assert failures == ["w on zram: 12.0 % > 10 %", "r on slow: 16.0 % > 15 %", f"few: {heldout.VERDICT_FEW}"]
 
@@ -60,7 +49,7 @@ def test_noise_floor_counts_the_judged_tiers_only(tmp_path):
     pd.DataFrame({"series": ["w", "r", "flat"], "verdict": [
         heldout.VERDICT_BETTER, heldout.VERDICT_PREDICTABLE, heldout.VERDICT_INDEPENDENT]}).to_csv(
         tmp_path / "validation" / "verdicts.csv", index=False)
-    acc = _acceptance()
+    acc = benchmark("acceptance")
     inner, failures = acc.check(tmp_path)
     assert failures == []
     f = acc.noise_floor(inner)

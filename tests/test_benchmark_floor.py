@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from analysis_util import benchmark
 from benchcast import heldout
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _floor():
-    spec = importlib.util.spec_from_file_location("floor_benchmark", ROOT / "benchmarks" / "floor.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _tree(path: Path, truths: dict, errors: dict) -> Path:
@@ -35,7 +26,7 @@ def test_other_runs_predicts_each_tree_by_the_geometric_mean_of_the_others(tmp_p
     a = _tree(tmp_path / "a", {"disk": 100.0, "zram": 50.0}, {"disk": 5.0, "zram": 20.0})
     b = _tree(tmp_path / "b", {"disk": 100.0, "zram": 40.0}, {"disk": -12.0, "zram": 1.0})
     c = _tree(tmp_path / "c", {"disk": 110.25, "zram": 40.0}, {"disk": 0.0, "zram": 0.0})
-    fl = _floor()
+    fl = benchmark("floor")
     out = fl.other_runs({str(t): fl.judged(t) for t in (a, b, c)}).set_index("tree")
     # a on disk: sqrt(100 * 110.25) = 105 -> +5 %; a on zram: 40 -> -20 % (a miss)
     # b on disk: 105 -> +5 %; b on zram: sqrt(50 * 40) = 44.7 -> +11.8 % (a miss)
@@ -57,7 +48,7 @@ def test_family_misses_average_the_series_of_an_engine_kind_and_tier():
         return pd.DataFrame({"series": ["s1", "s2"], "engine": "e", "kind": "write", "held_out": "disk",
                              "truth": [t1, t2], "limit": 10.0, "nested_pct_error": [e1, e2]})
     tabs = {"a": table(100.0, 50.0, 25.0, 0.0), "b": table(120.0, 50.0, 1.0, 1.0), "c": table(120.0, 50.0, 1.0, 1.0)}
-    out = _floor().other_runs(tabs).set_index("tree")
+    out = benchmark("floor").other_runs(tabs).set_index("tree")
     # a: s1 predicted by 120 -> +20 % (a miss), s2 by 50 -> 0 %: family mean 10 %, not over 10
     assert out.loc["a", "other_runs_misses"] == 1 and out.loc["a", "other_runs_family_misses"] == 0
     assert out.loc["a", "nested_misses"] == 1 and out.loc["a", "nested_family_misses"] == 1  # (25 + 0) / 2
