@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import acceptance  # noqa: E402
+from benchcast import features, floor, tables  # noqa: E402
 
 
 def judged(tree: Path) -> pd.DataFrame:
@@ -46,25 +47,21 @@ def judged(tree: Path) -> pd.DataFrame:
 
 
 def _se_from_aggregated(tree: Path, tiers: pd.DataFrame) -> np.ndarray:
-    from benchcast import features, floor, tables
-
-    s = features.series_table(tables.read_aggregated(tree / "aggregated.csv"))
-    se = pd.Series(floor.se_pct(s["value"], s["std"], s["n"], s["k"]),
-                   index=pd.MultiIndex.from_arrays([s["series"], s["device"]]))
+    se = floor.truth_se(features.series_table(tables.read_aggregated(tree / "aggregated.csv")))
     return se.reindex(pd.MultiIndex.from_arrays([tiers["series"], tiers["held_out"]])).to_numpy()
 
 
-def other_runs(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def other_runs(trees: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per tree: judged tiers that every tree has, and how many of them the geometric mean of the
     other trees' truths misses by more than the limit (and how many the nested choice misses)."""
     keys = ["series", "held_out"]
     common = None
-    for t in tables.values():
+    for t in trees.values():
         k = set(map(tuple, t[keys].to_numpy()))
         common = k if common is None else common & k
-    truths = pd.DataFrame({name: t.set_index(keys)["truth"] for name, t in tables.items()}).loc[sorted(common)]
+    truths = pd.DataFrame({name: t.set_index(keys)["truth"] for name, t in trees.items()}).loc[sorted(common)]
     rows = []
-    for name, t in tables.items():
+    for name, t in trees.items():
         t = t.set_index(keys).loc[truths.index]
         rest = truths.drop(columns=name)
         oracle = np.exp(np.log(rest).mean(axis=1))
@@ -80,22 +77,20 @@ def other_runs(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    from benchcast import floor
-
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("trees", nargs="+", type=Path, help="results/<study> directories of default runs")
     args = p.parse_args(argv)
-    tables = {str(t): judged(t) for t in args.trees}
+    trees = {str(t): judged(t) for t in args.trees}
     print("within-run floor (a perfect model misses by the truth's own standard error):")
-    for name, t in tables.items():
+    for name, t in trees.items():
         f = floor.expected_misses(t["truth_se_pct"].to_numpy(dtype=float), t["limit"].to_numpy(dtype=float))
         print(f"  {name}: judged {len(t)}, with a standard error {f['cells']}, median se "
               f"{t['truth_se_pct'].median():.1f} %, expected misses {f['expected']:.1f}, P(no miss) {f['p_none']:.2g}; "
               f"the nested choice misses {int((t['nested_pct_error'].abs() > t['limit']).sum())}")
-    if len(tables) >= 2:
+    if len(trees) >= 2:
         print("\nother runs (each tier predicted by the geometric mean of the other trees' results):")
         pd.set_option("display.width", 200)
-        print(other_runs(tables).round(1).to_string(index=False))
+        print(other_runs(trees).round(1).to_string(index=False))
     return 0
 
 

@@ -52,3 +52,13 @@ def test_miss_probability_and_expected_misses_by_hand():
 def test_expected_abs_error_is_the_mean_absolute_normal():
     rng = np.random.default_rng(1)
     assert np.mean(np.abs(rng.normal(0, 8.0, 200000))) == pytest.approx(float(floor.expected_abs_error(8.0)), rel=0.01)
+
+
+def test_truth_se_is_indexed_by_series_and_device():
+    import pandas as pd
+
+    rows = pd.DataFrame({"series": ["s", "s"], "device": ["disk", "zram"], "value": [100.0, 50.0],
+                         "std": [10.0, 5.0], "n": [4, 3], "k": [0, 1]})
+    se = floor.truth_se(rows)
+    assert se[("s", "disk")] == pytest.approx(5.0)
+    assert se[("s", "zram")] == pytest.approx(10 * floor.se_factor(3, 1))

@@ -49,6 +49,14 @@ def se_pct(value, std, n, k) -> np.ndarray:
         return np.where(value > 0, 100 * std * factor / value, np.nan)
 
 
+def truth_se(results: pd.DataFrame) -> pd.Series:
+    """:func:`se_pct` of every application result (the rows of
+    :func:`benchcast.features.series_table`: ``value``, ``std``, ``n``, ``k``), indexed by
+    (series label, device) as the held-out tiers are."""
+    return pd.Series(se_pct(results["value"], results["std"], results["n"], results["k"]),
+                     index=pd.MultiIndex.from_arrays([results["series"], results["device"]]))
+
+
 def miss_probability(se, limit) -> np.ndarray:
     """Probability that a perfect prediction misses a result with standard error ``se`` % by more
     than ``limit`` %: ``2 * Phi(-limit / se)``. NaN where ``se`` is NaN; 0 where ``se`` is 0."""

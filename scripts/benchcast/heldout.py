@@ -705,7 +705,7 @@ def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame
     its result lies inside the other devices' range (the model interpolates), ``extreme`` when it
     is the lowest or highest (extrapolation). ``truth_cv_pct``: the coefficient of variation of the
     held-out result's own runs, in percent, from the aggregated rows ``agg`` (NaN without them);
-    ``truth_se_pct``: the standard error of its trimmed mean, in percent (:func:`floor.se_pct`): a
+    ``truth_se_pct``: the standard error of its trimmed mean, in percent (:func:`floor.truth_se`): a
     miss of that size is the measurement's noise, not the model's. Rows interior first; columns
     :data:`TIER_COLUMNS`."""
     if chosen.empty:
@@ -717,8 +717,7 @@ def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame
         at, rows = (pd.MultiIndex.from_arrays(a) for a in ([s["series"], s["device"]], [t["series"], t["held_out"]]))
         t["truth_cv_pct"] = pd.Series(100 * s["cv"].to_numpy(dtype=float), index=at).reindex(rows).to_numpy()
         if {"std", "n", "k"} <= set(s.columns):
-            se = floor.se_pct(s["value"], s["std"], s["n"], s["k"])
-            t["truth_se_pct"] = pd.Series(se, index=at).reindex(rows).to_numpy()
+            t["truth_se_pct"] = floor.truth_se(s).reindex(rows).to_numpy()
     g = t.groupby("series")["truth"]
     t["baseline_pct_error"] = g.transform(baseline_pct_error)
     t["position"] = np.where((t["truth"] == g.transform("min")) | (t["truth"] == g.transform("max")),
