@@ -154,8 +154,9 @@ def get_round(wildcards):
     """Measurements in rounds: a benchmark job's priority is minus its repeat, so the greedy
     scheduler runs repeat r of every provisioned device before repeat r + 1 of any. A slow stretch
     of the machine then falls on one repeat of several devices, which the trimmed mean drops or
-    averages, and not on every repeat of one device (docs/ablation.md, session 18). Only the order
-    changes: priority is no rerun trigger. On a cluster each device's group job keeps this order.
+    averages, and not on every repeat of one device (docs/archive/ablation-2026-11.md, session 19).
+    Only the order changes: priority is no rerun trigger. On a cluster each device's group job keeps
+    this order.
     """
     return -int(wildcards.repeat)
 

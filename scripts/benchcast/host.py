@@ -41,9 +41,9 @@ def cpu_latency(limit_us: int | None, where: str = "cpu_latency_us"):
     poll). A client and a database server that wait for a device wake each other several times per
     device request; from a deep idle state (a virtual machine's halt) every wake-up costs tens of
     microseconds, which fio's one thread pays once per request and the application several times
-    (docs/ablation.md, session 13). The limit is released when the file closes, also when the
-    process is killed: nothing is left to restore. None: nothing is held. A limit that cannot be
-    held is an error naming ``where``."""
+    (docs/archive/ablation-2026-11.md, session 13). The limit is released when the file closes,
+    also when the process is killed: nothing is left to restore. None: nothing is held. A limit
+    that cannot be held is an error naming ``where``."""
     if limit_us is None:
         yield None
         return
