@@ -159,8 +159,11 @@ def test_parse_converts_units_and_keeps_only_ops_that_did_io(tmp_path):
     row = df.iloc[0]
     assert (row.study, row.source, row.device, row.benchmark, row.engine, row.workload) == (
         "s", "fio", "d", "fio", "libaio", "randread")
-    assert (row.block_size, row.threads, row.data_size, row.run) == (4096, 16, 4 << 20, 2)
-    assert row.fio_version == "fio-3.33" and row.cell == "randread-4K-abc123" and row.device_model == "zram (lz4)"
+    assert (row.block_size, row.threads, row.iodepth, row.numjobs, row.data_size, row.run) == (4096, 16, 8, 2, 4 << 20, 2)
+    assert row.fio_version == "fio-3.33" and row.jobname == "randread-4K-abc123" and row.device_model == "zram (lz4)"
+    # the cell: every option that shapes the measurement, read back from fio (not the directory)
+    assert row.cell == "rw=randread bs=4K iodepth=8 numjobs=2 ioengine=libaio direct=1 size=4M"
+    assert fio.parse(p, study="s", device="d", cell="randread-4K-abc123")["cell"].eq("randread-4K-abc123").all()
     assert {"kernel", "cpu_model", "mount_options"} <= set(df.columns)
     records.check(df, "t")
     records.write(df, tmp_path / "r.csv")

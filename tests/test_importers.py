@@ -151,7 +151,7 @@ def test_fio_json_older_versions_report_usec(tmp_path):
     ("hello", "no JSON object"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "error": 5}]}), "ended with error 5"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {"total_ios": 3, "iops": 1.0}}]}), "lack"),
-    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), "two jobs of the same cell"),
+    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), "2 jobs of the same cell"),
 ])
 def test_fio_json_refuses_malformed_files_naming_them(tmp_path, text, message):
     (tmp_path / "good.json").write_text(json.dumps(OLD_FIO))

@@ -152,10 +152,14 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
     ``<bs>/<rw>-<iodepth>-<numjobs>.json``).
 
     Each job of a file is one cell, read from the options fio reports back (global, then the job's),
-    never from the file name. Files of the same cell on one device are repeats (run 0, 1, ... in
-    file order). Provenance: file, fio_version, cell (the job name). A file that is not fio JSON,
-    lacks statistics, reports a job error or holds two jobs of the same cell stops the import with
-    one line naming it; nothing is written then."""
+    never from the file name: every option that shapes the measurement (:func:`benchcast.fio.cell_label`:
+    rw, bs, iodepth, numjobs, ioengine, direct, rwmixread, fsync, size ...) is part of it, and the
+    cell column holds them. Files of the same cell on one device are repeats (run 0, 1, ... in file
+    order); files that differ in any of those options are separate cells. The jobs of a job with
+    numjobs > 1 that fio reported one by one (no group_reporting) are merged into one
+    (:func:`benchcast.fio.merge_jobs`). Provenance: file, fio_version, jobname. A file that is not
+    fio JSON, lacks statistics, reports a job error or holds two jobs of the same cell stops the
+    import with one line naming it; nothing is written then."""
     from . import fio
 
     frames = []
@@ -165,25 +169,16 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
             data = fio.load(path)
             if data.get("benchcast_skipped"):
                 continue
-            cells = set()
-            for job in data["jobs"]:
-                if job.get("error"):
-                    raise BenchcastError(f"{path}: fio job {job.get('jobname')} ended with error {job['error']}")
-                keys = fio.job_keys(job, data.get("global options"), path)
+            for keys, job in fio.file_cells(data, path):
                 rows = fio.job_rows(job, path)
                 if not rows:
                     raise BenchcastError(f"{path}: fio job {job.get('jobname')} did no I/O")
                 cell = tuple(sorted(keys.items()))
-                if cell in cells:
-                    raise BenchcastError(f"{path}: two jobs of the same cell ({keys['workload']}, bs "
-                                         f"{keys['block_size']}, {keys['threads']} in flight): report them "
-                                         f"together (group_reporting) or as separate files")
-                cells.add(cell)
                 run = seen.get(cell, 0)
                 seen[cell] = run + 1
                 frames.append(records.make(
                     rows, study=study, source=source, device=device, benchmark="fio", run=run, **keys,
-                    file=str(path), fio_version=data.get("fio version", ""), cell=job.get("jobname", "")))
+                    file=str(path), fio_version=data.get("fio version", ""), jobname=job.get("jobname", "")))
     if not frames:
         raise BenchcastError(f"{source}: no fio results in {', '.join(map(str, device_files.values()))}")
     return records.check(pd.concat(frames, ignore_index=True), where=source)
