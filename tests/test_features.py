@@ -166,6 +166,33 @@ def test_profile_candidates_add_the_median_random_read_where_measured():
     assert features.median_twin(feats, "randread_64K_lat_mean") is None
 
 
+def test_numjobs_named_after_the_queue_depth_and_one_value_per_setting():
+    """iodepth and numjobs name their own parts ('_qd4_j8'), only above 1: the QD1 figures and the
+    queue-depth figures of one job keep their names; 4 x 1, 2 x 2 and 1 x 4 are three figures; two
+    imported cells that differ only in direct name it on every device, none is averaged away."""
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 4, None, 8) == "randread_4K_qd4_j8_lat_mean"
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 1, "libaio", 4) == "randread_4K_j4_libaio_lat_mean"
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 32, None, 1) == "randread_4K_qd32_lat_mean"
+    agg = make_agg({d: {("randread", 4096, "lat_mean"): 10.0} for d in "ab"}, {"a": 1.0, "b": 2.0})
+    one = agg[agg["benchmark"] == "fio"]
+    sweep = pd.concat([one.assign(iodepth=d, numjobs=j, threads=d * j, value=float(10 * d + j))
+                       for d, j in ((4, 1), (2, 2), (1, 4))], ignore_index=True)
+    table = features.feature_table(sweep)
+    assert set(table["feature"]) == {"randread_4K_qd4_lat_mean", "randread_4K_qd2_j2_lat_mean", "randread_4K_j4_lat_mean"}
+    assert table.set_index(["feature", "device"]).loc[("randread_4K_qd2_j2_lat_mean", "a"), "value"] == 22.0
+    assert {"iodepth", "numjobs"} <= set(table.columns)
+    card = {"T": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean", "iodepth": 2,
+                               "numjobs": 2, "value": 30.0}]}}
+    assert list(features.spec_features(card)["feature"]) == ["randread_4K_qd2_j2_lat_mean"]
+    label = "rw=randread bs=4K iodepth=1 numjobs=1 ioengine=libaio direct={} size=4M"
+    cells = pd.concat([one.assign(iodepth=1, numjobs=1, cell=label.format(1)),
+                       one[one["device"] == "a"].assign(iodepth=1, numjobs=1, cell=label.format(0), value=3.0)],
+                      ignore_index=True)
+    named = features.feature_table(cells).set_index(["feature", "device"])["value"]
+    assert named.to_dict() == {("randread_4K_direct1_lat_mean", "a"): 10.0, ("randread_4K_direct1_lat_mean", "b"): 10.0,
+                               ("randread_4K_direct0_lat_mean", "a"): 3.0}
+
+
 def test_an_ioengine_axis_is_named_but_engines_of_other_tools_are_not():
     """Two engines on one device (a grid axis) name the engine on every device; a figure whose engine
     differs only between devices (imported results of another tool) stays one figure."""

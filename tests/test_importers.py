@@ -345,6 +345,13 @@ def test_pkb_fio_samples_become_records(tmp_path):
     w = recs[recs["workload"] == "write"]
     assert set(w["block_size"]) == {131072} and set(w["op"]) == {"write"} and set(w["threads"]) == {1}
     assert sorted(recs["run"].unique()) == [0, 1]  # two files of the same cells: repeats
+    assert set(a["iodepth"]) == {16} and set(a["numjobs"]) == {2}
+    # the same job buffered is another cell, not a third repeat
+    (tmp_path / "c.json").write_text(PKB_FILE.replace('"iodepth": "16"', '"iodepth": "16", "direct": "0"'))
+    recs = importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
+    rr = recs[(recs["workload"] == "randread") & (recs["metric"] == "iops")]
+    assert sorted(rr["run"]) == [0, 0, 1] and rr["cell"].nunique() == 2
+    assert rr.loc[rr["run"] == 0, "cell"].str.contains("direct=0").sum() == 1
     (tmp_path / "c.json").write_text(PKB_FILE + "{not json\n")
     with pytest.raises(BenchcastError, match=r"c.json: line 9: not a PKB sample"):
         importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")

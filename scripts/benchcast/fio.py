@@ -221,13 +221,6 @@ def expand_grid(source: dict, devices: dict, source_name: str = "fio") -> list[d
     latency = host.measured_settings({"cpu_latency_us": source.get("cpu_latency_us")})
     cells = []
     for dev, opts in device_options(source, devices, source_name).items():
-        depths = {}
-        for depth, jobs in itertools.product(opts["iodepth"], opts["numjobs"]):
-            if depth * jobs in depths and depths[depth * jobs] != (depth, jobs):
-                d0, j0 = depths[depth * jobs]
-                raise _err(source_name, "numjobs", f"iodepth {d0} x numjobs {j0} and iodepth {depth} x numjobs {jobs} "
-                           f"are both {depth * jobs} in flight on {dev}: the records keep only the product")
-            depths[depth * jobs] = (depth, jobs)
         axes = list(itertools.product(dict.fromkeys(opts["ioengine"]), dict.fromkeys(opts["iodepth"]),
                                       dict.fromkeys(opts["numjobs"])))
         for rw in dict.fromkeys(rws):

@@ -293,11 +293,12 @@ def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
     md = s.get("metadata") or {}
     if "rw" not in md:
         raise BenchcastError(f"{where}: fio sample metadata lacks rw")
-    # PKB copies the job file's options, spelled as in a job file
-    opts = {**md, "bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
-            "size": md.get("size", md.get("filesize", "0"))}
+    # PKB copies the job file's options, spelled as in a job file, beside its own (fio_job ...)
+    opts = {k: v for k, v in md.items() if not str(k).startswith("fio_") and k != "blocksize"}
+    opts.update({"bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
+                 "size": md.get("size", md.get("filesize", "0"))})
     keys = fio.job_keys({"job options": opts}, None, where)
-    return {**keys, "op": parts[1], "metric": metric, "unit": unit, "value": value, "cell": parts[0]}
+    return {**keys, "op": parts[1], "metric": metric, "unit": unit, "value": value, "jobname": parts[0]}
 
 
 def _pkb_ycsb_row(s: dict, op: str, stat: str, where: str) -> dict | None:
@@ -368,7 +369,8 @@ def pkb(device_files: dict, study: str, source: str, ycsb: dict | None = None) -
             if rows:
                 df = pd.DataFrame(rows).drop_duplicates(["cell", "op", "metric"], keep="last")
                 for cell, g in df.groupby("cell", sort=False):
-                    key = tuple(g.iloc[0][["workload", "block_size", "threads", "data_size", "engine"]])
+                    key = tuple(g.iloc[0][["workload", "block_size", "iodepth", "numjobs", "data_size", "engine",
+                                           "cell"]])
                     run = seen.get(key, 0)
                     seen[key] = run + 1
                     frames.append(records.make(g, study=study, source=source, device=device, benchmark="fio",
