@@ -180,9 +180,11 @@ def _split_by_setting(df: pd.DataFrame) -> list[str]:
             continue
         keys = sorted({k for o in opts for k in o if len({p.get(k, "") for p in opts}) > 1})
         setting = ["_".join(f"{k}{o.get(k, '')}".replace("_", "") for k in keys) for o in opts]
-        names[rows.index] = [feature_name(w, b, op, m, d, None, j, st) for (w, b, op, m, d, j), st in
-                             zip(rows[["workload", "block_size", "op", "metric", "iodepth", "numjobs"]]
-                                 .itertuples(index=False), setting)]
+        cols = rows[["workload", "block_size", "op", "metric", "iodepth", "named_engine", "numjobs"]]
+        engine_named = feature != feature_name(*next(cols.itertuples(index=False)))  # an engine axis
+        names[rows.index] = [feature_name(w, b, op, m, d, e if engine_named else None, j, st)
+                             for (w, b, op, m, d, _, j), e, st in zip(cols.itertuples(index=False), rows["engine"],
+                                                                      setting)]
     return list(names)
 
 
