@@ -227,6 +227,47 @@ def test_fio_json_outputs_differing_only_in_direct_or_ioengine_stay_two_cells(tm
                      "randread_4K_psync_lat_mean"}
 
 
+def test_imports_only_study_runs_end_to_end_and_refuses_a_bad_file_last(sweep_tree, tmp_path):
+    """A study of two imported sweep folders alone (no targets, no application results): records,
+    device figures, noise, inventory and the report. A truncated file, then a JSON file that is not
+    fio's, stop the next run before any job: one line naming the file, the last on stderr; the
+    results stay as they were."""
+    from workflow_util import checksums, copy_workflow, edit_config, snakemake
+
+    wd = copy_workflow(tmp_path / "wf")
+    for dev in ("grouped", "solo"):
+        shutil.copytree(sweep_tree / dev, wd / "imports" / dev)
+
+    def only(cfg):
+        cfg["studies"] = {"mine": {
+            "devices": {"grouped": {"kind": "imported"}, "solo": {"kind": "imported"}},
+            "sources": {"theirs": {"type": "fio_json", "files": {"grouped": "imports/grouped", "solo": "imports/solo"}}},
+            "features": {"workloads": ["randread"], "block_sizes": ["4K"], "metrics": ["lat_mean", "clat_p99", "iops"]}}}
+        cfg.pop("run", None)
+
+    edit_config(wd, only)
+    snakemake(wd)
+    res = wd / "results" / "mine"
+    assert pd.read_csv(res / "tables" / "noise.csv").empty  # no setting counted as a repeat of another
+    figs = pd.read_csv(res / "tables" / "device_figures.csv")
+    for dev in ("grouped", "solo"):
+        mine = figs[(figs["device"] == dev) & (figs["metric"] == "lat_mean")]
+        assert sorted(zip(mine["iodepth"], mine["numjobs"])) == sorted(SWEEP) and (mine["n"] == 1).all()
+    assert (res / "tables" / "inventory.csv").exists() and (res / "charts" / "device_figures.svg").exists()
+    snakemake(wd, "--report", "report.html")
+    assert "device_figures" in (wd / "report.html").read_text()
+    before = checksums(wd / "results")
+    bad = wd / "imports" / "solo" / "randread-2-2.json"
+    for text, what in ((bad.read_text()[:700], "fio JSON is truncated or malformed"),
+                       ('{"hello": "world"}', "fio JSON has no jobs")):
+        bad.write_text(text)
+        proc = snakemake(wd, check=False)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode != 0 and lines[-1].startswith(f"benchcast: imports/solo/randread-2-2.json: {what}")
+        assert sum("randread-2-2.json" in ln for ln in (proc.stdout + proc.stderr).splitlines()) == 1
+        assert checksums(wd / "results") == before and not (wd / ".snakemake" / "locks").exists()
+
+
 def aggregate_of(recs):
     from benchcast import aggregate
 
@@ -368,7 +409,7 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     names = set(features.feature_table(agg)["feature"])
     assert {"randread_4K_qd4_lat_mean", "randwrite_16K_qd4_j2_lat_mean", "randread_4K_lat_mean"} <= names
     svg = (wd / "results/local/charts/device_figures.svg").read_text()
-    assert "queue depth (iodepth x numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
+    assert "queue depth (fio iodepth; a line per numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
     # an added file reruns the import and nothing measured
     (imports / "nvme_a" / "again.json").write_text((imports / "nvme_a" / "randread-1-1.json").read_text())
     # the applications: three devices per series, screened, validated, and their aggregation said

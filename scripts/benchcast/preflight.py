@@ -36,6 +36,17 @@ def check_import(fio_csv: str, app_csv: str, devices) -> None:
     importers.soga2018(fio_csv, app_csv, study="check", source="check", devices=devices)
 
 
+def check_fio_import(files: dict, kind: str = "fio_json", ycsb: dict | None = None) -> None:
+    """Check the fio JSON files (or PKB sample files) an import source will read: each parses,
+    whole, as the import reads it (:func:`benchcast.importers.fio_json`, :func:`~benchcast.importers.pkb`)."""
+    from . import importers
+
+    if kind == "pkb":
+        importers.pkb(files, study="check", source="check", ycsb=ycsb)
+    else:
+        importers.fio_json(files, study="check", source="check")
+
+
 def check_writable(directory: str = "results") -> None:
     """The results folder (or, before it exists, the working directory) must take new files."""
     d = Path(directory)

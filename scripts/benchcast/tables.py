@@ -256,8 +256,8 @@ def ooc_relative(agg: pd.DataFrame, limits: dict) -> pd.DataFrame:
                                  kind="mergesort").reset_index(drop=True)
 
 
-NOISE_COLUMNS = ["source", "device", "benchmark", "engine", "workload", "block_size", "threads", "data_size", "op",
-                 "metric", "unit", "value", "n", "cv", "min", "max"]
+NOISE_COLUMNS = ["source", "device", "benchmark", "engine", "workload", "block_size", "threads", "iodepth", "numjobs",
+                 "data_size", "op", "metric", "unit", "value", "n", "cv", "min", "max", "cell"]
 
 
 def noisy_cells(agg: pd.DataFrame, threshold: float) -> pd.DataFrame:
