@@ -610,7 +610,9 @@ def preflight():
                 bc_preflight.check_import(job.input.fio, job.input.app, devs)
             elif job.rule.name in ("import_fio_json", "import_pkb"):
                 src = STUDIES[job.wildcards.study]["sources"][job.wildcards.source]
-                bc_preflight.check_fio_import(src["files"], src["type"], src.get("ycsb"))
+                bc_preflight.check_fio_import(
+                    src["files"], src["type"], src.get("ycsb")
+                )
     except BenchcastError as exc:
         refuse_last(f"benchcast: {exc}")
 
@@ -622,7 +624,9 @@ def refuse_last(line):
     import atexit
 
     atexit.register(lambda: print(line, file=sys.stderr, flush=True))
-    raise WorkflowError("benchcast: an input was refused before any job ran; why is the last line")
+    raise WorkflowError(
+        "benchcast: an input was refused before any job ran; why is the last line"
+    )
 
 
 def teardown_everything():
