@@ -268,6 +268,17 @@ def test_imports_only_study_runs_end_to_end_and_refuses_a_bad_file_last(sweep_tr
         assert checksums(wd / "results") == before and not (wd / ".snakemake" / "locks").exists()
 
 
+def test_fio_json_files_of_one_cell_whose_numbers_differ_are_refused_not_averaged(sweep_tree, tmp_path):
+    """Outputs with the same options are repeats; where their IOPS differ more than twofold the
+    options do not tell apart what the numbers do: one line naming both files, not an average."""
+    src = json.loads((sweep_tree / "grouped" / "randread-1-1.json").read_text())
+    (tmp_path / "one.json").write_text(json.dumps(src))
+    src["jobs"][0]["read"]["iops"] *= 3
+    (tmp_path / "two.json").write_text(json.dumps(src))
+    with pytest.raises(BenchcastError, match=r"two.json and .*one.json: the same fio options \(rw=randread .*x3.0"):
+        importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+
+
 def aggregate_of(recs):
     from benchcast import aggregate
 

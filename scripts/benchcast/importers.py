@@ -181,7 +181,28 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
                     file=str(path), fio_version=data.get("fio version", ""), jobname=job.get("jobname", "")))
     if not frames:
         raise BenchcastError(f"{source}: no fio results in {', '.join(map(str, device_files.values()))}")
-    return records.check(pd.concat(frames, ignore_index=True), where=source)
+    out = records.check(pd.concat(frames, ignore_index=True), where=source)
+    _refuse_unlike_repeats(out)
+    return out
+
+
+#: Repeats of one cell (the same options) whose IOPS differ more than this factor are not taken for
+#: repeats: the options do not tell apart what the numbers do (another device, a setting fio does not
+#: report), and averaging them would pass for a measurement.
+UNLIKE_REPEATS = 2.0
+
+
+def _refuse_unlike_repeats(recs: pd.DataFrame) -> None:
+    """One line naming two files of one cell whose IOPS differ more than :data:`UNLIKE_REPEATS`."""
+    iops = recs[recs["metric"] == "iops"]
+    keys = records.KEY_COLUMNS
+    for _, g in iops[iops.groupby(keys)["run"].transform("size") > 1].groupby(keys):
+        lo, hi = g.loc[g["value"].idxmin()], g.loc[g["value"].idxmax()]
+        if hi["value"] > UNLIKE_REPEATS * lo["value"]:
+            raise BenchcastError(
+                f"{hi['file']} and {lo['file']}: the same fio options ({hi['cell']}) but {hi['op']} IOPS "
+                f"{hi['value']:.6g} and {lo['value']:.6g} (x{hi['value'] / lo['value']:.1f}): not repeats of one "
+                f"setting; give them different devices (or sources)")
 
 
 # --------------------------------------------------------------------------------------------
