@@ -69,6 +69,8 @@ COLUMNS = KEY_COLUMNS + ["value", "run"]
 INT_COLUMNS = ["block_size", "threads", "iodepth", "numjobs", "data_size", "run"]
 STR_COLUMNS = [c for c in KEY_COLUMNS if c not in INT_COLUMNS]
 
+#: The key columns tables written before them lack (:func:`fill_settings`).
+SETTING_COLUMNS = ["iodepth", "numjobs", "cell"]
 #: The columns that name one application result series (a screening target) apart from device.
 SERIES_COLUMNS = ["benchmark", "engine", "workload", "threads", "data_size", "op", "metric", "unit"]
 #: The columns that name one device figure (a candidate feature) apart from device.
@@ -91,9 +93,9 @@ def make(rows, **common) -> pd.DataFrame:
     return check(df, where="records")
 
 
-def _fill_settings(df: pd.DataFrame) -> pd.DataFrame:
+def fill_settings(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the setting columns a table written before them lacks (see the module doc)."""
-    missing = [c for c in ("iodepth", "numjobs", "cell") if c not in df.columns]
+    missing = [c for c in SETTING_COLUMNS if c not in df.columns]
     if not missing or "benchmark" not in df.columns or "threads" not in df.columns:
         return df
     df = df.copy()
@@ -111,9 +113,9 @@ def check(df: pd.DataFrame, where: str) -> pd.DataFrame:
     """Check that ``df`` has the record shape; return it with canonical dtypes and column order.
 
     ``where`` names the table or file in error messages. A table without ``iodepth``, ``numjobs``
-    or ``cell`` gets them (:func:`_fill_settings`).
+    or ``cell`` gets them (:func:`fill_settings`).
     """
-    df = _fill_settings(df)
+    df = fill_settings(df)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise BenchcastError(f"{where}: missing record column(s) {', '.join(missing)}")
