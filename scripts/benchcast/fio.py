@@ -441,9 +441,9 @@ def job_keys(job: dict, global_options: dict | None, where) -> dict:
 
 
 def _bin_percentiles(bins: dict, wanted: dict) -> dict:
-    """fio's percentiles (``wanted``: fio key -> fio key, as in :data:`PERCENTILES`) of a latency
-    histogram (json+ ``bins``: value in ns -> count), computed as fio does: the first bin at which
-    the running count reaches the percentile of all."""
+    """The percentiles of ``wanted`` (metric -> fio's key, as :data:`PERCENTILES`), keyed as fio
+    keys them ('99.000000'), of a latency histogram (json+ ``bins``: value in ns -> count), computed
+    as fio does: the value of the first bin at which the running count reaches the percentile."""
     import numpy as np
 
     vals = np.array(sorted(int(k) for k in bins), dtype=np.int64)
@@ -512,7 +512,11 @@ def file_cells(data: dict, where) -> list[tuple[dict, dict]]:
         if len(jobs) > 1 and (len(jobs) != keys["numjobs"] or len({j.get("jobname") for j in jobs}) > 1):
             raise BenchcastError(f"{where}: {len(jobs)} jobs of the same cell ({keys['cell']}): report them "
                                  f"together (group_reporting) or as separate files")
-        out.append((keys, jobs[0] if len(jobs) == 1 else merge_jobs(jobs)))
+        try:
+            out.append((keys, jobs[0] if len(jobs) == 1 else merge_jobs(jobs)))
+        except (KeyError, TypeError, ZeroDivisionError) as exc:
+            raise BenchcastError(f"{where}: fio JSON statistics of the {len(jobs)} jobs of {keys['cell']} lack "
+                                 f"{exc}") from None
     return out
 
 
