@@ -193,6 +193,25 @@ def test_numjobs_named_after_the_queue_depth_and_one_value_per_setting():
                                ("randread_4K_direct0_lat_mean", "a"): 3.0}
 
 
+def test_the_default_local_studys_feature_names_are_unchanged():
+    """Every cell of the default config's measured grid named as before iodepth and numjobs were
+    apart (the queue depth then was iodepth x numjobs): spec cards and earlier trees keep theirs."""
+    import copy
+
+    from analysis_util import CONFIG
+    from benchcast import config, fio
+
+    study = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]
+    cells = [c for src in study["sources"].values() if src["type"] == "fio"
+             for c in fio.expand_grid(src, study["devices"])]
+    assert cells
+    for c in cells:
+        op, threads = features.rw_op(c["rw"]) or "read", c["iodepth"] * c["numjobs"]
+        before = (f"{c['rw']}_{features.records.size_label(c['bs'])}" + (f"_qd{threads}" if threads > 1 else "")
+                  + ("" if features.rw_op(c["rw"]) else f"_{op}") + "_lat_mean")
+        assert features.feature_name(c["rw"], c["bs"], op, "lat_mean", c["iodepth"], None, c["numjobs"]) == before
+
+
 def test_an_ioengine_axis_is_named_but_engines_of_other_tools_are_not():
     """Two engines on one device (a grid axis) name the engine on every device; a figure whose engine
     differs only between devices (imported results of another tool) stays one figure."""
