@@ -608,10 +608,9 @@ def preflight():
             elif job.rule.name == "import_soga2018":
                 devs = list(STUDIES[job.wildcards.study].get("devices", {})) or None
                 bc_preflight.check_import(job.input.fio, job.input.app, devs)
-            elif job.rule.name in ("import_fio_json", "import_pkb"):
-                src = STUDIES[job.wildcards.study]["sources"][job.wildcards.source]
-                bc_preflight.check_fio_import(
-                    src["files"], src["type"], src.get("ycsb")
+            elif job.rule.name.startswith("import_"):
+                bc_preflight.check_import_source(
+                    get_source(job.wildcards), get_device_ids(job.wildcards)
                 )
     except BenchcastError as exc:
         refuse_last(f"benchcast: {exc}")
