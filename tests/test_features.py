@@ -191,6 +191,11 @@ def test_numjobs_named_after_the_queue_depth_and_one_value_per_setting():
     named = features.feature_table(cells).set_index(["feature", "device"])["value"]
     assert named.to_dict() == {("randread_4K_direct1_lat_mean", "a"): 10.0, ("randread_4K_direct1_lat_mean", "b"): 10.0,
                                ("randread_4K_direct0_lat_mean", "a"): 3.0}
+    # two grid cells (ids that do not spell their options) of one figure: said, not averaged
+    ids = pd.concat([one.assign(cell="randread-4K-aaaaaa"), one.assign(cell="randread-4K-bbbbbb", value=1.0)])
+    with pytest.raises(BenchcastError, match=r"several values for feature 'randread_4K_lat_mean' "
+                                             r"\(cells 'randread-4K-aaaaaa', 'randread-4K-bbbbbb'\)"):
+        features.feature_table(ids)
 
 
 def test_the_default_local_studys_feature_names_are_unchanged():

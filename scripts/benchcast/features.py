@@ -150,9 +150,11 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
     dup = df.duplicated(["feature", "device"], keep=False)
     if dup.any():
         row = df[dup].iloc[0]
+        cells = sorted(set(df.loc[dup & (df["feature"] == row["feature"]), "cell"])) if "cell" in df else []
+        where = f" (cells {', '.join(map(repr, cells))})" if len(cells) > 1 else ""
         raise BenchcastError(
-            f"features: device {row['device']!r} has several values for feature {row['feature']!r} "
-            f"(different engines, threads or sources); restrict the study's features or sources"
+            f"features: device {row['device']!r} has several values for feature {row['feature']!r}{where} "
+            f"(different engines, settings or sources); restrict the study's features or sources"
         )
     return df[FEATURE_TABLE_COLUMNS].reset_index(drop=True)
 
