@@ -50,8 +50,6 @@ PACKAGE_DIGEST = bc_smk.package_digest(_SCRIPTS)
 #: Rules whose outputs are raw measurements: never re-measured unless the user names them.
 MEASURING_RULES = {"fio_run", "ycsb_run", "ooc_run"}
 
-#: Source types whose records hold application results (screening targets).
-APP_SOURCE_TYPES = {"soga2018", "ycsb", "records", "ycsb_output", "ooc"}
 #: The workflow's folder relative to the working directory ("." when run from the checkout): paths
 #: that decide reruns are relative, so a tree moved together with its workflow plans nothing.
 BASE = os.path.relpath(workflow.basedir)
@@ -491,10 +489,7 @@ TABLES_VALIDITY = [
 
 
 def has_series(study):
-    return any(
-        src["type"] in APP_SOURCE_TYPES or (src["type"] == "pkb" and src.get("ycsb"))
-        for src in STUDIES[study]["sources"].values()
-    )
+    return bc_config.has_series(STUDIES[study])
 
 
 def has_ooc(study):
@@ -614,8 +609,24 @@ def preflight():
             elif job.rule.name == "import_soga2018":
                 devs = list(STUDIES[job.wildcards.study].get("devices", {})) or None
                 bc_preflight.check_import(job.input.fio, job.input.app, devs)
+            elif job.rule.name.startswith("import_"):
+                bc_preflight.check_import_source(
+                    get_source(job.wildcards), get_device_ids(job.wildcards)
+                )
     except BenchcastError as exc:
-        raise WorkflowError(f"benchcast: {exc}") from None
+        refuse_last(f"benchcast: {exc}")
+
+
+def refuse_last(line):
+    """Stop the run before any job ran with ``line`` (naming the file and what is wrong) as the
+    last line on stderr, once: printed when the process exits, after Snakemake's report of the
+    stop, so that no listing of jobs or input files buries it."""
+    import atexit
+
+    atexit.register(lambda: print(line, file=sys.stderr, flush=True))
+    raise WorkflowError(
+        "benchcast: an input was refused before any job ran; why is the last line"
+    )
 
 
 def teardown_everything():

@@ -160,6 +160,12 @@ def test_device_figures_latency_iops_and_queue_depth(tmp_path):
     assert "latency (s)" in text and "rate (IOPS)" in text and "100µ" in text and "p99.9" in text
     capped = charts.device_figures(table, max_points=10).to_dict()
     assert "not drawn" in json.dumps(capped)
+    # a numjobs axis: against iodepth, a line per numjobs, its points shaped by it
+    jobs = pd.concat([table.assign(iodepth=table["threads"], numjobs=1),
+                      table.assign(iodepth=table["threads"], numjobs=4, threads=table["threads"] * 4)])
+    by_qd = json.dumps(charts.device_figures(jobs).to_dict()["vconcat"][1])
+    assert '"field": "iodepth"' in by_qd and '"shape": {"field": "numjobs"' in by_qd
+    assert "a line per numjobs" in svg(charts.device_figures(jobs), tmp_path, "jobs")
 
 
 def test_large_tables_are_capped_in_the_charts():

@@ -29,7 +29,17 @@ def test_mistyped_key_named():
 
 
 def test_missing_key_named():
-    check(lambda c: c["studies"]["paper"].pop("targets"), r"studies.paper: 'targets' is a required property")
+    check(lambda c: c["studies"]["paper"].pop("targets"),
+          r"^config: studies.paper: 'targets' is required where the study has application results")
+
+
+def test_a_study_of_device_figures_alone_needs_no_targets():
+    cfg = copy.deepcopy(CONFIG)
+    cfg["studies"] = {"figs": {"devices": {"a": {"kind": "imported"}},
+                               "sources": {"theirs": {"type": "fio_json", "files": {"a": "somewhere"}}},
+                               "features": cfg["studies"]["paper"]["features"]}}
+    cfg.pop("run", None)
+    assert "targets" not in config.validate(cfg)["studies"]["figs"]
     check(lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].pop("value"),
           r"figures\[0\]: 'value' is a required property")
 

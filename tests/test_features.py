@@ -166,6 +166,57 @@ def test_profile_candidates_add_the_median_random_read_where_measured():
     assert features.median_twin(feats, "randread_64K_lat_mean") is None
 
 
+def test_numjobs_named_after_the_queue_depth_and_one_value_per_setting():
+    """iodepth and numjobs name their own parts ('_qd4_j8'), only above 1: the QD1 figures and the
+    queue-depth figures of one job keep their names; 4 x 1, 2 x 2 and 1 x 4 are three figures; two
+    imported cells that differ only in direct name it on every device, none is averaged away."""
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 4, None, 8) == "randread_4K_qd4_j8_lat_mean"
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 1, "libaio", 4) == "randread_4K_j4_libaio_lat_mean"
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 32, None, 1) == "randread_4K_qd32_lat_mean"
+    agg = make_agg({d: {("randread", 4096, "lat_mean"): 10.0} for d in "ab"}, {"a": 1.0, "b": 2.0})
+    one = agg[agg["benchmark"] == "fio"]
+    sweep = pd.concat([one.assign(iodepth=d, numjobs=j, threads=d * j, value=float(10 * d + j))
+                       for d, j in ((4, 1), (2, 2), (1, 4))], ignore_index=True)
+    table = features.feature_table(sweep)
+    assert set(table["feature"]) == {"randread_4K_qd4_lat_mean", "randread_4K_qd2_j2_lat_mean", "randread_4K_j4_lat_mean"}
+    assert table.set_index(["feature", "device"]).loc[("randread_4K_qd2_j2_lat_mean", "a"), "value"] == 22.0
+    assert {"iodepth", "numjobs"} <= set(table.columns)
+    card = {"T": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean", "iodepth": 2,
+                               "numjobs": 2, "value": 30.0}]}}
+    assert list(features.spec_features(card)["feature"]) == ["randread_4K_qd2_j2_lat_mean"]
+    label = "rw=randread bs=4K iodepth=1 numjobs=1 ioengine=libaio direct={} size=4M"
+    cells = pd.concat([one.assign(iodepth=1, numjobs=1, cell=label.format(1)),
+                       one[one["device"] == "a"].assign(iodepth=1, numjobs=1, cell=label.format(0), value=3.0)],
+                      ignore_index=True)
+    named = features.feature_table(cells).set_index(["feature", "device"])["value"]
+    assert named.to_dict() == {("randread_4K_direct1_lat_mean", "a"): 10.0, ("randread_4K_direct1_lat_mean", "b"): 10.0,
+                               ("randread_4K_direct0_lat_mean", "a"): 3.0}
+    # two grid cells (ids that do not spell their options) of one figure: said, not averaged
+    ids = pd.concat([one.assign(cell="randread-4K-aaaaaa"), one.assign(cell="randread-4K-bbbbbb", value=1.0)])
+    with pytest.raises(BenchcastError, match=r"several values for feature 'randread_4K_lat_mean' "
+                                             r"\(cells 'randread-4K-aaaaaa', 'randread-4K-bbbbbb'\)"):
+        features.feature_table(ids)
+
+
+def test_the_default_local_studys_feature_names_are_unchanged():
+    """Every cell of the default config's measured grid named as before iodepth and numjobs were
+    apart (the queue depth then was iodepth x numjobs): spec cards and earlier trees keep theirs."""
+    import copy
+
+    from analysis_util import CONFIG
+    from benchcast import config, fio
+
+    study = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]
+    cells = [c for src in study["sources"].values() if src["type"] == "fio"
+             for c in fio.expand_grid(src, study["devices"])]
+    assert cells
+    for c in cells:
+        op, threads = features.rw_op(c["rw"]) or "read", c["iodepth"] * c["numjobs"]
+        before = (f"{c['rw']}_{features.records.size_label(c['bs'])}" + (f"_qd{threads}" if threads > 1 else "")
+                  + ("" if features.rw_op(c["rw"]) else f"_{op}") + "_lat_mean")
+        assert features.feature_name(c["rw"], c["bs"], op, "lat_mean", c["iodepth"], None, c["numjobs"]) == before
+
+
 def test_an_ioengine_axis_is_named_but_engines_of_other_tools_are_not():
     """Two engines on one device (a grid axis) name the engine on every device; a figure whose engine
     differs only between devices (imported results of another tool) stays one figure."""

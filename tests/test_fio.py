@@ -159,8 +159,11 @@ def test_parse_converts_units_and_keeps_only_ops_that_did_io(tmp_path):
     row = df.iloc[0]
     assert (row.study, row.source, row.device, row.benchmark, row.engine, row.workload) == (
         "s", "fio", "d", "fio", "libaio", "randread")
-    assert (row.block_size, row.threads, row.data_size, row.run) == (4096, 16, 4 << 20, 2)
-    assert row.fio_version == "fio-3.33" and row.cell == "randread-4K-abc123" and row.device_model == "zram (lz4)"
+    assert (row.block_size, row.threads, row.iodepth, row.numjobs, row.data_size, row.run) == (4096, 16, 8, 2, 4 << 20, 2)
+    assert row.fio_version == "fio-3.33" and row.jobname == "randread-4K-abc123" and row.device_model == "zram (lz4)"
+    # the cell: every option that shapes the measurement, read back from fio (not the directory)
+    assert row.cell == "rw=randread bs=4K iodepth=8 numjobs=2 ioengine=libaio direct=1 size=4M"
+    assert fio.parse(p, study="s", device="d", cell="randread-4K-abc123")["cell"].eq("randread-4K-abc123").all()
     assert {"kernel", "cpu_model", "mount_options"} <= set(df.columns)
     records.check(df, "t")
     records.write(df, tmp_path / "r.csv")
@@ -343,8 +346,10 @@ def test_iodepth_numjobs_and_ioengine_lists_are_grid_axes():
     same = [c for c in fio.expand_grid({**src, "iodepth": [1], "numjobs": [1], "ioengine": ["libaio"]}, devs)]
     assert [c["cell"] for c in same] == [c["cell"] for c in one]
     assert "iodepth=16" in fio.job_text(next(c for c in cells if c["iodepth"] == 16), "/tmp")
-    with pytest.raises(BenchcastError, match=r"numjobs: iodepth 2 x numjobs 2 and iodepth 4 x numjobs 1 are both 4"):
-        fio.expand_grid({**src, "iodepth": [2, 4], "numjobs": [1, 2]}, devs)
+    # the same number in flight two ways: two cells (the records keep iodepth and numjobs apart)
+    four = [c for c in fio.expand_grid({**src, "iodepth": [2, 4], "numjobs": [1, 2]}, devs)
+            if c["iodepth"] * c["numjobs"] == 4 and c["ioengine"] == "libaio"]
+    assert sorted((c["iodepth"], c["numjobs"]) for c in four) == [(2, 2), (4, 1)] and four[0]["cell"] != four[1]["cell"]
 
 
 @needs_root

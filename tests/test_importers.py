@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, features, importers, records
+from benchcast import BenchcastError, features, fio, importers, records
 from analysis_util import ROOT
 from ycsb_util import tmpfs, ycsb_jar  # noqa: F401  (fixtures)
 
@@ -113,7 +113,176 @@ def test_fio_json_reads_cells_from_the_options_not_the_names(bench_fio_tree, tmp
     # the features carry the queue depth
     agg = recs.assign(n=1)
     names = set(features.feature_table(agg[agg["device"] != "other"])["feature"])
-    assert {"randread_4K_lat_mean", "randread_4K_qd8_lat_mean", "randwrite_16K_qd4_clat_p99"} <= names
+    assert {"randread_4K_lat_mean", "randread_4K_qd4_j2_lat_mean", "randwrite_16K_qd4_clat_p99"} <= names
+
+
+SWEEP = [(d, j) for d in (1, 2, 4) for j in (1, 2, 4)]
+
+
+def sweep_run(out: Path, scratch: Path, iodepth: int, numjobs: int, *more: str, fmt: str = "json"):
+    """fio as bench-fio runs it (a job per command line, per-file logs), a fixed amount of I/O per
+    job at a capped rate: 128 direct 4K random reads of a 4 MB file per job, 2000 IOPS each."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["fio", "--name=random-read", f"--filename={scratch}/f", "--rw=randread", "--bs=4k",
+                    f"--iodepth={iodepth}", f"--numjobs={numjobs}", "--size=4M", "--io_size=512k",
+                    "--rate_iops=2000", f"--write_bw_log={scratch}/{out.stem}", "--log_avg_msec=100",
+                    *(more or ("--ioengine=libaio", "--direct=1")), f"--output-format={fmt}", f"--output={out}"],
+                   check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def sweep_tree(tmp_path_factory):
+    """A bench-fio sweep, iodepth {1, 2, 4} x numjobs {1, 2, 4}, in its file layout
+    (randread-<iodepth>-<numjobs>.json) twice: ``grouped`` with group_reporting (json), ``solo``
+    without (json+: fio reports every job of numjobs on its own, with its latency histogram)."""
+    root = tmp_path_factory.mktemp("sweep")
+    for d, j in SWEEP:
+        sweep_run(root / "grouped" / f"randread-{d}-{j}.json", root / "scratch", d, j, "--ioengine=libaio",
+                  "--direct=1", "--group_reporting")
+        sweep_run(root / "solo" / f"randread-{d}-{j}.json", root / "scratch", d, j, fmt="json+")
+    return root
+
+
+def _expected(path: Path) -> dict:
+    """What the records of one file must hold, read with the json module alone: the read statistics of
+    its one job, or of its numjobs jobs summed (IOPS, bandwidth), their latency means weighted by each
+    job's I/O count and their percentiles read from the added histograms (fio's way: the first bin
+    where the running count reaches the percentile)."""
+    jobs = [j["read"] for j in json.loads(path.read_text())["jobs"]]
+    n = [j["total_ios"] for j in jobs]
+    out = {"iops": sum(j["iops"] for j in jobs), "bw": sum(j["bw_bytes"] for j in jobs),
+           "lat_mean": sum(j["lat_ns"]["mean"] * k for j, k in zip(jobs, n)) / sum(n) / 1000,
+           "clat_mean": sum(j["clat_ns"]["mean"] * k for j, k in zip(jobs, n)) / sum(n) / 1000}
+    if len(jobs) == 1:
+        pct = jobs[0]["clat_ns"]["percentile"]
+        return {**out, "clat_p50": pct["50.000000"] / 1000, "clat_p99": pct["99.000000"] / 1000,
+                "clat_p99.9": pct["99.900000"] / 1000}
+    bins: dict = {}
+    for j in jobs:
+        for k, v in j["clat_ns"]["bins"].items():
+            bins[int(k)] = bins.get(int(k), 0) + v
+    total, run, found = sum(bins.values()), 0, {}
+    for value in sorted(bins):
+        run += bins[value]
+        for name, p in (("clat_p50", 50), ("clat_p99", 99), ("clat_p99.9", 99.9)):
+            if name not in found and run >= p / 100 * total:
+                found[name] = value / 1000
+    return {**out, **found}
+
+
+def test_fio_json_sweep_every_setting_its_own_cell_equal_to_its_json(sweep_tree):
+    """The iodepth x numjobs sweep, with and without group_reporting: nine cells per device, each
+    once (no repeats, so no noise), every value what its JSON says; feature names per setting."""
+    from benchcast import aggregate, tables
+
+    recs = importers.fio_json({"grouped": str(sweep_tree / "grouped"), "solo": str(sweep_tree / "solo")},
+                              study="s", source="import:fio_json")
+    assert (recs["run"] == 0).all()
+    for dev in ("grouped", "solo"):
+        mine = recs[recs["device"] == dev]
+        assert mine["cell"].nunique() == 9 and set(zip(mine["iodepth"], mine["numjobs"])) == set(SWEEP)
+        for d, j in SWEEP:
+            rows = mine[(mine["iodepth"] == d) & (mine["numjobs"] == j)]
+            assert rows["threads"].eq(d * j).all() and rows["cell"].nunique() == 1
+            assert f"iodepth={d} numjobs={j} ioengine=libaio direct=1" in rows["cell"].iloc[0]
+            assert "bw_log" not in rows["cell"].iloc[0]
+            got = rows.set_index("metric")["value"].to_dict()
+            assert got == pytest.approx(_expected(sweep_tree / dev / f"randread-{d}-{j}.json"), rel=1e-12)
+    agg = aggregate.aggregate(recs)
+    assert (agg["n"] == 1).all() and tables.noisy_cells(agg, 0.0).empty
+    names = set(features.feature_table(agg)["feature"])
+    assert {"randread_4K_lat_mean", "randread_4K_qd4_lat_mean", "randread_4K_j4_lat_mean",
+            "randread_4K_qd2_j4_iops"} <= names and len(names) == 9 * 7
+
+
+def test_jobs_reported_one_by_one_add_up_as_group_reporting_does(sweep_tree):
+    """The same settings with and without group_reporting: the merged jobs did the I/O fio's group
+    reports (the same count), at its rate (IOPS, bandwidth within 25 %: two runs at a capped rate);
+    a histogram's percentiles computed as fio computes them."""
+    for d, j in SWEEP:
+        grouped = fio.load(sweep_tree / "grouped" / f"randread-{d}-{j}.json")
+        solo = fio.load(sweep_tree / "solo" / f"randread-{d}-{j}.json")
+        assert len(solo["jobs"]) == j and len(grouped["jobs"]) == 1
+        (_, merged), = fio.file_cells(solo, "solo")
+        want, got = grouped["jobs"][0]["read"], merged["read"]
+        assert got["total_ios"] == want["total_ios"] == 128 * j
+        assert got["iops"] == pytest.approx(want["iops"], rel=0.25)
+        assert got["bw_bytes"] == pytest.approx(want["bw_bytes"], rel=0.25)
+        if j == 1:
+            clat = solo["jobs"][0]["read"]["clat_ns"]
+            assert fio._bin_percentiles(clat["bins"], fio.PERCENTILES) == {
+                k: float(clat["percentile"][k]) for k in fio.PERCENTILES.values()}
+
+
+def test_fio_json_outputs_differing_only_in_direct_or_ioengine_stay_two_cells(tmp_path):
+    for name, more in (("a", ("--ioengine=libaio", "--direct=1")), ("b", ("--ioengine=libaio", "--direct=0")),
+                       ("c", ("--ioengine=psync", "--direct=1")), ("d", ("--ioengine=libaio", "--direct=1"))):
+        sweep_run(tmp_path / "dev" / f"randread-1-1-{name}.json", tmp_path / "scratch", 1, 1, *more)
+    recs = importers.fio_json({"dev": str(tmp_path / "dev")}, study="s", source="import:fio_json")
+    runs = recs.drop_duplicates("file").set_index(recs.drop_duplicates("file")["file"].str[-6])["run"]
+    assert recs["cell"].nunique() == 3 and runs.to_dict() == {"a": 0, "b": 0, "c": 0, "d": 1}
+    names = set(features.feature_table(aggregate_of(recs), {"metrics": ["lat_mean"]})["feature"])
+    assert names == {"randread_4K_libaio_direct1_lat_mean", "randread_4K_libaio_direct0_lat_mean",
+                     "randread_4K_psync_lat_mean"}
+
+
+def test_imports_only_study_runs_end_to_end_and_refuses_a_bad_file_last(sweep_tree, tmp_path):
+    """A study of two imported sweep folders alone (no targets, no application results): records,
+    device figures, noise, inventory and the report. A truncated file, then a JSON file that is not
+    fio's, stop the next run before any job: one line naming the file, the last on stderr; the
+    results stay as they were."""
+    from workflow_util import checksums, copy_workflow, edit_config, snakemake
+
+    wd = copy_workflow(tmp_path / "wf")
+    for dev in ("grouped", "solo"):
+        shutil.copytree(sweep_tree / dev, wd / "imports" / dev)
+
+    def only(cfg):
+        cfg["studies"] = {"mine": {
+            "devices": {"grouped": {"kind": "imported"}, "solo": {"kind": "imported"}},
+            "sources": {"theirs": {"type": "fio_json", "files": {"grouped": "imports/grouped", "solo": "imports/solo"}}},
+            "features": {"workloads": ["randread"], "block_sizes": ["4K"], "metrics": ["lat_mean", "clat_p99", "iops"]}}}
+        cfg.pop("run", None)
+
+    edit_config(wd, only)
+    snakemake(wd)
+    res = wd / "results" / "mine"
+    assert pd.read_csv(res / "tables" / "noise.csv").empty  # no setting counted as a repeat of another
+    figs = pd.read_csv(res / "tables" / "device_figures.csv")
+    for dev in ("grouped", "solo"):
+        mine = figs[(figs["device"] == dev) & (figs["metric"] == "lat_mean")]
+        assert sorted(zip(mine["iodepth"], mine["numjobs"])) == sorted(SWEEP) and (mine["n"] == 1).all()
+    assert (res / "tables" / "inventory.csv").exists() and (res / "charts" / "device_figures.svg").exists()
+    snakemake(wd, "--report", "report.html")
+    assert "device_figures" in (wd / "report.html").read_text()
+    before = checksums(wd / "results")
+    bad = wd / "imports" / "solo" / "randread-2-2.json"
+    for text, what in ((bad.read_text()[:700], "fio JSON is truncated or malformed"),
+                       ('{"hello": "world"}', "fio JSON has no jobs")):
+        bad.write_text(text)
+        proc = snakemake(wd, check=False)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode != 0 and lines[-1].startswith(f"benchcast: imports/solo/randread-2-2.json: {what}")
+        assert sum("randread-2-2.json" in ln for ln in (proc.stdout + proc.stderr).splitlines()) == 1
+        assert checksums(wd / "results") == before and not (wd / ".snakemake" / "locks").exists()
+
+
+def test_fio_json_files_of_one_cell_whose_numbers_differ_are_refused_not_averaged(sweep_tree, tmp_path):
+    """Outputs with the same options are repeats; where their IOPS differ more than twofold the
+    options do not tell apart what the numbers do: one line naming both files, not an average."""
+    src = json.loads((sweep_tree / "grouped" / "randread-1-1.json").read_text())
+    (tmp_path / "one.json").write_text(json.dumps(src))
+    src["jobs"][0]["read"]["iops"] *= 3
+    (tmp_path / "two.json").write_text(json.dumps(src))
+    with pytest.raises(BenchcastError, match=r"two.json and .*one.json: the same fio options \(rw=randread .*x3.0"):
+        importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+
+
+def aggregate_of(recs):
+    from benchcast import aggregate
+
+    return aggregate.aggregate(recs)
 
 
 def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
@@ -151,7 +320,7 @@ def test_fio_json_older_versions_report_usec(tmp_path):
     ("hello", "no JSON object"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "error": 5}]}), "ended with error 5"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {"total_ios": 3, "iops": 1.0}}]}), "lack"),
-    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), "two jobs of the same cell"),
+    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), "2 jobs of the same cell"),
 ])
 def test_fio_json_refuses_malformed_files_naming_them(tmp_path, text, message):
     (tmp_path / "good.json").write_text(json.dumps(OLD_FIO))
@@ -249,9 +418,9 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     assert set(figs.loc[figs["device"] == "nvme_a", "threads"]) == {1, 2, 4, 8}
     agg = pd.read_csv(wd / "results/local/aggregated.csv", keep_default_na=False)
     names = set(features.feature_table(agg)["feature"])
-    assert {"randread_4K_qd4_lat_mean", "randwrite_16K_qd8_lat_mean", "randread_4K_lat_mean"} <= names
+    assert {"randread_4K_qd4_lat_mean", "randwrite_16K_qd4_j2_lat_mean", "randread_4K_lat_mean"} <= names
     svg = (wd / "results/local/charts/device_figures.svg").read_text()
-    assert "queue depth (iodepth x numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
+    assert "queue depth (fio iodepth; a line per numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
     # an added file reruns the import and nothing measured
     (imports / "nvme_a" / "again.json").write_text((imports / "nvme_a" / "randread-1-1.json").read_text())
     # the applications: three devices per series, screened, validated, and their aggregation said
@@ -345,6 +514,13 @@ def test_pkb_fio_samples_become_records(tmp_path):
     w = recs[recs["workload"] == "write"]
     assert set(w["block_size"]) == {131072} and set(w["op"]) == {"write"} and set(w["threads"]) == {1}
     assert sorted(recs["run"].unique()) == [0, 1]  # two files of the same cells: repeats
+    assert set(a["iodepth"]) == {16} and set(a["numjobs"]) == {2}
+    # the same job buffered is another cell, not a third repeat
+    (tmp_path / "c.json").write_text(PKB_FILE.replace('"iodepth": "16"', '"iodepth": "16", "direct": "0"'))
+    recs = importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
+    rr = recs[(recs["workload"] == "randread") & (recs["metric"] == "iops")]
+    assert sorted(rr["run"]) == [0, 0, 1] and rr["cell"].nunique() == 2
+    assert rr.loc[rr["run"] == 0, "cell"].str.contains("direct=0").sum() == 1
     (tmp_path / "c.json").write_text(PKB_FILE + "{not json\n")
     with pytest.raises(BenchcastError, match=r"c.json: line 9: not a PKB sample"):
         importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")

@@ -37,6 +37,29 @@ def test_a_failed_fio_job_is_refused(tmp_path):
         preflight.check_file(fio_json(tmp_path, data))
 
 
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_import_sources_are_read_whole_before_any_job(tmp_path):
+    """Each kind of import source is checked as its import reads it: a good folder passes, a
+    non-fio JSON file in it, a PKB file of no samples, a record file with a negative value are
+    refused naming the file."""
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    subprocess.run(["fio", "--name=p", f"--directory={tmp_path}", "--rw=randread", "--bs=4k", "--size=1M",
+                    "--output-format=json", f"--output={folder / 'randread-1-1.json'}"], check=True, capture_output=True)
+    src = {"type": "fio_json", "files": {"a": str(folder)}}
+    preflight.check_import_source(src, ["a"])
+    (folder / "notes.json").write_text('{"hello": "world"}')
+    with pytest.raises(BenchcastError, match=r"notes.json: fio JSON has no jobs"):
+        preflight.check_import_source(src, ["a"])
+    with pytest.raises(BenchcastError, match=r"notes.json: line 1: a PKB sample needs metric"):
+        preflight.check_import_source({"type": "pkb", "files": {"a": str(folder / "notes.json")}}, ["a"])
+    recs = tmp_path / "recs.csv"
+    recs.write_text("study,source,device,benchmark,engine,workload,block_size,threads,data_size,op,metric,unit,"
+                    "value,run\ns,fio,a,fio,,randread,4096,1,0,read,lat_mean,us,-3,0\n")
+    with pytest.raises(BenchcastError, match=r"recs.csv: row 1: value is negative"):
+        preflight.check_import_source({"type": "records", "files": str(recs)}, ["a"])
+
+
 def test_ycsb_records_with_a_negative_value_are_refused(tmp_path):
     from benchcast import records
 

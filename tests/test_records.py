@@ -12,8 +12,8 @@ def row(**kw):
 
 
 def test_make_fills_defaults_and_orders_columns():
-    df = records.make([row(), row(device="e", value=7)], cell="c1")
-    assert list(df.columns) == records.COLUMNS + ["cell"]
+    df = records.make([row(), row(device="e", value=7)], kernel="6.10")
+    assert list(df.columns) == records.COLUMNS + ["kernel"]
     assert df["engine"].tolist() == ["", ""] and (df["run"] == -1).all() and (df["threads"] == 0).all()
     assert df["block_size"].dtype == "int64" and df["value"].dtype == "float64"
 
@@ -29,8 +29,22 @@ def test_check_names_table_row_and_column(bad, pattern):
         records.check(df, where="t")
 
 
+def test_tables_written_before_the_setting_columns_read_with_them(tmp_path):
+    """Record files of existing result trees lack iodepth, numjobs and cell: fio rows read as iodepth =
+    threads, numjobs 1 (their feature names stay), others 0; a grid's cell id kept, else ""."""
+    old = pd.DataFrame([row(engine="libaio", threads=8, data_size=0, run=0, cell="randread-4K-3f9a1c"),
+                        row(benchmark="ycsb", engine="rocksdb", workload="a", block_size=0, threads=4, data_size=1,
+                            run=0, cell="")])
+    path = tmp_path / "old.csv"
+    old.to_csv(path, index=False)
+    df = records.read(path)
+    assert df["iodepth"].tolist() == [8, 0] and df["numjobs"].tolist() == [1, 0]
+    assert df["cell"].tolist() == ["randread-4K-3f9a1c", ""]
+    assert records.read_many([path]).columns.tolist() == records.COLUMNS
+
+
 def test_missing_column_named():
-    with pytest.raises(BenchcastError, match=r"^t: missing record column\(s\) engine, threads, data_size, run"):
+    with pytest.raises(BenchcastError, match=r"^t: missing record column\(s\) engine, threads, iodepth, numjobs, data_size, cell, run"):
         records.check(pd.DataFrame([row()]), where="t")
 
 

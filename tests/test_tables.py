@@ -23,6 +23,20 @@ def test_read_table_types_and_errors(tmp_path):
         tables.read_table(tmp_path / "none.csv")
 
 
+def test_an_aggregated_table_of_an_older_tree_reads_with_iodepth_numjobs_and_cell(tmp_path):
+    """Another tree's aggregated.csv, written before iodepth, numjobs and cell were keys (a side of a
+    comparison): fio rows read as iodepth = threads, numjobs 1, and compare by them."""
+    old = pd.DataFrame([dict(study="s", source="fio:fio", device="d", benchmark="fio", engine="libaio",
+                             workload="randread", block_size=4096, threads=8, data_size=0, op="read",
+                             metric="lat_mean", unit="us", value=90.0, n=3)])
+    old.to_csv(tmp_path / "aggregated.csv", index=False)
+    agg = tables.read_aggregated(tmp_path / "aggregated.csv")
+    assert (agg["iodepth"].tolist(), agg["numjobs"].tolist(), agg["cell"].tolist()) == ([8], [1], [""])
+    new = agg.assign(value=99.0)
+    assert tables.compare_cells(agg, new)["ratio"].tolist() == [1.1]
+    assert tables.compare_cells(agg, new.assign(iodepth=4, numjobs=2)).empty  # 4 x 2 is not 8 x 1
+
+
 def test_focus_completion_and_size(paper_analysis):
     best = paper_analysis["best"]
     assert tables.default_focus(best, {"workload": "write-only", "op": "write"}) == FOCUS

@@ -231,12 +231,12 @@ MAX_FIGURE_POINTS = 3000
 
 def device_figures_table(agg: pd.DataFrame, benchmark: str = FEATURE_BENCHMARK, metrics=DEVICE_METRICS) -> pd.DataFrame:
     """The device figures (trimmed means with their repeat spread), one row per device x rw x bs x
-    queue depth (threads: iodepth x numjobs) x op x metric: what the report shows of the devices."""
+    iodepth x numjobs (threads: their product) x op x metric: what the report shows of the devices."""
     df = agg[(agg["benchmark"] == benchmark) & agg["metric"].isin(list(metrics))]
-    cols = ["device", "engine", "workload", "block_size", "threads", "op", "metric", "unit", "value", "n", "k",
-            "std", "cv", "min", "max"]
-    return df[[c for c in cols if c in df.columns]].sort_values(
-        ["metric", "workload", "device", "block_size", "threads"], kind="mergesort").reset_index(drop=True)
+    cols = ["device", "engine", "workload", "block_size", "threads", "iodepth", "numjobs", "op", "metric", "unit",
+            "value", "n", "k", "std", "cv", "min", "max"]
+    order = [c for c in ("metric", "workload", "device", "block_size", "threads", "iodepth", "numjobs") if c in df]
+    return df[[c for c in cols if c in df.columns]].sort_values(order, kind="mergesort").reset_index(drop=True)
 
 
 def _cap_lines(df: pd.DataFrame, line: list, cap: int) -> tuple[pd.DataFrame, int]:
@@ -253,8 +253,8 @@ def _cap_lines(df: pd.DataFrame, line: list, cap: int) -> tuple[pd.DataFrame, in
 
 
 #: What a device-figures chart embeds of each point (drawn or in its tooltip).
-FIGURE_COLUMNS = ["label", "engine", "workload", "op", "bs_kib", "threads", "metric", "value", "unit", "n", "cv",
-                  "y", "ymin", "ymax", "group", "statistic", "line"]
+FIGURE_COLUMNS = ["label", "engine", "workload", "op", "bs_kib", "threads", "iodepth", "numjobs", "metric", "value",
+                  "unit", "n", "cv", "y", "ymin", "ymax", "group", "statistic", "line"]
 
 
 def _scheme(labels: pd.Series) -> str:
@@ -269,9 +269,10 @@ def _ticks(values: pd.Series, most: int = 12) -> list:
     return vals[::step]
 
 
-def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str) -> alt.FacetChart:
+def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str, shape: str | None = None) -> alt.FacetChart:
     """One row of panels per rw/op (``row``), one column per figure group (latency, IOPS,
-    bandwidth); latency lines: solid mean, dashed p99, dotted p99.9."""
+    bandwidth); latency lines: solid mean, dashed p99, dotted p99.9; points shaped by ``shape``
+    (a column: numjobs, one line each) where given."""
     # SI prefixes on the axis (10G, 150µ: not 10,000,000,000; the unit is in the column's title)
     y = alt.Y("y:Q", title=None, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     stats = [s for s in DASHES if s in set(df["statistic"])]
@@ -284,8 +285,11 @@ def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str) -> alt.Face
                                   legend=alt.Legend(symbolType="stroke")),
         detail="line:N",
     )
+    if shape:
+        base = base.encode(shape=alt.Shape(f"{shape}:N", title=shape))
     line = base.mark_line(point=True).encode(
-        y=y, tooltip=["label", "engine", "workload", "op", "bs_kib", "threads", "metric", "value", "unit", "n", "cv"])
+        y=y, tooltip=["label", "engine", "workload", "op", "bs_kib", "threads", "iodepth", "numjobs", "metric", "value",
+                      "unit", "n", "cv"])
     band = base.mark_errorbar(ticks=True).encode(y=alt.Y("ymin:Q", title=None), y2="ymax:Q")
     return (band + line).properties(width=240, height=170).facet(
         row=alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
@@ -296,12 +300,15 @@ def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str) -> alt.Face
 def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_POINTS) -> alt.Chart:
     """Latency (mean, p99, p99.9 where recorded), IOPS and bandwidth by block size per device (at the
     lowest queue depth each device was measured at), with the spread of the repeats (min-max); where
-    the queue depth varies, also by queue depth (iodepth x numjobs) per block size. Latencies are drawn
+    iodepth or numjobs varies, also against iodepth per block size, one line per numjobs (its points
+    shaped by it). Latencies are drawn
     in seconds (SI prefixes: 150µ), device labels in full; at most ``max_points`` points per chart."""
     if table.empty:
         raise BenchcastError("device figures: no fio records in the study")
     df = table.copy()
     df["label"] = [_label(labels, d) for d in df["device"]]
+    if "iodepth" not in df:  # a table written before iodepth and numjobs were columns
+        df = df.assign(iodepth=df["threads"], numjobs=1)
     df["bs_kib"] = df["block_size"] / 1024
     # latencies in seconds: the records' unit to the canonical us (benchcast.units), then to s
     lat = ~df["metric"].isin(list(FIGURE_GROUPS))
@@ -326,6 +333,7 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
                                      axis=alt.Axis(values=_ticks(bs["bs_kib"]))), "rw", title)
     q = df[df.groupby(["device", "engine", "workload", "block_size", "op", "metric"])["threads"]
            .transform("nunique") > 1].copy()
+    q["line"] = q["line"] + "|j" + q["numjobs"].astype(str)
     if q.empty:
         return by_bs
     q["rw_bs"] = q["rw"] + ", " + q["bs_kib"].map(lambda k: f"{k:g} KiB")
@@ -344,9 +352,9 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
     if left:
         note += (", " if note else "") + f"{left} lines of {left + q['line'].nunique()} left out"
     title = "by queue depth" + (f" ({note})" if note else "")
-    by_qd = _figure_panels(q, alt.X("threads:Q", title="queue depth (iodepth x numjobs)",
-                                    scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=_ticks(q["threads"]))),
-                           "rw_bs", title)
+    by_qd = _figure_panels(q, alt.X("iodepth:Q", title="queue depth (fio iodepth; a line per numjobs)",
+                                    scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=_ticks(q["iodepth"]))),
+                           "rw_bs", title, shape="numjobs" if q["numjobs"].nunique() > 1 else None)
     return alt.vconcat(by_bs, by_qd)
 
 

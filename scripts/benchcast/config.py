@@ -179,14 +179,33 @@ def check_study(name: str, study: dict) -> None:
                     f"config: studies.{name}.sources.{src_name}.mariadb.buffer_pool_size: {pool} is below "
                     f"InnoDB's minimum of 6 MiB (with 16K pages)"
                 )
+    if "targets" not in study:
+        if has_series(study):
+            raise BenchcastError(f"config: studies.{name}: 'targets' is required where the study has "
+                                 f"application results (a study of device figures alone needs none)")
+        return _check_report(name, study)
     try:
         check_targets(study["targets"], study["features"])
     except BenchcastError as exc:
         raise BenchcastError(f"config: studies.{name}.{exc}") from None
+    _check_report(name, study)
+
+
+def _check_report(name: str, study: dict) -> None:
     report = study.get("report", {})
     for key in report.get("focus", {}):
         if key not in ("benchmark", "engine", "workload", "op", "metric"):
             raise BenchcastError(f"config: studies.{name}.report.focus: unknown key {key!r}")
+
+
+#: Source types whose records hold application results (screening targets).
+APP_SOURCE_TYPES = {"soga2018", "ycsb", "records", "ycsb_output", "ooc"}
+
+
+def has_series(study: dict) -> bool:
+    """Whether a study's sources bring application results (PKB files with YCSB samples count)."""
+    return any(src.get("type") in APP_SOURCE_TYPES or (src.get("type") == "pkb" and src.get("ycsb"))
+               for src in study["sources"].values())
 
 
 def check_targets(targets: dict, features: dict) -> None:

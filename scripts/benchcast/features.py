@@ -15,7 +15,7 @@ Input is the *aggregated* table (:mod:`benchcast.aggregate`): the record key col
   or across workloads: same benchmark, engine, op, metric, unit). :func:`pool_table` builds one,
   with the workload variables (:func:`workload_variables`) and the features as columns.
 * A *target* is a hypothetical device given as a spec card ``{name: {"figures": [{"workload",
-  "block_size", "metric", "value"[, "op", "iodepth"]}, ...]}}``; :func:`spec_features` reads the cards.
+  "block_size", "metric", "value"[, "op", "iodepth", "numjobs"]}, ...]}}``; :func:`spec_features` reads the cards.
 * The study's ``pairing`` rules say which features may explain which series
   (:func:`match_rule`, :func:`multiple_candidates`); what an application did to the device (its
   ``device`` records) can say it instead (:func:`profile_candidates`), and weigh its figures into
@@ -48,7 +48,8 @@ POOL_ACROSS_WORKLOADS = ["benchmark", "engine", "op", "metric", "unit"]
 #: Workload variables a multiple model may use, in this order; each is used only where it varies.
 WORKLOAD_VARIABLES = ["data_gb", "log2_data_gb", "read_fraction", "threads"]
 
-FEATURE_TABLE_COLUMNS = ["feature", "device", "value", "workload", "block_size", "op", "metric", "unit"]
+FEATURE_TABLE_COLUMNS = ["feature", "device", "value", "workload", "block_size", "op", "metric", "unit", "iodepth",
+                         "numjobs"]
 
 _AGG_NEEDED = ["device", "benchmark", "engine", "workload", "block_size", "threads", "data_size",
                "op", "metric", "unit", "value"]
@@ -69,18 +70,23 @@ def _select(df: pd.DataFrame, col: str, values) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def feature_name(workload: str, block_size: int, op: str, metric: str, threads: int = 1,
-                 engine: str | None = None) -> str:
+def feature_name(workload: str, block_size: int, op: str, metric: str, iodepth: int = 1,
+                 engine: str | None = None, numjobs: int = 1, setting: str = "") -> str:
     """'randwrite_64K_lat_mean'. The op is named where the workload does not say it: a mixed
     workload ('randrw_4K_read_lat_mean') or the sync calls of a logging job
-    ('write_4K_sync_lat_mean', fio with fdatasync=1); a queue depth above 1 (fio's iodepth x numjobs,
-    the records' threads) is named too ('randread_4K_qd32_lat_mean'), and an ioengine where the
-    study's grid varies it ('randread_4K_qd32_libaio_lat_mean')."""
-    qd = f"_qd{int(threads)}" if int(threads or 1) > 1 else ""
+    ('write_4K_sync_lat_mean', fio with fdatasync=1); an iodepth above 1 is named too
+    ('randread_4K_qd32_lat_mean'), numjobs above 1 after it ('randread_4K_qd4_j8_lat_mean',
+    'randread_4K_j8_lat_mean'), an ioengine where the study's grid varies it
+    ('randread_4K_qd32_libaio_lat_mean') and, where one device has several cells of a figure that
+    differ in other options, those (``setting``: 'randread_4K_direct0_lat_mean')."""
+    qd = f"_qd{int(iodepth)}" if int(iodepth or 1) > 1 else ""
+    jobs = f"_j{int(numjobs)}" if int(numjobs or 1) > 1 else ""
     eng = f"_{engine}" if engine else ""
+    more = f"_{setting}" if setting else ""
+    stem = f"{workload}_{records.size_label(block_size)}{qd}{jobs}{eng}{more}"
     if rw_op(workload) == op:
-        return f"{workload}_{records.size_label(block_size)}{qd}{eng}_{metric}"
-    return f"{workload}_{records.size_label(block_size)}{qd}{eng}_{op}_{metric}"
+        return f"{stem}_{metric}"
+    return f"{stem}_{op}_{metric}"
 
 
 def data_size_label(nbytes) -> str:
@@ -122,10 +128,12 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
         bs = [records.parse_size(s, what="features.block_sizes") for s in features["block_sizes"]]
         df = _select(df, "block_size", bs)
     df = _select(df, "metric", features.get("metrics")).copy()
-    df["feature"] = [
-        feature_name(w, bs, op, m, t)
-        for w, bs, op, m, t in zip(df["workload"], df["block_size"], df["op"], df["metric"], df["threads"])
-    ]
+    # records before iodepth and numjobs were columns: threads was the queue depth
+    df["iodepth"] = df["iodepth"] if "iodepth" in df else df["threads"]
+    df["numjobs"] = df["numjobs"] if "numjobs" in df else 1
+    df["named_engine"] = None
+    name_cols = ["workload", "block_size", "op", "metric", "iodepth", "named_engine", "numjobs"]
+    df["feature"] = [feature_name(*r) for r in df[name_cols].itertuples(index=False)]
     # an ioengine axis: where one device has a figure under several engines, the figures of an
     # engine that does not read and write the device by system calls (mmap, libpmem) carry the
     # engine in their name, so spec cards keep naming the plain figures; where two of those
@@ -135,19 +143,51 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
     for named in (~df["engine"].isin(PLAIN_ENGINES), pd.Series(True, index=df.index)):
         engines = df.groupby(["feature", "device"])["engine"].transform("nunique")
         on_axis = df["feature"].isin(df.loc[engines > 1, "feature"].unique()) & named
-        df.loc[on_axis, "feature"] = [
-            feature_name(w, bs, op, m, t, e)
-            for w, bs, op, m, t, e in df.loc[on_axis, ["workload", "block_size", "op", "metric", "threads", "engine"]]
-            .itertuples(index=False)
-        ]
+        df.loc[on_axis, "feature"] = [feature_name(*r) for r in df.loc[on_axis, name_cols]
+                                      .assign(named_engine=df.loc[on_axis, "engine"]).itertuples(index=False)]
+    if "cell" in df:
+        df["feature"] = _split_by_setting(df)
     dup = df.duplicated(["feature", "device"], keep=False)
     if dup.any():
         row = df[dup].iloc[0]
+        cells = sorted(set(df.loc[dup & (df["feature"] == row["feature"]), "cell"])) if "cell" in df else []
+        where = f" (cells {', '.join(map(repr, cells))})" if len(cells) > 1 else ""
         raise BenchcastError(
-            f"features: device {row['device']!r} has several values for feature {row['feature']!r} "
-            f"(different engines, threads or sources); restrict the study's features or sources"
+            f"features: device {row['device']!r} has several values for feature {row['feature']!r}{where} "
+            f"(different engines, settings or sources); restrict the study's features or sources"
         )
     return df[FEATURE_TABLE_COLUMNS].reset_index(drop=True)
+
+
+def _cell_options(cell: str) -> dict | None:
+    """The options of an imported fio cell label ('rw=randread bs=4K ...'), None for another cell
+    (a grid's cell id)."""
+    terms = cell.split(" ")
+    if not cell or not all("=" in t for t in terms):
+        return None
+    return dict(t.split("=", 1) for t in terms)
+
+
+def _split_by_setting(df: pd.DataFrame) -> list[str]:
+    """Feature names where one device has several cells of one figure that differ in options the
+    name does not carry (imported files that differ in ``direct``, ``fsync`` ...): those options
+    named on every device's figure ('randread_4K_direct0_lat_mean'); cells that do not say their
+    options (a grid's cell ids) keep the name and meet the duplicate check."""
+    names = df["feature"].copy()
+    cells = df.groupby(["feature", "device"])["cell"].transform("nunique")
+    for feature in df.loc[cells > 1, "feature"].unique():
+        rows = df[df["feature"] == feature]
+        opts = [_cell_options(c) for c in rows["cell"]]
+        if any(o is None for o in opts):
+            continue
+        keys = sorted({k for o in opts for k in o if len({p.get(k, "") for p in opts}) > 1})
+        setting = ["_".join(f"{k}{o.get(k, '')}".replace("_", "") for k in keys) for o in opts]
+        cols = rows[["workload", "block_size", "op", "metric", "iodepth", "named_engine", "numjobs"]]
+        engine_named = feature != feature_name(*next(cols.itertuples(index=False)))  # an engine axis
+        names[rows.index] = [feature_name(w, b, op, m, d, e if engine_named else None, j, st)
+                             for (w, b, op, m, d, _, j), e, st in zip(cols.itertuples(index=False), rows["engine"],
+                                                                      setting)]
+    return list(names)
 
 
 def feature_matrix(agg: pd.DataFrame, features: Mapping | None = None) -> pd.DataFrame:
@@ -230,8 +270,8 @@ def spec_features(targets: Mapping) -> pd.DataFrame:
             op = fig.get("op") or rw_op(fig["workload"])
             if op is None:
                 raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
-            qd = int(fig.get("iodepth", 1))
-            fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"))
+            qd, jobs = int(fig.get("iodepth", 1)), int(fig.get("numjobs", 1))
+            fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"), jobs)
             x = figure_value(fig["value"], fig["metric"], where=f"{where}.value")
             rows.append({"target": name, "feature": fid, "x": x})
     df = pd.DataFrame(rows, columns=["target", "feature", "x"])
@@ -290,7 +330,7 @@ def nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> 
     ``size`` bytes (on a log scale), None if the study has none."""
     ok = ((feats["workload"].to_numpy() == workload) & (feats["op"].to_numpy() == op)
           & (feats["metric"].to_numpy() == "lat_mean")
-          & ~feats["feature"].str.contains(r"_qd\d+_", regex=True).to_numpy())  # arrays: asked per fold
+          & ~feats["feature"].str.contains(r"_(?:qd|j)\d+_", regex=True).to_numpy())  # arrays: asked per fold
     if not ok.any() or not size > 0:
         return None
     dist = np.abs(np.log2(feats["block_size"].to_numpy(dtype=float)[ok]) - np.log2(float(size)))

@@ -152,10 +152,14 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
     ``<bs>/<rw>-<iodepth>-<numjobs>.json``).
 
     Each job of a file is one cell, read from the options fio reports back (global, then the job's),
-    never from the file name. Files of the same cell on one device are repeats (run 0, 1, ... in
-    file order). Provenance: file, fio_version, cell (the job name). A file that is not fio JSON,
-    lacks statistics, reports a job error or holds two jobs of the same cell stops the import with
-    one line naming it; nothing is written then."""
+    never from the file name: every option that shapes the measurement (:func:`benchcast.fio.cell_label`:
+    rw, bs, iodepth, numjobs, ioengine, direct, rwmixread, fsync, size ...) is part of it, and the
+    cell column holds them. Files of the same cell on one device are repeats (run 0, 1, ... in file
+    order); files that differ in any of those options are separate cells. The jobs of a job with
+    numjobs > 1 that fio reported one by one (no group_reporting) are merged into one
+    (:func:`benchcast.fio.merge_jobs`). Provenance: file, fio_version, jobname. A file that is not
+    fio JSON, lacks statistics, reports a job error or holds two jobs of the same cell stops the
+    import with one line naming it; nothing is written then."""
     from . import fio
 
     frames = []
@@ -165,28 +169,40 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
             data = fio.load(path)
             if data.get("benchcast_skipped"):
                 continue
-            cells = set()
-            for job in data["jobs"]:
-                if job.get("error"):
-                    raise BenchcastError(f"{path}: fio job {job.get('jobname')} ended with error {job['error']}")
-                keys = fio.job_keys(job, data.get("global options"), path)
+            for keys, job in fio.file_cells(data, path):
                 rows = fio.job_rows(job, path)
                 if not rows:
                     raise BenchcastError(f"{path}: fio job {job.get('jobname')} did no I/O")
                 cell = tuple(sorted(keys.items()))
-                if cell in cells:
-                    raise BenchcastError(f"{path}: two jobs of the same cell ({keys['workload']}, bs "
-                                         f"{keys['block_size']}, {keys['threads']} in flight): report them "
-                                         f"together (group_reporting) or as separate files")
-                cells.add(cell)
                 run = seen.get(cell, 0)
                 seen[cell] = run + 1
                 frames.append(records.make(
                     rows, study=study, source=source, device=device, benchmark="fio", run=run, **keys,
-                    file=str(path), fio_version=data.get("fio version", ""), cell=job.get("jobname", "")))
+                    file=str(path), fio_version=data.get("fio version", ""), jobname=job.get("jobname", "")))
     if not frames:
         raise BenchcastError(f"{source}: no fio results in {', '.join(map(str, device_files.values()))}")
-    return records.check(pd.concat(frames, ignore_index=True), where=source)
+    out = records.check(pd.concat(frames, ignore_index=True), where=source)
+    _refuse_unlike_repeats(out)
+    return out
+
+
+#: Repeats of one cell (the same options) whose IOPS differ more than this factor are not taken for
+#: repeats: the options do not tell apart what the numbers do (another device, a setting fio does not
+#: report), and averaging them would pass for a measurement.
+UNLIKE_REPEATS = 2.0
+
+
+def _refuse_unlike_repeats(recs: pd.DataFrame) -> None:
+    """One line naming two files of one cell whose IOPS differ more than :data:`UNLIKE_REPEATS`."""
+    iops = recs[recs["metric"] == "iops"]
+    keys = records.KEY_COLUMNS
+    for _, g in iops[iops.groupby(keys)["run"].transform("size") > 1].groupby(keys):
+        lo, hi = g.loc[g["value"].idxmin()], g.loc[g["value"].idxmax()]
+        if hi["value"] > UNLIKE_REPEATS * lo["value"]:
+            raise BenchcastError(
+                f"{hi['file']} and {lo['file']}: the same fio options ({hi['cell']}) but {hi['op']} IOPS "
+                f"{hi['value']:.6g} and {lo['value']:.6g} (x{hi['value'] / lo['value']:.1f}): not repeats of one "
+                f"setting; give them different devices (or sources)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,11 +314,12 @@ def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
     md = s.get("metadata") or {}
     if "rw" not in md:
         raise BenchcastError(f"{where}: fio sample metadata lacks rw")
-    # PKB copies the job file's options, spelled as in a job file
-    opts = {**md, "bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
-            "size": md.get("size", md.get("filesize", "0"))}
+    # PKB copies the job file's options, spelled as in a job file, beside its own (fio_job ...)
+    opts = {k: v for k, v in md.items() if not str(k).startswith("fio_") and k != "blocksize"}
+    opts.update({"bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
+                 "size": md.get("size", md.get("filesize", "0"))})
     keys = fio.job_keys({"job options": opts}, None, where)
-    return {**keys, "op": parts[1], "metric": metric, "unit": unit, "value": value, "cell": parts[0]}
+    return {**keys, "op": parts[1], "metric": metric, "unit": unit, "value": value, "jobname": parts[0]}
 
 
 def _pkb_ycsb_row(s: dict, op: str, stat: str, where: str) -> dict | None:
@@ -373,7 +390,8 @@ def pkb(device_files: dict, study: str, source: str, ycsb: dict | None = None) -
             if rows:
                 df = pd.DataFrame(rows).drop_duplicates(["cell", "op", "metric"], keep="last")
                 for cell, g in df.groupby("cell", sort=False):
-                    key = tuple(g.iloc[0][["workload", "block_size", "threads", "data_size", "engine"]])
+                    key = tuple(g.iloc[0][["workload", "block_size", "iodepth", "numjobs", "data_size", "engine",
+                                           "cell"]])
                     run = seen.get(key, 0)
                     seen[key] = run + 1
                     frames.append(records.make(g, study=study, source=source, device=device, benchmark="fio",

@@ -36,6 +36,22 @@ def check_import(fio_csv: str, app_csv: str, devices) -> None:
     importers.soga2018(fio_csv, app_csv, study="check", source="check", devices=devices)
 
 
+def check_import_source(src: dict, devices=None) -> None:
+    """Check the files an import source of kind fio_json, pkb, records or ycsb_output will read: the
+    import itself, run without writing anything (:mod:`benchcast.importers`)."""
+    from . import importers
+
+    kind, files = src["type"], src.get("files")
+    if kind == "fio_json":
+        importers.fio_json(files, study="check", source="check")
+    elif kind == "pkb":
+        importers.pkb(files, study="check", source="check", ycsb=src.get("ycsb"))
+    elif kind == "records":
+        importers.record_files(files, study="check", source="check", devices=devices, rename=src.get("rename"))
+    elif kind == "ycsb_output":
+        importers.ycsb_output(src["runs"], study="check", source="check", devices=devices)
+
+
 def check_writable(directory: str = "results") -> None:
     """The results folder (or, before it exists, the working directory) must take new files."""
     d = Path(directory)

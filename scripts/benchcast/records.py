@@ -15,14 +15,23 @@ engine     str     fio ioengine, database engine (``rocksdb``, ``mariadb``, ``my
 workload   str     fio rw (``randread``), YCSB workload (``write-only``, ``a``)
 block_size int     bytes per I/O for fio; 0 where it does not apply
 threads    int     client threads / fio numjobs x iodepth; 0 where unknown
+iodepth    int     fio's iodepth (I/Os in flight per job); 0 where it does not apply
+numjobs    int     fio's numjobs (jobs, each with iodepth in flight); 0 where it does not apply
 data_size  int     bytes of data the benchmark works on (fio file size, YCSB data size); 0 if n/a
 op         str     ``read``, ``write``, ``update``, ``insert``, ``overall`` ...
 metric     str     ``lat_mean``, ``clat_p99``, ``bw``, ``iops``, ``throughput`` ...
 unit       str     one per metric: latencies ``us``, bandwidths ``B/s``, rates ``ops/s`` (other units
                    are converted on every check); counts and YCSB runtime keep theirs
 value      float   the number
+cell       str     the setting measured beyond the other keys: a fio grid's cell id, an imported
+                   fio job's options (:func:`benchcast.fio.cell_label`); "" where the other keys
+                   say it all. Runs are repeats only where every key, ``cell`` included, is equal
 run        int     repeat index, 0-based; -1 for data that was aggregated before import
 ========== ======= ===========================================================================
+
+Record files written before ``iodepth``, ``numjobs`` and ``cell`` were keys read as: fio rows iodepth
+= threads, numjobs 1 (so their feature names stay), other rows 0; ``cell`` as the file had it (a grid's
+cell id) or "".
 
 Any further column is provenance (fio version, kernel, mount options, grid cell ...): kept in the
 record files, never used as a grouping key by the analysis.
@@ -48,15 +57,20 @@ KEY_COLUMNS = [
     "workload",
     "block_size",
     "threads",
+    "iodepth",
+    "numjobs",
     "data_size",
     "op",
     "metric",
     "unit",
+    "cell",
 ]
 COLUMNS = KEY_COLUMNS + ["value", "run"]
-INT_COLUMNS = ["block_size", "threads", "data_size", "run"]
+INT_COLUMNS = ["block_size", "threads", "iodepth", "numjobs", "data_size", "run"]
 STR_COLUMNS = [c for c in KEY_COLUMNS if c not in INT_COLUMNS]
 
+#: The key columns tables written before them lack (:func:`fill_settings`).
+SETTING_COLUMNS = ["iodepth", "numjobs", "cell"]
 #: The columns that name one application result series (a screening target) apart from device.
 SERIES_COLUMNS = ["benchmark", "engine", "workload", "threads", "data_size", "op", "metric", "unit"]
 #: The columns that name one device figure (a candidate feature) apart from device.
@@ -79,11 +93,29 @@ def make(rows, **common) -> pd.DataFrame:
     return check(df, where="records")
 
 
+def fill_settings(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the setting columns a table written before them lacks (see the module doc)."""
+    missing = [c for c in SETTING_COLUMNS if c not in df.columns]
+    if not missing or "benchmark" not in df.columns or "threads" not in df.columns:
+        return df
+    df = df.copy()
+    fio = (df["benchmark"] == "fio").to_numpy()
+    if "iodepth" in missing:
+        df["iodepth"] = np.where(fio, pd.to_numeric(df["threads"], errors="coerce").fillna(0), 0)
+    if "numjobs" in missing:
+        df["numjobs"] = np.where(fio, 1, 0)
+    if "cell" in missing:
+        df["cell"] = ""
+    return df
+
+
 def check(df: pd.DataFrame, where: str) -> pd.DataFrame:
     """Check that ``df`` has the record shape; return it with canonical dtypes and column order.
 
-    ``where`` names the table or file in error messages.
+    ``where`` names the table or file in error messages. A table without ``iodepth``, ``numjobs``
+    or ``cell`` gets them (:func:`fill_settings`).
     """
+    df = fill_settings(df)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise BenchcastError(f"{where}: missing record column(s) {', '.join(missing)}")

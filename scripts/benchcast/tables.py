@@ -56,7 +56,10 @@ def write_report_table(df: pd.DataFrame, path, digits: int = 6) -> None:
 
 
 def read_aggregated(path) -> pd.DataFrame:
-    return read_table(path, records.KEY_COLUMNS + ["value", "n"])
+    """An aggregated table; one written before iodepth, numjobs and cell were keys (another tree's,
+    for a comparison) gets them (:func:`benchcast.records.fill_settings`)."""
+    required = [c for c in records.KEY_COLUMNS if c not in records.SETTING_COLUMNS]
+    return records.fill_settings(read_table(path, required + ["value", "n"]))
 
 
 def read_screen(path) -> pd.DataFrame:
@@ -256,8 +259,8 @@ def ooc_relative(agg: pd.DataFrame, limits: dict) -> pd.DataFrame:
                                  kind="mergesort").reset_index(drop=True)
 
 
-NOISE_COLUMNS = ["source", "device", "benchmark", "engine", "workload", "block_size", "threads", "data_size", "op",
-                 "metric", "unit", "value", "n", "cv", "min", "max"]
+NOISE_COLUMNS = ["source", "device", "benchmark", "engine", "workload", "block_size", "threads", "iodepth", "numjobs",
+                 "data_size", "op", "metric", "unit", "value", "n", "cv", "min", "max", "cell"]
 
 
 def noisy_cells(agg: pd.DataFrame, threshold: float) -> pd.DataFrame:
@@ -352,8 +355,8 @@ def inventory(recs: pd.DataFrame) -> pd.DataFrame:
 
 #: The columns that name one cell across two result trees (no study or source: the same cell of two
 #: studies, or of two runs of one, has the same key).
-COMPARE_KEY = ["benchmark", "engine", "workload", "block_size", "threads", "data_size", "op", "metric", "unit",
-               "device"]
+COMPARE_KEY = ["benchmark", "engine", "workload", "block_size", "threads", "iodepth", "numjobs", "data_size", "op",
+               "metric", "unit", "device"]
 COMPARE_SPREAD = ["value", "n", "cv", "min", "max"]
 
 
@@ -364,7 +367,7 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     and ``outside_spread``: the two sides' ranges of runs do not overlap. Sorted by how far the
     ratio is from 1 (log scale), largest first."""
     def side(df, tag):
-        df = df.copy()
+        df = records.fill_settings(df).copy()
         for c in COMPARE_SPREAD:
             if c not in df.columns:
                 df[c] = df["value"] if c in ("min", "max") else np.nan
@@ -384,7 +387,7 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 def compare_summary(a: pd.DataFrame, b: pd.DataFrame, cells: pd.DataFrame) -> dict:
     """How many cells each side has, how many both have, and how many changed beyond the spread."""
-    keys = lambda df: set(map(tuple, df[COMPARE_KEY].astype(str).to_numpy()))  # noqa: E731
+    keys = lambda df: set(map(tuple, records.fill_settings(df)[COMPARE_KEY].astype(str).to_numpy()))  # noqa: E731
     ka, kb = keys(a), keys(b)
     return {"cells_a": len(ka), "cells_b": len(kb), "both": len(ka & kb), "only_a": len(ka - kb),
             "only_b": len(kb - ka), "outside_spread": int(cells["outside_spread"].sum())}
