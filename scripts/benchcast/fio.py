@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -286,6 +287,38 @@ def command(jobfile, output) -> list[str]:
     return ["fio", "--output-format=json", f"--output={output}", str(jobfile)]
 
 
+def run_group(cmd: list[str], timeout: float | None, preexec_fn=None) -> subprocess.CompletedProcess:
+    """Run fio in a process group of its own, its output captured. fio runs each job in a process it
+    forks: when this job stops (a timeout, SIGTERM's SystemExit, SIGINT) the whole group is killed
+    and gone before the device is torn down, else a worker left running keeps the mount busy."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=preexec_fn, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def kill_group(proc: subprocess.Popen, wait: float = 10) -> None:
+    """SIGKILL the process group ``proc`` leads; wait (at most ``wait`` s) until none of it is left."""
+    import time
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    proc.wait()
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
 def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | None = None,
         cgroup=None) -> Path:
     """Write the job file, run fio on the provisioned device (inside its cgroup when throttled, and
@@ -309,8 +342,7 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     part_job.write_text(job_text(cell, directory, repeat))
     cmd = devices.command_prefix(state) + command(part_job, part_out)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
+        proc = run_group(cmd, timeout, preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
     except subprocess.TimeoutExpired:
         raise BenchcastError(f"{where}: fio timed out after {timeout}s") from None
     if proc.returncode == -signal.SIGKILL:
@@ -472,7 +504,6 @@ def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: 
 
 def logical_block_size(block_device: str) -> int | None:
     """The device's logical block size from sysfs (O_DIRECT I/O must be a multiple of it)."""
-    import os
 
     name = os.path.basename(os.path.realpath(block_device))
     try:
