@@ -626,10 +626,12 @@ def start_stop_watch():
     from benchcast import stop as bc_stop
 
     global STOP
-    snakemake_stop = signal.getsignal(signal.SIGTERM)  # the scheduler's: stop scheduling
+    # the scheduler's own handler: stop scheduling, wait for the running jobs
+    snakemake_stop = signal.getsignal(signal.SIGTERM)
     STOP = bc_stop.watch(
         then=snakemake_stop if callable(snakemake_stop) else None,
         state_dirs=[state_dir(study) for study in SELECTED],
+        server_dirs=[f"results/{study}" for study in SELECTED],
     )
 
 
@@ -650,7 +652,8 @@ def teardown_everything():
     from benchcast import stop as bc_stop
 
     stopped = STOP is not None and STOP.signal is not None
-    if stopped:  # the stop thread has signalled the jobs (and killed those past the grace time)
+    if stopped:
+        # the stop thread has signalled the jobs (and killed those past the grace time)
         STOP.done.wait(bc_stop.GRACE_S + 10)
     servers = 0
     for study in SELECTED:

@@ -44,6 +44,7 @@ class Stop:
     signal: str | None = None
     at: float = 0.0  # time.time() of the signal
     live: dict[str, list[str]] = field(default_factory=dict)  # devices up then -> what they held
+    servers: int = 0  # MariaDB servers running then
     jobs: list[tuple[int, str]] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
@@ -132,8 +133,8 @@ OWNED = {"memcg": "memory cgroup", "swapfile": "swap file", "cgroup": "blkio cgr
 
 def live_devices(state_dirs) -> dict[str, list[str]]:
     """State record -> what the device holds beyond its mount (a FUSE daemon, a loop or zram device,
-    cgroups, a swap file, a MariaDB server), for every device up (``ready``) or holding something in
-    the ``state_dirs`` given."""
+    cgroups, a swap file), for every device up (``ready``) or holding something in the
+    ``state_dirs`` given."""
     out = {}
     for d in map(Path, state_dirs):
         for path in sorted(d.glob("*.json")) if d.is_dir() else []:
@@ -146,18 +147,21 @@ def live_devices(state_dirs) -> dict[str, list[str]]:
                 continue
             held = ["FUSE daemon"] if state.get("kind") == "delayed" else []
             held += [name for key, name in OWNED.items() if key in created]
-            target = state.get("target")
-            if target and any(Path(target).glob("**/mariadbd.pid")):
-                held.append("MariaDB server")
             out[str(path)] = held
     return out
 
 
-def watch(then: Callable[[int], None] | None = None, grace: float = GRACE_S, state_dirs=()) -> Stop:
+def servers(dirs) -> int:
+    """How many MariaDB servers have pid files (``mariadbd.pid``) under ``dirs``."""
+    return sum(1 for d in map(Path, dirs) if d.is_dir() for _ in d.rglob("mariadbd.pid"))
+
+
+def watch(then: Callable[[int], None] | None = None, grace: float = GRACE_S, state_dirs=(),
+          server_dirs=()) -> Stop:
     """Install the stop handlers (main thread only) and start the thread that acts on them: once,
     ``then(signum)`` (Snakemake's own SIGTERM handling), and :func:`stop_jobs` on this process's
     jobs. Returns the :class:`Stop` record, filled in when a signal comes (with the devices of
-    ``state_dirs`` up at that moment)."""
+    ``state_dirs`` up and the MariaDB servers under ``server_dirs`` at that moment)."""
     stop = Stop()
     rfd, wfd = os.pipe()
     os.set_blocking(wfd, False)
@@ -180,7 +184,7 @@ def watch(then: Callable[[int], None] | None = None, grace: float = GRACE_S, sta
             if hits:
                 break
         stop.signal, stop.at = signal.Signals(hits[0]).name, time.time()
-        stop.live = live_devices(state_dirs)
+        stop.live, stop.servers = live_devices(state_dirs), servers(server_dirs)
         if then is not None:
             then(hits[0])
         stop_jobs(stop, os.getpid(), grace)
@@ -190,17 +194,18 @@ def watch(then: Callable[[int], None] | None = None, grace: float = GRACE_S, sta
     return stop
 
 
-def summary(stop: Stop, left: list[str], servers: int = 0) -> str:
+def summary(stop: Stop, left: list[str], killed_servers: int = 0) -> str:
     """The one line of a stopped run: the signal, the jobs stopped, the devices that were up and what
-    they held (torn down unless named in ``left``), MariaDB servers the run's teardown stopped."""
+    they held (torn down unless named in ``left``), the MariaDB servers (those running at the signal,
+    or more if the run's teardown stopped more)."""
     jobs = ", ".join(sorted({name for _, name in stop.jobs})) or "none running"
     down = [Path(p).stem + (" (" + ", ".join(held) + ")" if held else "")
             for p, held in stop.live.items() if p not in left]
     line = (f"benchcast: run stopped by {stop.signal}: {len(stop.jobs)} job(s) stopped ({jobs})"
             f"{f', {len(stop.killed)} process(es) killed' if stop.killed else ''}; torn down: "
             f"{'; '.join(down) or 'no device was up'}")
-    if servers:
-        line += f"; {servers} MariaDB server(s) stopped"
+    if max(stop.servers, killed_servers):
+        line += f"; {max(stop.servers, killed_servers)} MariaDB server(s) stopped"
     if left:
         line += f"; NOT cleaned, run ./benchcast.sh teardown: {', '.join(Path(p).stem for p in left)}"
     return line
