@@ -98,6 +98,50 @@ def test_the_stop_line_names_the_devices_and_what_they_held(tmp_path):
                     "NOT cleaned, run ./benchcast.sh teardown: sw")
 
 
+LOCKED_SNAKEFILE = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {scripts!r})
+
+    rule all:
+        input: expand("o/{{i}}", i=range(3))
+
+    rule one:
+        output: "o/{{i}}"
+        shell: "sleep 1; touch {{output}}"
+
+    def signal_inside_the_lock(frame, event, arg):  # SIGTERM while the scheduler holds its lock
+        if event == "call" and frame.f_code.co_name == "_finish_jobs" and not os.path.exists("sent"):
+            open("sent", "w").close()
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    onstart:
+        if {with_stop}:
+            from benchcast import stop
+            stop.watch(then=signal.getsignal(signal.SIGTERM))
+        sys.setprofile(signal_inside_the_lock)
+""")
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("with_stop", [False, True])
+def test_sigterm_while_the_scheduler_holds_its_lock(tmp_path, with_stop):
+    """The reported hang, made to happen: a SIGTERM that Python hands to Snakemake's handler while
+    the main thread is inside the scheduler's lock (here: post-processing a finished job). Snakemake's
+    own handler waits for that lock for ever (the cause); with benchcast.stop the run ends."""
+    (tmp_path / "Snakefile").write_text(LOCKED_SNAKEFILE.format(scripts=SCRIPTS, with_stop=with_stop))
+    p = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out, _ = p.communicate(timeout=30 if with_stop else 15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out = p.communicate()[0]
+        assert not with_stop, out[-2000:]
+        assert (tmp_path / "sent").exists()  # Snakemake hung on its own lock, as reported
+        return
+    assert with_stop and (tmp_path / "sent").exists() and p.returncode != 0, out[-2000:]
+
+
 # --- the real workflow -------------------------------------------------------------------------------
 
 def _study(case: dict):
