@@ -38,11 +38,11 @@ SHELLS = {"bash", "sh", "dash"}
 
 @dataclass
 class Stop:
-    """What a stop request did: the signal's name (None until one came) and the job processes
-    signalled (pid, command name)."""
+    """What a stop request did: the signal's name (None until one came), what was up then, the job
+    processes signalled (pid, name) and those killed after the grace time; ``done`` once they are
+    over."""
 
     signal: str | None = None
-    at: float = 0.0  # time.time() of the signal
     live: dict[str, list[str]] = field(default_factory=dict)  # devices up then -> what they held
     servers: int = 0  # MariaDB servers running then
     jobs: list[tuple[int, str]] = field(default_factory=list)
@@ -58,7 +58,7 @@ def _stat(pid: int) -> tuple[str, int] | None:
     except OSError:
         return None
     name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
-    return (None if rest[0] in ("Z", "X") else (name, int(rest[1])))
+    return None if rest[0] in ("Z", "X") else (name, int(rest[1]))
 
 
 def children(pid: int) -> list[int]:
@@ -183,7 +183,7 @@ def watch(then: Callable[[int], None] | None = None, grace: float = GRACE_S, sta
             hits = [b for b in data if b in wanted]
             if hits:
                 break
-        stop.signal, stop.at = signal.Signals(hits[0]).name, time.time()
+        stop.signal = signal.Signals(hits[0]).name
         stop.live, stop.servers = live_devices(state_dirs), servers(server_dirs)
         if then is not None:
             then(hits[0])
