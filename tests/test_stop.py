@@ -253,60 +253,80 @@ def test_a_signal_during_a_measuring_job_stops_the_run_within_a_minute(tmp_path,
     if "mariadb" in kind:
         need_mariadb()
     wd = _tree(tmp_path, kind, ycsb_jar)
+    try:
+        _stop_during(wd, kind)
+    finally:  # whatever a failing test left: servers, then devices
+        from benchcast import devices, mariadb
+
+        mariadb.teardown_all(wd / "results/local")
+        if (wd / "results/local/devices/state").is_dir():
+            devices.teardown_all(wd / "results/local/devices/state")
+
+
+def _stop_during(wd: Path, kind: str) -> None:
+    case = CASES[kind]
     # the quick run's JSON, not its records (which wait for its device's teardown): ram stays up
     plan = snakemake(wd, "-n", "results/local/records/fio/quick.csv").stdout
     quick_run = re.search(r"results/local/fio/quick/ram/[^/\s,]+/run0\.json", plan).group(0)
     targets = [quick_run, f"results/local/records/{case['records']}/long.csv"]
     proc = _start(wd, case["to"], [*targets, "--prioritize", targets[0]])
-    logs = wd / "logs" / "local" / case["logs"]
-    _wait_for(lambda: logs.is_dir() and any(p.is_file() for p in logs.rglob("*.log")), 240, "the long job", proc)
-    state = wd / "results/local/devices/state/dev.json"
-    if "mariadb" in kind:  # its server is up
-        _wait_for(lambda: stop.servers([wd / "results/local"]) > 0, 120, "the MariaDB server", proc)
-    elif kind.startswith("ooc"):  # its programs run in the memory cgroup
-        _wait_for(lambda: "memcg" in json.loads(state.read_text()).get("created", {}), 120, "the memory cgroup", proc)
-    time.sleep(3)
-    held = json.loads(state.read_text()).get("created", {})
-    sig = case.get("sig", signal.SIGTERM)
-    t0 = time.monotonic()
-    proc.send_signal(sig)
     try:
-        out, _ = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out = proc.communicate()[0]
-        pytest.fail(f"the run did not end within 60 s of {sig.name}:\n{out[-3000:]}")
-    took = time.monotonic() - t0
-    assert proc.returncode != 0, out[-3000:]
-    stopped = [ln for ln in out.splitlines() if ln.startswith("benchcast: run stopped by")]
-    assert len(stopped) == 1, out[-3000:]
-    assert "1 job(s) stopped" in stopped[0] and " dev" in stopped[0] and "ram" in stopped[0], stopped[0]
-    assert ("MariaDB server(s) stopped" in stopped[0]) == ("mariadb" in kind), stopped[0]
-    assert "NOT cleaned" not in stopped[0] and "benchcast: report in" not in out, out[-2000:]
-    print(f"{kind}: {sig.name} to {case['to']}: ended in {took:.1f} s; {stopped[0]}")
-    # nothing of this tree is left: mounts, loop devices, swap, cgroups, servers, daemons, programs
-    assert mounts_under(wd) == []
-    assert str(wd) not in losetup_all()
-    assert not [s for s in swap.active() if s["filename"].startswith(str(wd))]
-    for name in ("memcg", "cgroup"):
-        assert name not in held or not Path(held[name]).exists(), f"{name} {held[name]} left"
-    deadline = time.monotonic() + 10
-    while processes_under(wd) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert processes_under(wd) == []
-    assert stop.live_devices([state.parent]) == {}
-    # no partial output passes as a result (a .partial name, removed by the next run); a resume
-    # plans the long job again and nothing finished
-    long_runs = [p for p in (wd / "results/local" / case["records"] / "long").rglob("run0*")
-                 if ".partial" not in p.name]
-    assert long_runs == [], long_runs
-    quick = checksums(wd / "results/local/fio/quick")
-    assert quick, "the quick fio run finished first"
-    plan = planned_jobs(wd, *targets)
-    assert plan.get(f"{case['records']}_run") == 1 and plan.get("fio_run", 0) == (case["records"] == "fio"), plan
-    if kind == "delayed-mariadb":  # the reported hang: resume it for real, shorter, and it completes
-        edit_config(wd, lambda c: c["studies"]["local"]["sources"]["long"].update(maxexecutiontime=2))
-        snakemake(wd, *targets, *[f"results/local/devices/{d}/torn_down.json" for d in ("ram", "dev")])
-        assert checksums(wd / "results/local/fio/quick") == quick
-        assert (wd / "results/local/records/ycsb/long.csv").is_file()
+        logs = wd / "logs" / "local" / case["logs"]
+        _wait_for(lambda: logs.is_dir() and any(p.is_file() for p in logs.rglob("*.log")), 240, "the long job", proc)
+        state = wd / "results/local/devices/state/dev.json"
+        if "mariadb" in kind:  # its server is up
+            _wait_for(lambda: stop.servers([wd / "results/local"]) > 0, 120, "the MariaDB server", proc)
+        elif kind.startswith("ooc"):  # its programs run in the memory cgroup
+            _wait_for(lambda: "memcg" in json.loads(state.read_text()).get("created", {}), 120, "the memory cgroup", proc)
+        time.sleep(3)
+        held = json.loads(state.read_text()).get("created", {})
+        sig = case.get("sig", signal.SIGTERM)
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        try:
+            out, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out = proc.communicate()[0]
+            pytest.fail(f"the run did not end within 60 s of {sig.name}:\n{out[-3000:]}")
+        took = time.monotonic() - t0
+        assert proc.returncode != 0, out[-3000:]
+        stopped = [ln for ln in out.splitlines() if ln.startswith("benchcast: run stopped by")]
+        assert len(stopped) == 1, out[-3000:]
+        assert "1 job(s) stopped" in stopped[0] and " dev" in stopped[0] and "ram" in stopped[0], stopped[0]
+        assert ("MariaDB server(s) stopped" in stopped[0]) == ("mariadb" in kind), stopped[0]
+        assert "NOT cleaned" not in stopped[0] and "benchcast: report in" not in out, out[-2000:]
+        print(f"{kind}: {sig.name} to {case['to']}: ended in {took:.1f} s; {stopped[0]}")
+        # nothing of this tree is left: mounts, loop devices, swap, cgroups, servers, daemons, programs
         assert mounts_under(wd) == []
+        assert str(wd) not in losetup_all()
+        assert not [s for s in swap.active() if s["filename"].startswith(str(wd))]
+        for name in ("memcg", "cgroup"):
+            assert name not in held or not Path(held[name]).exists(), f"{name} {held[name]} left"
+        deadline = time.monotonic() + 10
+        while processes_under(wd) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_under(wd) == []
+        assert stop.live_devices([state.parent]) == {}
+        # no partial output passes as a result (a .partial name, removed by the next run); a resume
+        # plans the long job again and nothing finished
+        long_runs = [p for p in (wd / "results/local" / case["records"] / "long").rglob("run0*")
+                     if ".partial" not in p.name]
+        assert long_runs == [], long_runs
+        quick = checksums(wd / "results/local/fio/quick")
+        assert quick, "the quick fio run finished first"
+        plan = planned_jobs(wd, *targets)
+        assert plan.get(f"{case['records']}_run") == 1 and plan.get("fio_run", 0) == (case["records"] == "fio"), plan
+        if kind == "delayed-mariadb":  # the reported hang: resume it for real, shorter, and it completes
+            edit_config(wd, lambda c: c["studies"]["local"]["sources"]["long"].update(maxexecutiontime=2))
+            snakemake(wd, *targets, *[f"results/local/devices/{d}/torn_down.json" for d in ("ram", "dev")])
+            assert checksums(wd / "results/local/fio/quick") == quick
+            assert (wd / "results/local/records/ycsb/long.csv").is_file()
+            assert mounts_under(wd) == []
+    finally:  # a failing test: stop the run first
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                proc.kill()

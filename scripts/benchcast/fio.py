@@ -19,6 +19,7 @@ the end of the file (``rw=write`` with ``file_append=1``) are recorded as worklo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -287,35 +288,39 @@ def command(jobfile, output) -> list[str]:
     return ["fio", "--output-format=json", f"--output={output}", str(jobfile)]
 
 
-def run_group(cmd: list[str], timeout: float | None, preexec_fn=None) -> subprocess.CompletedProcess:
-    """Run fio in a process group of its own, its output captured. fio runs each job in a process it
-    forks: when this job stops (a timeout, SIGTERM's SystemExit, SIGINT) the whole group is killed
-    and gone before the device is torn down, else a worker left running keeps the mount busy."""
+def run_fio(cmd: list[str], timeout: float | None, preexec_fn=None) -> subprocess.CompletedProcess:
+    """Run fio, its output captured. fio runs each job in a process it forks into a session of its
+    own: when this job stops (a timeout, SIGTERM's SystemExit, SIGINT), fio and every process it
+    started are stopped and gone before the device is torn down, else a worker left running keeps
+    the mount busy."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=preexec_fn, start_new_session=True)
+                            preexec_fn=preexec_fn)
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:
-        kill_group(proc)
+        stop_tree(proc)
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def kill_group(proc: subprocess.Popen, wait: float = 10) -> None:
-    """SIGKILL the process group ``proc`` leads; wait (at most ``wait`` s) until none of it is left."""
+def stop_tree(proc: subprocess.Popen, grace: float = 5, wait: float = 10) -> None:
+    """SIGTERM ``proc`` (fio then ends its workers); after ``grace`` s SIGKILL it and every process
+    under it; return once none of them is left (or after ``wait`` s more)."""
     import time
 
+    from .stop import alive, descendants
+
+    tree = [proc.pid, *descendants(proc.pid)]
+    proc.terminate()
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    proc.wait()
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        for pid in [*descendants(proc.pid), proc.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            return
+    while any(alive(pid) for pid in tree) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -342,7 +347,7 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     part_job.write_text(job_text(cell, directory, repeat))
     cmd = devices.command_prefix(state) + command(part_job, part_out)
     try:
-        proc = run_group(cmd, timeout, preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
+        proc = run_fio(cmd, timeout, preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
     except subprocess.TimeoutExpired:
         raise BenchcastError(f"{where}: fio timed out after {timeout}s") from None
     if proc.returncode == -signal.SIGKILL:

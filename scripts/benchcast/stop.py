@@ -61,6 +61,11 @@ def _stat(pid: int) -> tuple[str, int] | None:
     return None if rest[0] in ("Z", "X") else (name, int(rest[1]))
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie)."""
+    return _stat(pid) is not None
+
+
 def children(pid: int) -> list[int]:
     """The live child processes of ``pid``."""
     out = []
@@ -118,11 +123,11 @@ def stop_jobs(stop: Stop, parent: int, grace: float = GRACE_S) -> None:
     stop.jobs = job_processes(parent)
     _send([pid for pid, _ in stop.jobs], signal.SIGTERM)
     deadline = time.monotonic() + grace
-    alive = [pid for pid, _ in stop.jobs]
-    while alive and time.monotonic() < deadline:
+    left = [pid for pid, _ in stop.jobs]
+    while left and time.monotonic() < deadline:
         time.sleep(0.2)
-        alive = [pid for pid in alive if _stat(pid)]
-    for pid in alive:
+        left = [pid for pid in left if alive(pid)]
+    for pid in left:
         stop.killed += _send([*descendants(pid), pid], signal.SIGKILL)
 
 
