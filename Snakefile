@@ -23,6 +23,7 @@ include: "rules/compare.smk"
 
 
 onstart:
+    start_stop_watch()
     refuse_remeasure()
     start_progress()
 

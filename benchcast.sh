@@ -72,6 +72,22 @@ setup() {
     setup_python
 }
 
+# Run a command as a child and pass SIGTERM, SIGINT and SIGHUP on to it (bash would otherwise die of
+# them and leave Snakemake running, or wait for it with the signal pending); return its exit code.
+forward_signals() {
+    "$@" &
+    local pid=$! rc=0
+    # SIGINT goes on as SIGTERM: a background child of a script starts with SIGINT ignored
+    trap 'kill -TERM $pid 2>/dev/null || true' TERM INT
+    trap 'kill -HUP $pid 2>/dev/null || true' HUP
+    while :; do
+        wait "$pid" && rc=0 || rc=$?
+        kill -0 "$pid" 2>/dev/null || break  # a trap interrupted the wait: wait again
+    done
+    trap - TERM INT HUP
+    return "$rc"
+}
+
 # Rules run `python`, `fio`, `java`: the venv's Python first (with --sdm conda, each rule's env).
 export PATH="$PWD/$VENV/bin:$PATH"
 
@@ -83,8 +99,9 @@ case "$cmd" in
         ;;
     run)
         setup
-        "$VENV/bin/snakemake" "$@"
-        "$VENV/bin/snakemake" --report results/report.html "$@"
+        # a stopped run (SIGTERM/SIGINT) exits non-zero: no report then
+        forward_signals "$VENV/bin/snakemake" "$@"
+        forward_signals "$VENV/bin/snakemake" --report results/report.html "$@"
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
         ;;
     test)

@@ -629,22 +629,57 @@ def refuse_last(line):
     )
 
 
+def start_stop_watch():
+    """onstart: SIGTERM/SIGINT/SIGHUP stop the run within a minute: Snakemake's own SIGTERM handling
+    (stop scheduling) run from a thread, the running jobs told to stop, which tear down their
+    devices, then the onerror teardown (benchcast.stop)."""
+    import signal
+
+    from benchcast import stop as bc_stop
+
+    global STOP
+    # the scheduler's own handler: stop scheduling, wait for the running jobs
+    snakemake_stop = signal.getsignal(signal.SIGTERM)
+    STOP = bc_stop.watch(
+        then=snakemake_stop if callable(snakemake_stop) else None,
+        state_dirs=[state_dir(study) for study in SELECTED],
+        server_dirs=[f"results/{study}" for study in SELECTED],
+    )
+
+
+STOP = None
+
+
+def state_dir(study):
+    return Path(f"results/{study}/devices/state")
+
+
 def teardown_everything():
     """After a failed or interrupted run (onerror): tear down every device a state record still
     lists and stop any MariaDB server a killed job left, so nothing stays mounted or running.
+    A stopped run (SIGTERM/SIGINT/SIGHUP) ends with one line: what was stopped and torn down.
     On a cluster this reaches only the head node's devices; run `snakemake teardown` there too.
     """
     from benchcast import mariadb as bc_mariadb
+    from benchcast import stop as bc_stop
 
+    stopped = STOP is not None and STOP.signal is not None
+    if stopped:
+        # the stop thread has signalled the jobs (and killed those past the grace time)
+        STOP.done.wait(bc_stop.GRACE_S + 10)
+    servers = 0
     for study in SELECTED:
-        state_dir = Path(f"results/{study}/devices/state")
         try:
-            bc_mariadb.teardown_all(f"results/{study}")
+            servers += len(bc_mariadb.teardown_all(f"results/{study}"))
         except Exception as exc:  # keep going: the devices matter more
             logger.error(f"benchcast: stopping MariaDB servers of {study}: {exc}")
-        if state_dir.is_dir():
+        if state_dir(study).is_dir():
             try:
-                for path, res in bc_devices.teardown_all(state_dir).items():
-                    logger.warning(f"benchcast: teardown {path}: {res}")
+                for path, res in bc_devices.teardown_all(state_dir(study)).items():
+                    if not stopped:
+                        logger.warning(f"benchcast: teardown {path}: {res}")
             except BenchcastError as exc:
                 logger.error(f"benchcast: {exc}")
+    if stopped:
+        left = bc_stop.live_devices([state_dir(study) for study in SELECTED])
+        logger.error(bc_stop.summary(STOP, list(left), servers))

@@ -379,3 +379,21 @@ def test_mmap_cells_under_a_memory_limit_page_through_the_device_and_leave_nothi
         fio.run_cell("r", ram, clean / "r.json", cell, 0, clean / "rj.fio", clean / "ro.json")
     st = devices.base.read_state(clean / "r.json")
     assert st["status"] == "torn_down" and st["created"] == {}
+
+
+def test_a_stopped_fio_leaves_no_worker_running(tmp_path):
+    """fio forks each job into a session of its own: stopping fio (here its timeout; SIGTERM's
+    SystemExit takes the same path) stops the workers too, so none keeps a device busy."""
+    import subprocess
+    import time
+
+    from ycsb_util import processes_under
+
+    job = tmp_path / "long.fio"
+    job.write_text(f"[long]\nfilename={tmp_path / 'f'}\nrw=randwrite\nbs=4k\nsize=4M\nruntime=60\n"
+                   "time_based=1\nioengine=psync\n")
+    t0 = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        fio.run_fio(fio.command(job, tmp_path / "out.json"), timeout=2)
+    assert time.monotonic() - t0 < 15
+    assert processes_under(tmp_path) == []

@@ -15,7 +15,7 @@ PKG = ROOT / "scripts" / "benchcast"
 #: Data-flow order: sources -> records -> aggregate -> features -> fits -> screening / validation /
 #: prediction -> tables / charts. A module may import its own layer or an earlier one.
 LAYERS = [
-    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect"},
+    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop"},
     {"config"},
     {"records"},
     {"importers", "fio", "ycsb", "hdr", "ooc", "ooc_job", "mariadb", "ycsb_job", "devices", "preflight", "blockio",

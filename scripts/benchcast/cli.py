@@ -6,6 +6,7 @@ output of the process and its children goes to the job's log file, and a failure
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from . import BenchcastError
@@ -24,15 +25,22 @@ def run_logged(fn, log: str | None = None) -> int:
         os.dup2(fh.fileno(), 1)
         os.dup2(fh.fileno(), 2)
         fh.close()
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+        if saved:
+            os.write(saved[1], (line + "\n").encode())
+
     try:
         fn()
         return 0
     except BenchcastError as exc:
-        line = f"benchcast: {exc}"
-        print(line, file=sys.stderr, flush=True)
-        if saved:
-            os.write(saved[1], (line + "\n").encode())
+        say(f"benchcast: {exc}")
         return 1
+    except (SystemExit, KeyboardInterrupt) as exc:  # told to stop: what was torn down has been by now
+        code = exc.code if isinstance(exc, SystemExit) else 128 + signal.SIGINT
+        if isinstance(code, int) and code > 128:
+            say(f"benchcast: stopped by {signal.Signals(code - 128).name}")
+        raise
     finally:
         if saved:
             sys.stdout.flush()

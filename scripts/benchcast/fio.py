@@ -19,9 +19,11 @@ the end of the file (``rw=write`` with ``file_append=1``) are recorded as worklo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -279,6 +281,42 @@ def command(jobfile, output) -> list[str]:
     return ["fio", "--output-format=json", f"--output={output}", str(jobfile)]
 
 
+def run_fio(cmd: list[str], timeout: float | None, preexec_fn=None) -> subprocess.CompletedProcess:
+    """Run fio, its output captured. fio runs each job in a process it forks into a session of its
+    own: when this job stops (a timeout, SIGTERM's SystemExit, SIGINT), fio and every process it
+    started are stopped and gone before the device is torn down, else a worker left running keeps
+    the mount busy."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=preexec_fn)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        stop_tree(proc)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def stop_tree(proc: subprocess.Popen, grace: float = 5, wait: float = 10) -> None:
+    """SIGTERM ``proc`` (fio then ends its workers); after ``grace`` s SIGKILL it and every process
+    under it; return once none of them is left (or after ``wait`` s more)."""
+    import time
+
+    from .stop import alive, descendants
+
+    tree = [proc.pid, *descendants(proc.pid)]
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        for pid in [*descendants(proc.pid), proc.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + wait
+    while any(alive(pid) for pid in tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | None = None,
         cgroup=None) -> Path:
     """Write the job file, run fio on the provisioned device (inside its cgroup when throttled, and
@@ -302,8 +340,7 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     part_job.write_text(job_text(cell, directory, repeat))
     cmd = devices.command_prefix(state) + command(part_job, part_out)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
+        proc = run_fio(cmd, timeout, preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
     except subprocess.TimeoutExpired:
         raise BenchcastError(f"{where}: fio timed out after {timeout}s") from None
     if proc.returncode == -signal.SIGKILL:
@@ -584,7 +621,6 @@ def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: 
 
 def logical_block_size(block_device: str) -> int | None:
     """The device's logical block size from sysfs (O_DIRECT I/O must be a multiple of it)."""
-    import os
 
     name = os.path.basename(os.path.realpath(block_device))
     try:
