@@ -17,7 +17,12 @@ bc_smk.job_environment(_SCRIPTS)
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
 
+_OVERLAYS = [str(f) for f in workflow.overwrite_configfiles or ()]
 try:
+    # the files Snakemake merged, read again: duplicate keys, a merge changing a device's kind
+    bc_config.check_files(
+        [str(f) for f in workflow.configfiles if str(f) not in _OVERLAYS], _OVERLAYS
+    )
     bc_config.validate(config, Path(workflow.basedir) / "config" / "schema.yaml")
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
