@@ -9,6 +9,7 @@ _SCRIPTS = str(Path(workflow.basedir, "scripts").resolve())
 sys.path.insert(0, _SCRIPTS)
 
 from benchcast import smk as bc_smk  # noqa: E402
+from snakemake.io import strip_wildcard_constraints  # noqa: E402
 
 # Jobs find the package and the Python that runs Snakemake through the environment, not through
 # params or shell text: the environment is no rerun trigger, so a results tree copied or moved
@@ -123,9 +124,13 @@ def get_device_ids(wildcards):
 
 def get_record_files(wildcards):
     """Every source of a study writes one record table: results/{study}/records/{type}/{source}.csv."""
+    return get_record_files_of(wildcards.study)
+
+
+def get_record_files_of(study):
     return [
-        f"results/{wildcards.study}/records/{src['type']}/{name}.csv"
-        for name, src in STUDIES[wildcards.study]["sources"].items()
+        f"results/{study}/records/{src['type']}/{name}.csv"
+        for name, src in STUDIES[study]["sources"].items()
     ]
 
 
@@ -536,7 +541,54 @@ def get_final_outputs():
         )
         out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
         out.append(f"results/{study}/tables/workload_classes.csv")
-    return out
+        out += expand(ANALYSIS_OUTPUTS, study=study)
+        out += get_record_files_of(study)
+    return with_siblings(out)
+
+
+def with_siblings(targets):
+    """``targets`` and every other output of the per-study jobs that make one of them (a chart's
+    HTML beside its SVG, a table rule's other tables): Snakemake reruns a job whose output is
+    missing only when that file is needed, so a sibling a killed job left missing stays missing.
+    """
+    out = dict.fromkeys(targets)
+    for made_by in workflow.rules:
+        if set(made_by.wildcard_names) != {"study"}:
+            continue
+        patterns = [strip_wildcard_constraints(str(f)) for f in made_by.output]
+        for study in SELECTED:
+            files = expand(patterns, study=study)
+            if any(f in out for f in files):
+                out.update(dict.fromkeys(files))
+    return list(out)
+
+
+#: Every analysis output between the records and the tables, also a final target. Snakemake plans
+#: a missing file only when a job that needs it must run, so a file that a failed or killed job
+#: left missing (predictions.csv after a failed predict) behind tables that still exist would
+#: otherwise stay missing, with exit 0 and stale tables.
+ANALYSIS_OUTPUTS = [
+    "results/{study}/aggregated.csv",
+    "results/{study}/features.csv",
+    "results/{study}/screen.csv",
+    "results/{study}/best.csv",
+    "results/{study}/predictions.csv",
+    "results/{study}/extrapolation_fits.csv",
+    "results/{study}/extrapolation.csv",
+    "results/{study}/validation/chosen_folds.csv",
+    "results/{study}/validation/tiers.csv",
+    "results/{study}/validation/verdicts.csv",
+    "results/{study}/validation/simple_folds.csv",
+    "results/{study}/validation/simple_summary.csv",
+    "results/{study}/validation/simple_selection.csv",
+    "results/{study}/validation/multiple_folds.csv",
+    "results/{study}/validation/multiple_summary.csv",
+    "results/{study}/validation/multiple_refusals.csv",
+    "results/{study}/validation/multiple_selection.csv",
+    "results/{study}/validation/nested_selection.csv",
+    "results/{study}/validation/target_predictions.csv",
+    "results/{study}/validation/target_skipped.csv",
+]
 
 
 def refuse_remeasure():

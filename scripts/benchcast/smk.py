@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 
-from . import BenchcastError
+from . import BenchcastError, protect
 
 
 def run(main, snakemake) -> None:
@@ -21,14 +22,36 @@ def run(main, snakemake) -> None:
         handlers.append(logging.FileHandler(log_path, mode="w"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True)
     log = logging.getLogger("benchcast")
+    pairs = aside(getattr(snakemake, "output", []))
     try:
         main(snakemake)
+        for tmp, final in pairs:
+            protect.commit_as(tmp, final)
     except BenchcastError as exc:
         log.error("benchcast: %s", exc)
         sys.exit(1)
     except Exception:
         log.error("%s", traceback.format_exc())
         raise
+    finally:
+        for tmp, _final in pairs:
+            protect.remove(os.path.dirname(tmp))
+
+
+def aside(output) -> list[tuple[str, str]]:
+    """Point a job's outputs (Snakemake's ``output``, names included) at the same names in hidden
+    sibling folders (:func:`benchcast.protect.aside_path`); :func:`run` renames them when the job
+    is done, so a failed, killed or disk-full job never leaves a partial file under an output's
+    name. Returns (aside, final) path pairs."""
+    pairs = [(str(protect.aside_path(p)), str(p)) for p in output]
+    for tmp, _final in pairs:
+        protect.remove(os.path.dirname(tmp))  # what a killed job left
+        os.makedirs(os.path.dirname(tmp))
+    for i, (tmp, _final) in enumerate(pairs):
+        output[i] = tmp
+    for name, (start, end) in list(getattr(output, "_get_names", lambda: ())()):
+        output._set_name(name, start, end)
+    return pairs
 
 
 def job_environment(package_dir: str) -> None:
