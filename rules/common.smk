@@ -99,6 +99,57 @@ FIO_CELLS = {
 }
 
 
+
+def measured_figures(study):
+    """(workload, block size, metric or None: any) of every device figure the study measures (its
+    fio grids on the devices this machine has) or imports (the paper's table); None when a source
+    imports figures known only once imported (fio JSON, PKB, records)."""
+    from benchcast import importers as bc_importers
+
+    out = set()
+    for name, src in STUDIES[study]["sources"].items():
+        if src["type"] == "fio":
+            out |= {(c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()}
+        elif src["type"] == "soga2018":
+            out |= bc_importers.soga2018_figures(src["fio"])
+        elif src["type"] in ("fio_json", "pkb", "records"):
+            return None
+    return out
+
+
+def check_cards(study):
+    """A spec card no device figure of the study can feed is an error, or with allow_unused: true a
+    warning (here and in the run's last lines, onsuccess); returns the warnings."""
+    targets = STUDIES[study]["targets"]
+    measured = measured_figures(study)
+    unused = [] if measured is None else bc_config.unused_cards(targets, measured)
+    warnings = []
+    for name in unused:
+        what = (
+            f"studies.{study}.targets.{name}: none of its figures is measured or imported by the "
+            f"study, no model can use it"
+        )
+        if not targets[name]["allow_unused"]:
+            raise WorkflowError(
+                f"config: {what}; fix its figures or set allow_unused: true"
+            )
+        warnings.append(
+            f"benchcast: {what} (allow_unused: true): it gets no prediction"
+        )
+    return warnings
+
+
+UNUSED_CARDS = [w for study in SELECTED for w in check_cards(study)]
+for _warning in UNUSED_CARDS:
+    logger.warning(_warning)
+
+
+def warn_unused_cards():
+    """onsuccess: the spec cards allowed unused, in the run's last lines."""
+    for warning in UNUSED_CARDS:
+        logger.warning(warning)
+
+
 wildcard_constraints:
     study="|".join(map(re.escape, STUDIES)),
     source="[A-Za-z0-9][A-Za-z0-9_-]*",

@@ -236,6 +236,20 @@ def check_targets(targets: dict, features: dict) -> None:
             )
 
 
+def unused_cards(targets: dict, measured) -> list[str]:
+    """The spec cards none of whose figures the study measures or imports: ``measured`` holds
+    (workload, block size in bytes, metric or None for any metric) of the study's device figures."""
+    out = []
+    for name, card in targets.items():
+        if not any(
+            (f["workload"], parse_size(f["block_size"], what=f"targets.{name}"), m) in measured
+            for f in card["figures"]
+            for m in (f["metric"], None)
+        ):
+            out.append(name)
+    return out
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last)."""
 
