@@ -28,6 +28,16 @@ try:
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
 
+# a run in progress in this tree: named here, before Snakemake's lock or incomplete-files errors
+if workflow.is_main_process:
+    _others = bc_smk.runs_here()
+    if _others:
+        raise WorkflowError(
+            f"benchcast: a run is in progress in this folder (snakemake, pid "
+            f"{', '.join(map(str, _others))}); wait for it to end, or stop it, and run again. "
+            f"Nothing was run"
+        )
+
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
     try:

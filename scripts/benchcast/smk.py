@@ -96,3 +96,44 @@ def package_digest(package_dir: str, exclude=("devices",)) -> str:
             continue
         h.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def runs_here(cwd: str | None = None) -> list[int]:
+    """Process ids of the other Snakemake runs in this working directory (a run in progress in the
+    same tree), found in /proc: a process whose command is snakemake (``snakemake ...``,
+    ``python -m snakemake ...``, ``python .../bin/snakemake ...``) with the same working directory,
+    not this process nor one of its ancestors. Linux only; elsewhere none are found."""
+    import os
+
+    cwd = os.path.realpath(cwd or os.getcwd())
+    mine, pid = set(), os.getpid()
+    while pid > 1 and pid not in mine:
+        mine.add(pid)
+        pid = _parent(pid)
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit() or int(entry) in mine:
+            continue
+        try:
+            argv = open(f"/proc/{entry}/cmdline", "rb").read().decode(errors="replace").split("\0")
+            here = os.path.realpath(os.readlink(f"/proc/{entry}/cwd"))
+        except OSError:
+            continue
+        if here == cwd and _is_snakemake(argv):
+            out.append(int(entry))
+    return sorted(out)
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+        return int(stat.rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _is_snakemake(argv: list[str]) -> bool:
+    import os
+
+    names = [os.path.basename(a) for a in argv[:2]]
+    return "snakemake" in names or argv[1:3] == ["-m", "snakemake"]
