@@ -83,6 +83,8 @@ case "$cmd" in
         ;;
     run)
         setup
+        # what Snakemake reads before the workflow can check it: --configfile files, --config items
+        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.config "$@"
         "$VENV/bin/snakemake" "$@"
         "$VENV/bin/snakemake" --report results/report.html "$@"
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"

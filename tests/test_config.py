@@ -217,3 +217,19 @@ def test_config_files_duplicate_keys_and_kind_changes(tmp_path):
     with pytest.raises(BenchcastError, match=r"studies.paper.devices.dram.kind: 'tmpfs' would change the kind of device dram \('imported'"):
         config.check_files([ROOT / "config" / "config.yaml"], [kind])
     config.check_files([ROOT / "config" / "config.yaml"], [ROOT / "config" / "precise.yaml"])
+
+
+def test_command_line_configfiles_and_config_items_checked_first(tmp_path, capsys):
+    (tmp_path / "list.yaml").write_text("- a\n")
+    (tmp_path / "empty.yaml").write_text("")
+    for argv, expected in (
+        (["--configfile", str(tmp_path / "nope.yaml")], "nope.yaml: no such config file"),
+        (["--cores", "2", "--configfile", str(tmp_path / "list.yaml")], "list.yaml: config file is a list"),
+        ([f"--configfile={tmp_path / 'empty.yaml'}"], "empty.yaml: config file is empty"),
+        (["--config", "run.studies=[paper]"], "--config run.studies=[paper]: not KEY=VALUE with a top-level key"),
+    ):
+        assert config.main(argv) == 2
+        err = capsys.readouterr().err
+        assert expected in err and err.count("\n") == 1 and "Traceback" not in err
+    assert config.main(["--configfile", str(ROOT / "config" / "config.yaml"), "--config", "run={studies: [paper]}",
+                        "-n"]) == 0

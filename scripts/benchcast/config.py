@@ -312,3 +312,44 @@ def check_files(base, overlays=()) -> None:
 
 def load(path) -> dict:
     return validate(read_file(path))
+
+
+def check_command_line(argv) -> None:
+    """What Snakemake reads before the workflow can check anything, checked first by
+    ``./benchcast.sh run``: each ``--configfile`` (:func:`read_file`) and each ``--config`` item,
+    which must be KEY=VALUE with a top-level key (``run.studies=[paper]`` names no key)."""
+    wanted: dict = {"--configfile": [], "--configfiles": [], "--config": []}
+    into = None
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if name in wanted:
+            into = wanted[name]
+            if eq:
+                into.append(value)
+            continue
+        if arg.startswith("-"):
+            into = None
+        elif into is not None:
+            into.append(arg)
+    for path in wanted["--configfile"] + wanted["--configfiles"]:
+        read_file(path)
+    for item in wanted["--config"]:
+        key = item.partition("=")[0]
+        if "=" not in item or not key.isidentifier():
+            raise BenchcastError(f"--config {item}: not KEY=VALUE with a top-level key (e.g. --config "
+                                 f"'run={{studies: [paper]}}')")
+
+
+def main(argv=None) -> int:
+    import sys
+
+    try:
+        check_command_line(sys.argv[1:] if argv is None else argv)
+    except BenchcastError as exc:
+        print(f"benchcast: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
