@@ -109,7 +109,6 @@ FIO_CELLS = {
 }
 
 
-
 def measured_figures(study):
     """(workload, block size, metric or None: any) of every device figure the study measures (its
     fio grids on the devices this machine has) or imports (the paper's table); None when a source
