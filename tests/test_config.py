@@ -233,3 +233,16 @@ def test_command_line_configfiles_and_config_items_checked_first(tmp_path, capsy
         assert expected in err and err.count("\n") == 1 and "Traceback" not in err
     assert config.main(["--configfile", str(ROOT / "config" / "config.yaml"), "--config", "run={studies: [paper]}",
                         "-n"]) == 0
+
+
+@pytest.mark.parametrize("key, value, where", [
+    ("data_sizes", [0], "studies.local.sources.ycsb.data_sizes[0]: 0 is not a size above 0"),
+    ("memory_limit", 0, "studies.local.sources.ycsb.memory_limit: 0 is not a size above 0"),
+    ("memory_limit", "0M", "studies.local.sources.ycsb.memory_limit: '0M' is not a size above 0"),
+])
+def test_ycsb_sizes_and_limits_above_zero(key, value, where):
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg["studies"]["local"]["sources"]["ycsb"][key] = value
+    with pytest.raises(BenchcastError) as exc:
+        config.validate(cfg)
+    assert where in str(exc.value)
