@@ -32,6 +32,10 @@ onerror:
     teardown_everything()
 
 
+onsuccess:
+    warn_unused_cards()
+
+
 rule all:
     default_target: True
     input:

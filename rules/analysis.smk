@@ -113,7 +113,12 @@ rule predict_intervals:
         nested="results/{study}/validation/nested_selection.csv",
     output:
         predictions="results/{study}/validation/target_predictions.csv",
-        skipped="results/{study}/validation/target_skipped.csv",
+        skipped=report(
+            "results/{study}/validation/target_skipped.csv",
+            caption="../report/target_skipped.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
     log:
         "logs/{study}/predict_intervals.log",
     conda:

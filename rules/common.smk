@@ -9,6 +9,7 @@ _SCRIPTS = str(Path(workflow.basedir, "scripts").resolve())
 sys.path.insert(0, _SCRIPTS)
 
 from benchcast import smk as bc_smk  # noqa: E402
+from snakemake.io import strip_wildcard_constraints  # noqa: E402
 
 # Jobs find the package and the Python that runs Snakemake through the environment, not through
 # params or shell text: the environment is no rerun trigger, so a results tree copied or moved
@@ -17,10 +18,25 @@ bc_smk.job_environment(_SCRIPTS)
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
 
+_OVERLAYS = [str(f) for f in workflow.overwrite_configfiles or ()]
 try:
+    # the files Snakemake merged, read again: duplicate keys, a merge changing a device's kind
+    bc_config.check_files(
+        [str(f) for f in workflow.configfiles if str(f) not in _OVERLAYS], _OVERLAYS
+    )
     bc_config.validate(config, Path(workflow.basedir) / "config" / "schema.yaml")
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
+
+# a run in progress in this tree: named here, before Snakemake's lock or incomplete-files errors
+if workflow.is_main_process:
+    _others = bc_smk.runs_here()
+    if _others:
+        raise WorkflowError(
+            f"benchcast: a run is in progress in this folder (snakemake, pid "
+            f"{', '.join(map(str, _others))}); wait for it to end, or stop it, and run again. "
+            f"Nothing was run"
+        )
 
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
@@ -91,6 +107,56 @@ FIO_CELLS = {
 }
 
 
+def measured_figures(study):
+    """(workload, block size, metric or None: any) of every device figure the study measures (its
+    fio grids on the devices this machine has) or imports (the paper's table); None when a source
+    imports figures known only once imported (fio JSON, PKB, records)."""
+    from benchcast import importers as bc_importers
+
+    out = set()
+    for name, src in STUDIES[study]["sources"].items():
+        if src["type"] == "fio":
+            out |= {(c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()}
+        elif src["type"] == "soga2018":
+            out |= bc_importers.soga2018_figures(src["fio"])
+        elif src["type"] in ("fio_json", "pkb", "records"):
+            return None
+    return out
+
+
+def check_cards(study):
+    """A spec card no device figure of the study can feed is an error, or with allow_unused: true a
+    warning (here and in the run's last lines, onsuccess); returns the warnings."""
+    targets = STUDIES[study]["targets"]
+    measured = measured_figures(study)
+    unused = [] if measured is None else bc_config.unused_cards(targets, measured)
+    warnings = []
+    for name in unused:
+        what = (
+            f"studies.{study}.targets.{name}: none of its figures is measured or imported by the "
+            f"study, no model can use it"
+        )
+        if not targets[name]["allow_unused"]:
+            raise WorkflowError(
+                f"config: {what}; fix its figures or set allow_unused: true"
+            )
+        warnings.append(
+            f"benchcast: {what} (allow_unused: true): it gets no prediction"
+        )
+    return warnings
+
+
+UNUSED_CARDS = [w for study in SELECTED for w in check_cards(study)]
+for _warning in UNUSED_CARDS:
+    logger.warning(_warning)
+
+
+def warn_unused_cards():
+    """onsuccess: the spec cards allowed unused, in the run's last lines."""
+    for warning in UNUSED_CARDS:
+        logger.warning(warning)
+
+
 wildcard_constraints:
     study="|".join(map(re.escape, STUDIES)),
     source="[A-Za-z0-9][A-Za-z0-9_-]*",
@@ -116,9 +182,13 @@ def get_device_ids(wildcards):
 
 def get_record_files(wildcards):
     """Every source of a study writes one record table: results/{study}/records/{type}/{source}.csv."""
+    return get_record_files_of(wildcards.study)
+
+
+def get_record_files_of(study):
     return [
-        f"results/{wildcards.study}/records/{src['type']}/{name}.csv"
-        for name, src in STUDIES[wildcards.study]["sources"].items()
+        f"results/{study}/records/{src['type']}/{name}.csv"
+        for name, src in STUDIES[study]["sources"].items()
     ]
 
 
@@ -527,7 +597,54 @@ def get_final_outputs():
         )
         out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
         out.append(f"results/{study}/tables/workload_classes.csv")
-    return out
+        out += expand(ANALYSIS_OUTPUTS, study=study)
+        out += get_record_files_of(study)
+    return with_siblings(out)
+
+
+def with_siblings(targets):
+    """``targets`` and every other output of the per-study jobs that make one of them (a chart's
+    HTML beside its SVG, a table rule's other tables): Snakemake reruns a job whose output is
+    missing only when that file is needed, so a sibling a killed job left missing stays missing.
+    """
+    out = dict.fromkeys(targets)
+    for made_by in workflow.rules:
+        if set(made_by.wildcard_names) != {"study"}:
+            continue
+        patterns = [strip_wildcard_constraints(str(f)) for f in made_by.output]
+        for study in SELECTED:
+            files = expand(patterns, study=study)
+            if any(f in out for f in files):
+                out.update(dict.fromkeys(files))
+    return list(out)
+
+
+#: Every analysis output between the records and the tables, also a final target. Snakemake plans
+#: a missing file only when a job that needs it must run, so a file that a failed or killed job
+#: left missing (predictions.csv after a failed predict) behind tables that still exist would
+#: otherwise stay missing, with exit 0 and stale tables.
+ANALYSIS_OUTPUTS = [
+    "results/{study}/aggregated.csv",
+    "results/{study}/features.csv",
+    "results/{study}/screen.csv",
+    "results/{study}/best.csv",
+    "results/{study}/predictions.csv",
+    "results/{study}/extrapolation_fits.csv",
+    "results/{study}/extrapolation.csv",
+    "results/{study}/validation/chosen_folds.csv",
+    "results/{study}/validation/tiers.csv",
+    "results/{study}/validation/verdicts.csv",
+    "results/{study}/validation/simple_folds.csv",
+    "results/{study}/validation/simple_summary.csv",
+    "results/{study}/validation/simple_selection.csv",
+    "results/{study}/validation/multiple_folds.csv",
+    "results/{study}/validation/multiple_summary.csv",
+    "results/{study}/validation/multiple_refusals.csv",
+    "results/{study}/validation/multiple_selection.csv",
+    "results/{study}/validation/nested_selection.csv",
+    "results/{study}/validation/target_predictions.csv",
+    "results/{study}/validation/target_skipped.csv",
+]
 
 
 def refuse_remeasure():

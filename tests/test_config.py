@@ -1,6 +1,8 @@
 import copy
+from pathlib import Path
 
 import pytest
+import yaml
 
 from analysis_util import CONFIG
 from benchcast import BenchcastError, config
@@ -152,3 +154,105 @@ def test_imported_fio_json_devices_must_be_imported_devices_of_the_study():
     add(cfg, "nvme")
     config.validate(cfg)
     check(lambda c: add(c, "nvme9"), r"studies.paper.sources.theirs.files: 'nvme9' is not an imported device")
+
+
+# --------------------------------------------------------------------------- refused values and names
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _paper(mutate):
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    mutate(cfg["studies"]["paper"])
+    return cfg
+
+
+def _card(value):
+    return lambda s: s["targets"]["S-SCM"]["figures"][0].update(value=value)
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (_card("nan"), "targets.S-SCM.figures[0].value: 'nan' is not a finite number above 0"),
+    (_card("inf us"), "'inf us' is not a finite number above 0"),
+    (_card("-50 us"), "'-50 us' is not a finite number above 0"),
+    (_card("0 us"), "'0 us' is not a finite number above 0"),
+    (_card(float("nan")), "nan is not a finite number above 0"),
+    (_card("8,9 us"), "'8,9 us' has a comma"),
+    (_card("1/0 us"), "'1/0 us' is not a number with a unit"),
+    (lambda s: s["extrapolate"].update(data_sizes=["0 GB"]), "studies.paper.extrapolate.data_sizes[0]: '0 GB' is not a size above 0"),
+    (lambda s: s["features"].update(metrics=["lat_mean", "bww"]), "studies.paper.features.metrics[1]: 'bww' is not one of"),
+    (lambda s: s["series"].update(metrics=["lat_meen"]), "studies.paper.series.metrics[0]: 'lat_meen' is not one of"),
+    (lambda s: s["features"].update(workloads=["randwirte"]), "studies.paper.features.workloads[0]: 'randwirte'"),
+    (lambda s: s["report"]["focus"].update(metric="lat_p99"), "report.focus.metric: 'lat_p99' is not one of series.metrics"),
+    (lambda s: s["screen"].update(min_devices=4), "studies.paper.screen.min_devices: 4 is more than the study's 3 devices"),
+    (lambda s: s["devices"].update({"my dev": {"kind": "imported"}}), "studies.paper.devices: 'my dev' is not a device id"),
+    (lambda s: s["devices"].update({"dä": {"kind": "imported"}}), "studies.paper.devices: 'dä' is not a device id"),
+])
+def test_bad_values_and_names_refused_in_one_line(mutate, expected):
+    with pytest.raises(BenchcastError) as exc:
+        config.validate(_paper(mutate))
+    assert expected in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_empty_study_list_is_an_error_not_all():
+    cfg = _paper(lambda s: None)
+    cfg["run"] = {"studies": []}
+    with pytest.raises(BenchcastError, match=r"run.studies: \[\] should be non-empty"):
+        config.validate(cfg)
+
+
+def test_size_zero_refused_for_data_sizes_and_limits():
+    for value in (0, "0", "0M", "0.0 GB"):
+        cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=[value]))
+        with pytest.raises(BenchcastError, match="is not a size above 0"):
+            config.validate(cfg)
+    cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=["0.5K", 1, "10GB"]))
+    config.validate(cfg)
+
+
+def test_config_files_duplicate_keys_and_kind_changes(tmp_path):
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("studies:\n  paper:\n    aggregate: {trim: 1}\n    aggregate: {trim: 0}\n")
+    with pytest.raises(BenchcastError, match=r"dup.yaml:4: duplicate key 'aggregate' \(first on line 3\)"):
+        config.check_files([dup])
+    for text, what in (("", "is empty"), ("- a\n- b\n", "is a list, not a mapping")):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(BenchcastError, match=f"bad.yaml: config file {what}"):
+            config.check_files([ROOT / "config" / "config.yaml"], [bad])
+    with pytest.raises(BenchcastError, match="nope.yaml: no such config file"):
+        config.check_files([], [tmp_path / "nope.yaml"])
+    kind = tmp_path / "kind.yaml"
+    kind.write_text("studies:\n  paper:\n    devices:\n      dram: {kind: tmpfs, size: 64M}\n")
+    with pytest.raises(BenchcastError, match=r"studies.paper.devices.dram.kind: 'tmpfs' would change the kind of device dram \('imported'"):
+        config.check_files([ROOT / "config" / "config.yaml"], [kind])
+    config.check_files([ROOT / "config" / "config.yaml"], [ROOT / "config" / "precise.yaml"])
+
+
+def test_command_line_configfiles_and_config_items_checked_first(tmp_path, capsys):
+    (tmp_path / "list.yaml").write_text("- a\n")
+    (tmp_path / "empty.yaml").write_text("")
+    for argv, expected in (
+        (["--configfile", str(tmp_path / "nope.yaml")], "nope.yaml: no such config file"),
+        (["--cores", "2", "--configfile", str(tmp_path / "list.yaml")], "list.yaml: config file is a list"),
+        ([f"--configfile={tmp_path / 'empty.yaml'}"], "empty.yaml: config file is empty"),
+        (["--config", "run.studies=[paper]"], "--config run.studies=[paper]: not KEY=VALUE with a top-level key"),
+    ):
+        assert config.main(argv) == 2
+        err = capsys.readouterr().err
+        assert expected in err and err.count("\n") == 1 and "Traceback" not in err
+    assert config.main(["--configfile", str(ROOT / "config" / "config.yaml"), "--config", "run={studies: [paper]}",
+                        "-n"]) == 0
+
+
+@pytest.mark.parametrize("key, value, where", [
+    ("data_sizes", [0], "studies.local.sources.ycsb.data_sizes[0]: 0 is not a size above 0"),
+    ("memory_limit", 0, "studies.local.sources.ycsb.memory_limit: 0 is not a size above 0"),
+    ("memory_limit", "0M", "studies.local.sources.ycsb.memory_limit: '0M' is not a size above 0"),
+])
+def test_ycsb_sizes_and_limits_above_zero(key, value, where):
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg["studies"]["local"]["sources"]["ycsb"][key] = value
+    with pytest.raises(BenchcastError) as exc:
+        config.validate(cfg)
+    assert where in str(exc.value)

@@ -31,3 +31,24 @@ def test_other_errors_keep_their_traceback(tmp_path):
     with pytest.raises(ZeroDivisionError):
         smk.run(lambda sm: 1 / 0, fake(tmp_path))
     assert "Traceback" in (tmp_path / "rule.log").read_text()
+
+
+def test_runs_here_finds_another_snakemake_in_this_folder_only(tmp_path):
+    import subprocess
+    import sys
+
+    from benchcast.smk import runs_here
+
+    fake = tmp_path / "snakemake"  # a process whose command is snakemake, started in tmp_path
+    fake.write_text("import time\ntime.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, str(fake)], cwd=tmp_path)
+    try:
+        import time
+
+        time.sleep(0.3)
+        assert runs_here(str(tmp_path)) == [proc.pid]
+        assert proc.pid not in runs_here(str(tmp_path.parent))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert runs_here(str(tmp_path)) == []

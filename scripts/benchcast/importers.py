@@ -9,7 +9,11 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, records
-from .workloads import RW_OP
+from .workloads import RW_OP, WORKLOADS
+
+#: fio's mixed rw values (their records name the op); the ops of the paper's application table.
+MIXED_RW = ("rw", "readwrite", "randrw")
+APP_OPS = ("read", "write", "update", "insert", "scan", "readmodifywrite", "overall")
 
 #: The paper's fio metric names -> (record metric, unit).
 SOGA_FIO_METRICS = {"lat_us": ("lat_mean", "us"), "bw_MBps": ("bw", "MB/s")}
@@ -38,6 +42,50 @@ def _numeric(df: pd.DataFrame, col: str, path: Path) -> pd.Series:
     return num
 
 
+def _rows_checked(df: pd.DataFrame, path: Path, keys: list[str], values: list[str], known: dict) -> None:
+    """Checks of one imported table, each error naming the file and the row's own line (the header
+    is line 1): rows at all, values above 0 (``values``: latencies, bandwidths, data sizes), fields
+    of known names (``known``: column -> allowed values), and no key (``keys``) given twice: the
+    same row twice is one error, two rows that disagree another."""
+    if df.empty:
+        raise BenchcastError(f"{path}: no rows (only a header)")
+    line = lambda i: int(i) + 2  # noqa: E731
+    for col, allowed in known.items():
+        bad = ~df[col].isin(list(allowed))
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise BenchcastError(f"{path}: line {line(i)}: unknown {col} {df[col].iloc[i]!r} "
+                                 f"(known: {', '.join(sorted(allowed))})")
+    for col in values:
+        num = pd.to_numeric(df[col].str.strip(), errors="coerce").to_numpy()
+        bad = ~(num > 0) | ~np.isfinite(num)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = "negative" if num[i] < 0 else "not finite" if not np.isfinite(num[i]) else "zero"
+            raise BenchcastError(f"{path}: line {line(i)}: column {col}: value is {what}: {df[col].iloc[i]} "
+                                 f"(it must be above 0)")
+    first = df.reset_index(drop=True).groupby(keys, sort=False).cumcount()
+    for i in np.flatnonzero(first.to_numpy() > 0):
+        row = df.iloc[i]
+        same = (df[keys] == row[keys]).all(axis=1).to_numpy()
+        j = int(np.flatnonzero(same)[0])
+        key = ", ".join(f"{k} {row[k]}" for k in keys)
+        if (df.iloc[j] == row).all():
+            raise BenchcastError(f"{path}: line {line(i)}: duplicate row (the same as line {line(j)}: {key})")
+        raise BenchcastError(f"{path}: line {line(i)}: conflicting duplicate of line {line(j)} ({key}: "
+                             f"{', '.join(f'{c} {df.iloc[j][c]} vs {row[c]}' for c in df.columns if df.iloc[j][c] != row[c])})")
+
+
+def _same_devices(fio: pd.DataFrame, fio_path: Path, app: pd.DataFrame, app_path: Path) -> None:
+    """A device of one of the paper-shaped tables must be in the other (a device without figures or
+    without results is no point of any regression)."""
+    for df, path, other, other_path in ((fio, fio_path, app, app_path), (app, app_path, fio, fio_path)):
+        missing = ~df["device"].isin(set(other["device"]))
+        if missing.any():
+            i = int(np.flatnonzero(missing.to_numpy())[0])
+            raise BenchcastError(f"{path}: line {i + 2}: device {df['device'].iloc[i]!r} has no rows in {other_path}")
+
+
 def _known_devices(df: pd.DataFrame, path: Path, devices) -> None:
     if devices is None:
         return
@@ -48,6 +96,22 @@ def _known_devices(df: pd.DataFrame, path: Path, devices) -> None:
             f"{path}: row {i + 2}: unknown device {df['device'].iloc[i]!r} "
             f"(study devices: {', '.join(devices)})"
         )
+
+
+def soga2018_figures(fio_csv) -> set:
+    """(workload, block size, metric) of the device figures of the paper-shaped fio table, for the
+    config's check of spec cards before any job runs (rows it cannot read are the import's errors)."""
+    out = set()
+    try:
+        df = _read_csv(Path(fio_csv), ["rw", "bs", "metric"])
+    except BenchcastError:
+        return out
+    for rw, bs, metric in df[["rw", "bs", "metric"]].itertuples(index=False):
+        try:
+            out.add((rw, records.parse_size(bs), SOGA_FIO_METRICS[metric][0]))
+        except (BenchcastError, KeyError):
+            continue
+    return out
 
 
 def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark: str = "ycsb") -> pd.DataFrame:
@@ -95,6 +159,10 @@ def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark:
     _known_devices(app, app_path, devices)
     data_gb = _numeric(app, "data_gb", app_path)
     lat = _numeric(app, "latency_us", app_path)
+    _rows_checked(fio, fio_path, ["device", "rw", "bs", "metric"], ["value"], {"rw": [*RW_OP, *MIXED_RW]})
+    _rows_checked(app, app_path, ["engine", "workload", "device", "data_gb", "op"], ["data_gb", "latency_us"],
+                  {"workload": WORKLOADS, "op": APP_OPS})
+    _same_devices(fio, fio_path, app, app_path)
     app_rec = pd.DataFrame(
         {
             "device": app["device"],

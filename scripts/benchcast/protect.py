@@ -62,19 +62,35 @@ def atomic_path(path) -> Path:
 
 def clear_partial(path) -> None:
     """Remove what a killed job left under the temporary name of ``path``."""
-    tmp = atomic_path(path)
-    if tmp.is_dir() and not tmp.is_symlink():
-        shutil.rmtree(tmp)
-    elif tmp.exists() or tmp.is_symlink():
-        tmp.unlink()
+    remove(atomic_path(path))
 
 
 def commit(path) -> Path:
     """Rename the complete temporary output to ``path`` (atomically; fsync'd first)."""
+    return commit_as(atomic_path(path), path)
+
+
+def aside_path(path) -> Path:
+    """Where an analysis job writes ``path`` until it is done: the same name (charts and tables
+    choose their format by its suffix, and title a chart by its stem) in a hidden sibling folder of
+    its own, ``.partial.<name>/<name>``; :func:`remove` its parent when done."""
     path = Path(path)
-    tmp = atomic_path(path)
-    if tmp.is_file():
+    return path.parent / f".partial.{path.name}" / path.name
+
+
+def commit_as(tmp, path) -> Path:
+    """Rename the complete file ``tmp`` to ``path`` (atomically; fsync'd first)."""
+    if Path(tmp).is_file():
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
     os.replace(tmp, path)
-    return path
+    return Path(path)
+
+
+def remove(path) -> None:
+    """Remove a file or folder if it is there."""
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 
-from . import BenchcastError
+from . import BenchcastError, protect
 
 
 def run(main, snakemake) -> None:
@@ -21,14 +22,36 @@ def run(main, snakemake) -> None:
         handlers.append(logging.FileHandler(log_path, mode="w"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True)
     log = logging.getLogger("benchcast")
+    pairs = aside(getattr(snakemake, "output", []))
     try:
         main(snakemake)
+        for tmp, final in pairs:
+            protect.commit_as(tmp, final)
     except BenchcastError as exc:
         log.error("benchcast: %s", exc)
         sys.exit(1)
     except Exception:
         log.error("%s", traceback.format_exc())
         raise
+    finally:
+        for tmp, _final in pairs:
+            protect.remove(os.path.dirname(tmp))
+
+
+def aside(output) -> list[tuple[str, str]]:
+    """Point a job's outputs (Snakemake's ``output``, names included) at the same names in hidden
+    sibling folders (:func:`benchcast.protect.aside_path`); :func:`run` renames them when the job
+    is done, so a failed, killed or disk-full job never leaves a partial file under an output's
+    name. Returns (aside, final) path pairs."""
+    pairs = [(str(protect.aside_path(p)), str(p)) for p in output]
+    for tmp, _final in pairs:
+        protect.remove(os.path.dirname(tmp))  # what a killed job left
+        os.makedirs(os.path.dirname(tmp))
+    for i, (tmp, _final) in enumerate(pairs):
+        output[i] = tmp
+    for name, (start, end) in list(getattr(output, "_get_names", lambda: ())()):
+        output._set_name(name, start, end)
+    return pairs
 
 
 def job_environment(package_dir: str) -> None:
@@ -73,3 +96,44 @@ def package_digest(package_dir: str, exclude=("devices",)) -> str:
             continue
         h.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def runs_here(cwd: str | None = None) -> list[int]:
+    """Process ids of the other Snakemake runs in this working directory (a run in progress in the
+    same tree), found in /proc: a process whose command is snakemake (``snakemake ...``,
+    ``python -m snakemake ...``, ``python .../bin/snakemake ...``) with the same working directory,
+    not this process nor one of its ancestors. Linux only; elsewhere none are found."""
+    import os
+
+    cwd = os.path.realpath(cwd or os.getcwd())
+    mine, pid = set(), os.getpid()
+    while pid > 1 and pid not in mine:
+        mine.add(pid)
+        pid = _parent(pid)
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit() or int(entry) in mine:
+            continue
+        try:
+            argv = open(f"/proc/{entry}/cmdline", "rb").read().decode(errors="replace").split("\0")
+            here = os.path.realpath(os.readlink(f"/proc/{entry}/cwd"))
+        except OSError:
+            continue
+        if here == cwd and _is_snakemake(argv):
+            out.append(int(entry))
+    return sorted(out)
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+        return int(stat.rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _is_snakemake(argv: list[str]) -> bool:
+    import os
+
+    names = [os.path.basename(a) for a in argv[:2]]
+    return "snakemake" in names or argv[1:3] == ["-m", "snakemake"]

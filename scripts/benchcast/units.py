@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 from . import BenchcastError
@@ -130,16 +131,26 @@ def figure_value(value, metric: str, unit: str | None = None, where: str = "valu
     is taken as already in that unit; a string with a unit ("413 MB/s", "8.9 us", "550000 IOPS",
     "10 us") is converted. A unit that does not fit the metric, or text that is no quantity, is a
     :class:`BenchcastError` naming ``where``."""
+    x = _figure(value, metric, unit, where)
+    if not math.isfinite(x) or x <= 0:
+        raise BenchcastError(f"{where}: {value!r} is not a finite number above 0")
+    return x
+
+
+def _figure(value, metric: str, unit: str | None, where: str) -> float:
     kind = metric_kind(metric)
     unit = unit or CANONICAL[kind]
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
+    if "," in str(value):  # "8,9 us": a decimal comma or a thousands separator, never guessed
+        raise BenchcastError(f"{where}: {value!r} has a comma: write the number with a decimal point "
+                             f"and no separators ('8.9 us', '550000 IOPS')")
     import pint
 
     ureg = _registry()
     try:
         q = ureg.Quantity(str(value).strip())
-    except (pint.errors.PintError, ValueError, AttributeError, TypeError):
+    except (pint.errors.PintError, ValueError, AttributeError, TypeError, ArithmeticError):
         raise BenchcastError(f"{where}: {value!r} is not a number with a unit (e.g. '8.9 us', '413 MB/s')") from None
     if q.dimensionless and not isinstance(q.magnitude, numbers.Real):
         raise BenchcastError(f"{where}: {value!r} is not a number with a unit")

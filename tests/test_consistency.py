@@ -1,0 +1,269 @@
+"""Refuse what the analysis cannot use, and never finish with exit 0 over stale or missing outputs.
+
+Every case runs the real workflow (the README's command: snakemake in the checkout, its default
+profile) on its own copy of one finished tree of the paper study (no measuring: cheap), then asserts
+the exit code, the one line naming the key or file:line, no traceback, and `results/` byte-identical
+before and after (on a refusal) or byte-identical to the uninterrupted run (after an interruption).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow_util import checksums, copy_workflow, edit_config, snakemake
+
+pytestmark = pytest.mark.workflow
+
+PAPER_FIO = "resources/soga2018/fio.csv"
+PAPER_APP = "resources/soga2018/ycsb_mysql.csv"
+ANALYSIS_RULES = ["aggregate", "screen", "predict", "extrapolate", "heldout", "predict_intervals"]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """The paper study, run to completion once (what every case copies)."""
+    wd = copy_workflow(tmp_path_factory.mktemp("consistency") / "base")
+    edit_config(wd, lambda c: c.update(run={"studies": ["paper"]}))
+    snakemake(wd)
+    return wd
+
+
+@pytest.fixture
+def tree(finished, tmp_path):
+    wd = tmp_path / "wf"
+    subprocess.run(["cp", "-a", str(finished), str(wd)], check=True)
+    return wd
+
+
+def run(wd: Path, *args):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", *args], cwd=wd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finish(proc, timeout=900) -> tuple[int, str]:
+    out, _ = proc.communicate(timeout=timeout)
+    return proc.returncode, out
+
+
+# --------------------------------------------------------------------------- refusals
+
+def overlay(text):
+    """A case given as a --configfile merged over config/config.yaml."""
+    return ("configfile", text)
+
+
+def card(value):
+    return overlay("studies:\n  paper:\n    targets:\n      S-SCM:\n        figures:\n"
+                   f"          - {{workload: randwrite, block_size: 64K, metric: lat_mean, value: \"{value}\"}}\n")
+
+
+def paper(text):
+    return overlay("studies:\n  paper:\n" + "".join(f"    {ln}\n" for ln in text.splitlines()))
+
+
+def csv_line(path, line, fn):
+    """A case that edits line ``line`` (1-based) of an imported table."""
+    def edit(text):
+        lines = text.splitlines()
+        lines[line - 1:line] = fn(lines[line - 1])
+        return "\n".join(lines) + "\n"
+    return ("file", (path, edit))
+
+
+def field(col, value):
+    def fn(ln):
+        cells = ln.split(",")
+        cells[col] = value
+        return [",".join(cells)]
+    return fn
+
+
+CASES = {
+    # values
+    "card value nan": (card("nan"), "targets.S-SCM.figures[0].value: 'nan' is not a finite number above 0"),
+    "card value inf": (card("inf us"), "'inf us' is not a finite number above 0"),
+    "card value negative": (card("-50 us"), "'-50 us' is not a finite number above 0"),
+    "card value zero": (card("0 us"), "'0 us' is not a finite number above 0"),
+    "card value decimal comma": (card("8,9 us"), "'8,9 us' has a comma"),
+    "card value division by zero": (card("1/0 us"), "'1/0 us' is not a number with a unit"),
+    "extrapolate to 0 GB": (paper("extrapolate: {data_sizes: [0 GB]}"),
+                            "studies.paper.extrapolate.data_sizes[0]: '0 GB' is not a size above 0"),
+    "no study selected": (overlay("run: {studies: []}"), "run.studies: [] should be non-empty"),
+    # names
+    "feature metric typo": (paper("features: {metrics: [lat_mean, bww]}"),
+                            "studies.paper.features.metrics[1]: 'bww' is not one of"),
+    "series metric typo": (paper("series: {metrics: [lat_meen]}"), "studies.paper.series.metrics[0]: 'lat_meen'"),
+    "focus not a screened series": (paper("report: {focus: {metric: lat_p99}}"),
+                                    "report.focus.metric: 'lat_p99' is not one of series.metrics"),
+    "min_devices above the devices": (paper("screen: {min_devices: 4}"),
+                                      "studies.paper.screen.min_devices: 4 is more than the study's 3 devices"),
+    "card no device measures": (paper("features: {metrics: [lat_mean, bw, iops]}\ntargets:\n  X:\n    figures: "
+                                      "[{workload: randread, block_size: 4K, metric: iops, value: 9000 IOPS}]"),
+                                "studies.paper.targets.X: none of its figures is measured or imported"),
+    "device id with a space": (paper("devices: {'my dev': {kind: imported}}"),
+                               "studies.paper.devices: 'my dev' is not a device id"),
+    "device id not ASCII": (paper("devices: {'dä': {kind: imported}}"), "studies.paper.devices: 'dä' is not a device id"),
+    "duplicate key": (overlay("studies:\n  paper:\n    aggregate: {trim: 1}\n    aggregate: {trim: 0}\n"),
+                      "overlay.yaml:4: duplicate key 'aggregate' (first on line 3)"),
+    "merge changes a device's kind": (paper("devices: {dram: {kind: tmpfs, size: 64M}}"),
+                                      "studies.paper.devices.dram.kind: 'tmpfs' would change the kind of device dram"),
+    # imported rows: the file and its own line
+    "exact duplicate row": (csv_line(PAPER_APP, 5, lambda ln: [ln, ln]),
+                            f"{PAPER_APP}: line 6: duplicate row (the same as line 5"),
+    "conflicting duplicate rows": (csv_line(PAPER_APP, 5, lambda ln: [ln, ln.rsplit(",", 1)[0] + ",9999"]),
+                                   f"{PAPER_APP}: line 6: conflicting duplicate of line 5"),
+    "unknown rw": (csv_line(PAPER_FIO, 4, field(1, "randwirte")), f"{PAPER_FIO}: line 4: unknown rw 'randwirte'"),
+    "zero latency": (csv_line(PAPER_FIO, 4, field(4, "0")), f"{PAPER_FIO}: line 4: column value: value is zero"),
+    "negative data size": (csv_line(PAPER_APP, 11, field(3, "-8")),
+                           f"{PAPER_APP}: line 11: column data_gb: value is negative"),
+    "negative latency on line 11": (csv_line(PAPER_APP, 11, field(5, "-5")),
+                                    f"{PAPER_APP}: line 11: column latency_us: value is negative"),
+    "header-only table": (("file", (PAPER_APP, lambda t: t.splitlines()[0] + "\n")), f"{PAPER_APP}: no rows"),
+    "device in one table only": (("file", (PAPER_APP, lambda t: "".join(ln + "\n" for ln in t.splitlines()
+                                                                         if ",dram," not in ln))),
+                                 f"{PAPER_FIO}: line 4: device 'dram' has no rows in {PAPER_APP}"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_refused_in_one_line_and_nothing_changed(name, tree):
+    (kind, what), expected = CASES[name]
+    args = []
+    if kind == "configfile":
+        (tree / "overlay.yaml").write_text(what)
+        args = ["--configfile", "overlay.yaml"]
+    else:
+        path, edit = what
+        (tree / path).write_text(edit((tree / path).read_text()))
+    before = checksums(tree / "results")
+    code, out = finish(run(tree, *args))
+    assert code != 0, out[-3000:]
+    hits = [ln for ln in out.splitlines() if expected in ln]
+    assert len(hits) >= 1, f"expected a line with {expected!r}:\n{out[-3000:]}"
+    assert "Traceback" not in out, out[-3000:]
+    assert checksums(tree / "results") == before
+
+
+def test_allow_unused_card_is_warned_at_the_end(tree):
+    edit_config(tree, lambda c: c["studies"]["paper"].update(
+        features={**c["studies"]["paper"]["features"], "metrics": ["lat_mean", "bw", "iops"]},
+        targets={**c["studies"]["paper"]["targets"], "X": {"allow_unused": True, "figures": [
+            {"workload": "randread", "block_size": "4K", "metric": "iops", "value": "9000 IOPS"}]}}))
+    code, out = finish(run(tree))
+    assert code == 0, out[-3000:]
+    warning = "benchcast: studies.paper.targets.X: none of its figures is measured or imported"
+    assert warning in out.strip().splitlines()[-1] or warning in "\n".join(out.strip().splitlines()[-3:]), out[-2000:]
+
+
+def test_a_run_in_progress_is_named_in_one_line(tree):
+    busy = run(tree, "--forcerun", "aggregate")
+    try:
+        while not job_running(tree, "aggregate") and busy.poll() is None:
+            time.sleep(0.05)
+        for args in (["-n"], []):
+            code, out = finish(run(tree, *args))
+            assert code != 0
+            assert f"benchcast: a run is in progress in this folder (snakemake, pid {busy.pid})" in out, out[-2000:]
+            assert "Traceback" not in out and "IncompleteFilesException" not in out and "LockException" not in out
+    finally:
+        code, out = finish(busy)
+    assert code == 0, out[-2000:]
+
+
+# --------------------------------------------------------------------------- interruptions
+
+def job_running(wd: Path, rule: str) -> bool:
+    return bool(job_pids(wd, rule))
+
+
+def job_pids(wd: Path, rule: str) -> list[int]:
+    """The processes of the job of ``rule`` (Snakemake runs a rule script as .snakemake/scripts/tmpXXX.<script>.py)."""
+    marker = f".{rule}.py"
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any(a.endswith(marker) and a.startswith(str(wd)) for a in cmd):
+            out.append(int(pid))
+    return out
+
+def kill_job(proc, wd: Path, rule: str, timeout=600) -> bool:
+    """SIGKILL the job of ``rule`` (its script process) as soon as it runs; False if it never did."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        pids = job_pids(wd, rule)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        if pids:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def analysis_outputs(wd: Path) -> dict:
+    return {p: h for p, h in checksums(wd / "results").items() if not p.startswith("paper/records/")}
+
+
+@pytest.mark.parametrize("rule", ANALYSIS_RULES)
+def test_killed_analysis_job_is_redone_by_the_next_run(rule, finished, tree):
+    proc = run(tree, "--forcerun", rule)
+    killed = kill_job(proc, tree, rule)
+    code, out = finish(proc)
+    assert killed, f"{rule} never ran:\n{out[-2000:]}"
+    assert code != 0, out[-2000:]
+    code, out = finish(run(tree))  # the README's command, again
+    assert code == 0, out[-3000:]
+    assert "Traceback" not in out
+    assert analysis_outputs(tree) == analysis_outputs(finished)
+    assert not list((tree / "results").rglob(".partial*"))
+    assert "Nothing to be done" in subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--cores", "2"], cwd=tree, capture_output=True, text=True,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}).stdout
+
+
+def test_failed_predict_leaves_nothing_that_passes_for_done(finished, tree):
+    """The reported case: a failed predict job (a changed card), then the same command again."""
+    edit_config(tree, lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].update(value="40 us"))
+    script = tree / "scripts" / "predict.py"
+    good = script.read_text()
+    script.write_text(good.replace("def main(sm):\n", "def main(sm):\n    raise RuntimeError('failed')\n"))
+    code, out = finish(run(tree))
+    assert code != 0
+    script.write_text(good)
+    code, out = finish(run(tree))
+    assert code == 0, out[-3000:]
+    assert (tree / "results/paper/predictions.csv").is_file()
+    table12 = (tree / "results/paper/tables/table12_predictions.csv").read_text()
+    assert table12 != (finished / "results/paper/tables/table12_predictions.csv").read_text()
+
+
+@pytest.mark.root
+def test_full_disk_during_the_analysis_then_the_same_command(finished, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32M", "benchcast-test-full", str(mnt)], check=True)
+    try:
+        wd = mnt / "wf"
+        subprocess.run(["cp", "-a", str(finished), str(wd)], check=True)
+        filler = mnt / "filler"
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64K"], capture_output=True)
+        code, out = finish(run(wd, "--forcerun", "heldout"))
+        assert code != 0, out[-2000:]
+        filler.unlink()
+        code, out = finish(run(wd))
+        assert code == 0, out[-3000:]
+        assert analysis_outputs(wd) == analysis_outputs(finished)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
