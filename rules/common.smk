@@ -486,6 +486,7 @@ TABLES_VALIDITY = [
     "validity_coverage",
     "validity_refusals",
     "validity_target_intervals",
+    "validity_data_size",
 ]
 
 
@@ -506,6 +507,18 @@ def get_ooc_limits(wildcards):
         f"ooc:{name}": bc_units.parse_size(src["memory_limit"], what="memory_limit")
         for name, src in STUDIES[wildcards.study]["sources"].items()
         if src["type"] == "ooc"
+    }
+
+
+def get_memory_limits(wildcards):
+    """Record source label -> memory limit (bytes) of each ycsb or ooc source of the study that
+    sets one: the memory line its data sizes cross (benchcast.sizes' knee)."""
+    return {
+        f"{src['type']}:{name}": bc_units.parse_size(
+            src["memory_limit"], what="memory_limit"
+        )
+        for name, src in STUDIES[wildcards.study]["sources"].items()
+        if src["type"] in ("ycsb", "ooc") and src.get("memory_limit")
     }
 
 

@@ -288,6 +288,26 @@ rule tables_validity:
         "../scripts/tables_validity.py"
 
 
+rule table_data_size:
+    input:
+        "results/{study}/validation/size_summary.csv",
+    output:
+        report(
+            "results/{study}/tables/validity_data_size.csv",
+            caption="../report/validity_data_size.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+    log:
+        "logs/{study}/table_data_size.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+    script:
+        "../scripts/table_data_size.py"
+
+
 rule chart_heldout:
     input:
         "results/{study}/validation/chosen_folds.csv",

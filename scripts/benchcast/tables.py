@@ -193,6 +193,18 @@ def validity_tiers(tier_table: pd.DataFrame, labels=None) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def validity_data_size(summary: pd.DataFrame) -> pd.DataFrame:
+    """The data-size validation (:func:`benchcast.sizes.summarise`) as a report table: sizes in GB,
+    MAPEs rounded to 0.1 %, the size hold-out before the two-stage chain."""
+    out = summary.copy()
+    out.insert(out.columns.get_loc("held_out_size"), "held_out_gb", out.pop("held_out_size") / 1e9)
+    out.insert(out.columns.get_loc("memory"), "memory_gb", out.pop("memory").astype(float) / 1e9)
+    for c in [c for c in out.columns if c.endswith("mape")]:
+        out[c] = out[c].astype(float).round(1)
+    out["_k"] = (out["kind"] != "size").astype(int)
+    return out.sort_values("_k", kind="mergesort").drop(columns="_k").reset_index(drop=True)
+
+
 def validity_coverage(chosen: pd.DataFrame, level: float) -> pd.DataFrame:
     """Per benchmark and model kind: held-out MAPE and median absolute percent error (one absurd
     extrapolation of a three-device series moves the mean, not the median), and how often the
