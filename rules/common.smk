@@ -479,6 +479,7 @@ CHARTS = [
     "heatmap_best_r2",
     "heldout",
     "target_intervals",
+    "latency_size",
 ]
 TABLES_VALIDITY = [
     "validity_simple_selection",

@@ -324,6 +324,28 @@ def app_overview(agg: pd.DataFrame, metrics=APP_METRICS) -> pd.DataFrame:
     ).drop(columns="_m").reset_index(drop=True)
 
 
+LATENCY_SIZE_COLUMNS = ["benchmark", "engine", "workload", "op", "device", "data_size", "value", "kind",
+                        "memory_limit"]
+
+
+def latency_over_size(agg: pd.DataFrame, memory: dict, folds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each application's mean latency over data size per device (measured at two sizes or more),
+    with ``memory_limit`` the memory its runs could use (``memory``: record source label -> bytes;
+    NaN where none was set) and, from the data-size validation's folds (:func:`benchcast.sizes.validate`,
+    kind ``size``), the held-out size's prediction from the smaller sizes (``kind`` ``predicted``)."""
+    df = agg[(agg["benchmark"] != FEATURE_BENCHMARK) & (agg["metric"] == "lat_mean") & (agg["data_size"] > 0)]
+    keys = ["benchmark", "engine", "workload", "op"]
+    df = df[df.groupby(keys + ["device"])["data_size"].transform("nunique") >= 2]
+    df = df.assign(kind="measured", memory_limit=df["source"].map(lambda s: memory.get(s, np.nan)).astype(float))
+    parts = [df]
+    if folds is not None and len(folds):
+        f = folds[(folds["kind"] == "size") & (folds["metric"] == "lat_mean")]
+        f = f.rename(columns={"held_out_size": "data_size", "prediction": "value", "memory": "memory_limit"})
+        parts.append(f.assign(kind="predicted", memory_limit=f["memory_limit"].astype(float)))
+    out = pd.concat(parts, ignore_index=True)[LATENCY_SIZE_COLUMNS]
+    return out.sort_values(keys + ["device", "kind", "data_size"], kind="mergesort").reset_index(drop=True)
+
+
 #: The records' provenance columns the inventory lists, in its order: the machine, the software
 #: (and any other ``*_version`` column a source writes), the devices.
 INVENTORY = {
