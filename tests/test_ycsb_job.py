@@ -56,8 +56,9 @@ def _run_job(job) -> subprocess.CompletedProcess:
 
 @needs_fuse
 def test_memory_limit_on_a_real_ycsb_run_reaches_the_device_and_is_removed(ycsb_jar, clean):
-    """A data set as large as the memory cgroup is read from the device (the client JVM holds half of it) (the page cache is charged to the
-    limit); the cgroup is gone after the job, and after a job that fails inside it."""
+    """A data set as large as the memory cgroup (of which the client JVM holds about half; the page
+    cache is charged to it) is read from the device; the cgroup is gone after the job, and after a
+    job that fails inside it."""
     from benchcast import devices, records
 
     job = _limited_job(clean, ycsb_jar, 64, "memtest")
