@@ -513,14 +513,21 @@ def get_ooc_limits(wildcards):
 
 def get_memory_limits(wildcards):
     """Record source label -> memory limit (bytes) of each ycsb or ooc source of the study that
-    sets one: the memory line its data sizes cross (benchcast.sizes' knee)."""
-    return {
-        f"{src['type']}:{name}": bc_units.parse_size(
-            src["memory_limit"], what="memory_limit"
-        )
-        for name, src in STUDIES[wildcards.study]["sources"].items()
-        if src["type"] in ("ycsb", "ooc") and src.get("memory_limit")
-    }
+    sets one: the memory line its data sizes cross (benchcast.sizes' knee); and label/mariadb ->
+    the buffer pool of a ycsb source's MariaDB, whose O_DIRECT reads (InnoDB's default) make it
+    the only cache of its data."""
+    out = {}
+    for name, src in STUDIES[wildcards.study]["sources"].items():
+        label = f"{src['type']}:{name}"
+        if src["type"] in ("ycsb", "ooc") and src.get("memory_limit"):
+            out[label] = bc_units.parse_size(src["memory_limit"], what="memory_limit")
+        maria = src.get("mariadb") or {}
+        flush = str((maria.get("options") or {}).get("innodb-flush-method", "O_DIRECT"))
+        if "mariadb" in src.get("engines", []) and flush.upper().startswith("O_DIRECT"):
+            out[f"{label}/mariadb"] = bc_units.parse_size(
+                maria["buffer_pool_size"], what="buffer_pool_size"
+            )
+    return out
 
 
 def get_final_outputs():

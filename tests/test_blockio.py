@@ -66,6 +66,10 @@ def test_classes_across_the_memory_line_hot_to_cold():
     assert out.loc[16_000_000, "temperature"] == "hot" and out.loc[128_000_000, "temperature"] == "cold"
     assert out.loc[128_000_000, "size_over_memory"] == pytest.approx(128e6 / 2**25)
     assert out.loc[16_000_000, "memory_limit"] == 2**25 and pd.isna(out.loc[8_000_000, "memory_limit"])
+    # an engine's own cache named for it (MariaDB's buffer pool) wins over the source's cgroup
+    mem = {"ycsb:y": 2**27, "ycsb:y/mariadb": 48 * 2**20}
+    assert blockio.memory_of(mem, "ycsb:y", "mariadb") == 48 * 2**20 and blockio.memory_of(mem, "ycsb:y", "rocksdb") == 2**27
+    assert pd.isna(blockio.memory_of(mem, "ycsb:z", "rocksdb"))
 
 
 @needs_fuse

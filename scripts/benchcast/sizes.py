@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from . import fits, records
+from .blockio import memory_of
 from .features import data_size_label, feature_matrix, series_table
 
 #: Second-stage forms, size s in GB and m the memory limit in GB: ``line`` y = a s + b (the
@@ -182,8 +183,9 @@ def validate(agg: pd.DataFrame, screened: pd.DataFrame, features: Mapping | None
              series: Mapping | None = None, memory: Mapping | None = None):
     """Size hold-out and two-stage chain for every family measured at three sizes or more.
 
-    ``memory``: record source label -> the memory limit (bytes) its runs crossed (the knee's and
-    piecewise form's memory line); families of other sources have none. Returns (folds, summary,
+    ``memory``: record source label (or ``label/engine``) -> the memory (bytes) its runs' data could
+    be cached in (:func:`benchcast.blockio.memory_of`: the knee's and piecewise form's memory line);
+    families of other sources have none. Returns (folds, summary,
     forms) with columns :data:`FOLD_COLUMNS`, :data:`SUMMARY_COLUMNS` and :data:`FORM_COLUMNS`.
     """
     memory = memory or {}
@@ -196,8 +198,9 @@ def validate(agg: pd.DataFrame, screened: pd.DataFrame, features: Mapping | None
         if g["data_size"].nunique() < 3:
             continue
         wide = g.pivot(index="device", columns="data_size", values="value").astype(float)
-        limits = {memory[src] for src in g["source"].unique() if src in memory}
-        mem = float(limits.pop()) if len(limits) == 1 else None
+        limits = {memory_of(memory, src, key[FAMILY.index("engine")]) for src in g["source"].unique()}
+        mem = limits.pop() if len(limits) == 1 else np.nan
+        mem = None if np.isnan(mem) else mem
         sizes = sorted(wide.columns)
         per_size = choice.get(tuple(key), {})
         feature = per_size.get(int(sizes[-2])) if len(sizes) >= 2 else None

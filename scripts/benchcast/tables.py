@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, ooc, records
+from .blockio import memory_of
 from .features import FEATURE_BENCHMARK
 
 STRINGS = {c: str for c in records.STR_COLUMNS + ["feature", "target", "choice", "kind", "feature_workload",
@@ -336,7 +337,7 @@ def latency_over_size(agg: pd.DataFrame, memory: dict, folds: pd.DataFrame | Non
     df = agg[(agg["benchmark"] != FEATURE_BENCHMARK) & (agg["metric"] == "lat_mean") & (agg["data_size"] > 0)]
     keys = ["benchmark", "engine", "workload", "op"]
     df = df[df.groupby(keys + ["device"])["data_size"].transform("nunique") >= 2]
-    df = df.assign(kind="measured", memory_limit=df["source"].map(lambda s: memory.get(s, np.nan)).astype(float))
+    df = df.assign(kind="measured", memory_limit=[memory_of(memory, s, e) for s, e in zip(df["source"], df["engine"])])
     parts = [df]
     if folds is not None and len(folds):
         f = folds[(folds["kind"] == "size") & (folds["metric"] == "lat_mean")]
