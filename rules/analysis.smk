@@ -1,5 +1,5 @@
 # The analysis spine: aggregate -> screen -> predict -> extrapolate; heldout (leave one device out)
-# -> predict_intervals.
+# -> predict_intervals; size_validation (hold out the largest data size; the two-stage chain).
 
 
 rule aggregate:
@@ -132,3 +132,24 @@ rule predict_intervals:
         data_sizes=lookup(dpath="studies/{study}/extrapolate/data_sizes", within=config),
     script:
         "../scripts/predict_intervals.py"
+
+
+rule size_validation:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        screen="results/{study}/screen.csv",
+    output:
+        folds="results/{study}/validation/size_folds.csv",
+        summary="results/{study}/validation/size_summary.csv",
+        forms="results/{study}/validation/size_forms.csv",
+    log:
+        "logs/{study}/size_validation.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+        features=lookup(dpath="studies/{study}/features", within=config),
+        series=lookup(dpath="studies/{study}/series", within=config),
+        memory=get_memory_limits,
+    script:
+        "../scripts/size_validation.py"

@@ -548,6 +548,7 @@ CHARTS = [
     "heatmap_best_r2",
     "heldout",
     "target_intervals",
+    "latency_size",
 ]
 TABLES_VALIDITY = [
     "validity_simple_selection",
@@ -555,6 +556,7 @@ TABLES_VALIDITY = [
     "validity_coverage",
     "validity_refusals",
     "validity_target_intervals",
+    "validity_data_size",
 ]
 
 
@@ -573,6 +575,25 @@ def get_ooc_limits(wildcards):
         for name, src in STUDIES[wildcards.study]["sources"].items()
         if src["type"] == "ooc"
     }
+
+
+def get_memory_limits(wildcards):
+    """Record source label -> memory limit (bytes) of each ycsb or ooc source of the study that
+    sets one: the memory line its data sizes cross (benchcast.sizes' knee); and label/mariadb ->
+    the buffer pool of a ycsb source's MariaDB, whose O_DIRECT reads (InnoDB's default) make it
+    the only cache of its data."""
+    out = {}
+    for name, src in STUDIES[wildcards.study]["sources"].items():
+        label = f"{src['type']}:{name}"
+        if src["type"] in ("ycsb", "ooc") and src.get("memory_limit"):
+            out[label] = bc_units.parse_size(src["memory_limit"], what="memory_limit")
+        maria = src.get("mariadb") or {}
+        flush = str((maria.get("options") or {}).get("innodb-flush-method", "O_DIRECT"))
+        if "mariadb" in src.get("engines", []) and flush.upper().startswith("O_DIRECT"):
+            out[f"{label}/mariadb"] = bc_units.parse_size(
+                maria["buffer_pool_size"], what="buffer_pool_size"
+            )
+    return out
 
 
 def get_final_outputs():

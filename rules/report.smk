@@ -219,6 +219,7 @@ rule workload_classes:
     params:
         package=get_package_digest,
         labels=get_device_labels,
+        memory=get_memory_limits,
     script:
         "../scripts/workload_classes.py"
 
@@ -286,6 +287,50 @@ rule tables_validity:
         labels=get_device_labels,
     script:
         "../scripts/tables_validity.py"
+
+
+rule table_data_size:
+    input:
+        "results/{study}/validation/size_summary.csv",
+    output:
+        report(
+            "results/{study}/tables/validity_data_size.csv",
+            caption="../report/validity_data_size.rst",
+            category="{study}",
+            subcategory="Validity",
+        ),
+    log:
+        "logs/{study}/table_data_size.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+    script:
+        "../scripts/table_data_size.py"
+
+
+rule chart_latency_size:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        folds="results/{study}/validation/size_folds.csv",
+    output:
+        svg="results/{study}/charts/latency_size.svg",
+        html=report(
+            "results/{study}/charts/latency_size.html",
+            caption="../report/latency_size.rst",
+            category="{study}",
+            subcategory="Charts",
+        ),
+    log:
+        "logs/{study}/chart_latency_size.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+        labels=get_device_labels,
+        memory=get_memory_limits,
+    script:
+        "../scripts/chart_latency_size.py"
 
 
 rule chart_heldout:

@@ -3,7 +3,8 @@ from benchcast import blockio, smk, tables
 
 
 def main(sm):
-    classes = blockio.classes(tables.read_aggregated(sm.input[0]))
+    agg = tables.read_aggregated(sm.input[0])
+    classes = blockio.across_memory(blockio.classes(agg), agg, sm.params.memory)
     classes.insert(1, "device_label", classes["device"].map(sm.params.labels).fillna(classes["device"]))
     classes.to_csv(sm.output[0], index=False)
 

@@ -56,6 +56,22 @@ def test_classes_from_aggregated_records():
     assert blockio.classes(agg[agg["op"] != "device"]).empty
 
 
+def test_classes_across_the_memory_line_hot_to_cold():
+    def run(size, reads, source):
+        return [{"device": "d", "benchmark": "ycsb", "engine": "rocksdb", "workload": "read-only", "source": source,
+                 "data_size": size, "op": "device", "metric": m, "unit": blockio.UNITS[m], "value": v}
+                for m, v in (("reads_per_op", reads), ("writes_per_op", 0.0), ("read_request_size", 4096.0))]
+    agg = pd.DataFrame(run(16_000_000, 0.02, "ycsb:y") + run(128_000_000, 0.9, "ycsb:y") + run(8_000_000, 0.0, "x"))
+    out = blockio.across_memory(blockio.classes(agg), agg, {"ycsb:y": 32 * 2**20}).set_index("data_size")
+    assert out.loc[16_000_000, "temperature"] == "hot" and out.loc[128_000_000, "temperature"] == "cold"
+    assert out.loc[128_000_000, "size_over_memory"] == pytest.approx(128e6 / 2**25)
+    assert out.loc[16_000_000, "memory_limit"] == 2**25 and pd.isna(out.loc[8_000_000, "memory_limit"])
+    # an engine's own cache named for it (MariaDB's buffer pool) wins over the source's cgroup
+    mem = {"ycsb:y": 2**27, "ycsb:y/mariadb": 48 * 2**20}
+    assert blockio.memory_of(mem, "ycsb:y", "mariadb") == 48 * 2**20 and blockio.memory_of(mem, "ycsb:y", "rocksdb") == 2**27
+    assert pd.isna(blockio.memory_of(mem, "ycsb:z", "rocksdb"))
+
+
 @needs_fuse
 def test_delayed_device_counts_each_request(clean):
     spec = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "16M"}, "sync_delay_us": 1}

@@ -195,3 +195,30 @@ def test_cell_sizes_are_labelled_as_their_sources_write_them():
     assert charts._size(64 << 20) == "64M"
     assert charts._size(4096) == "4K"
     assert charts._size(123_457) == "123457B"
+
+
+def test_latency_over_size_draws_the_memory_line_and_the_held_out_prediction(tmp_path):
+    from analysis_util import make_agg
+
+    from benchcast import screen, sizes, tables
+
+    mb = 10**6
+    figs = {"a": {("randread", 4096, "lat_mean"): 10.0}, "b": {("randread", 4096, "lat_mean"): 20.0},
+            "c": {("randread", 4096, "lat_mean"): 40.0}}
+    # flat below the 32 MiB limit, rising above it, per device
+    res = {d: {s * mb: 50 + x * max(s - 33, 0) for s in (16, 32, 64, 128)} for d, x in (("a", 1), ("b", 2), ("c", 4))}
+    agg = make_agg(figs, res, workload="read-only", op="read")
+    memory = {"test": 32 * 2**20}
+    sc = screen.screen(agg, {"workloads": ["randread"], "block_sizes": [4096], "metrics": ["lat_mean"]}, min_devices=2)
+    folds, _, _ = sizes.validate(agg, sc, memory=memory)
+    table = tables.latency_over_size(agg, memory, folds)
+    assert set(table["kind"]) == {"measured", "predicted"} and (table["memory_limit"] == 2**25).all()
+    pred = table[table["kind"] == "predicted"]
+    assert len(pred) == 3 and set(pred["data_size"]) == {128 * mb}
+    assert tables.latency_over_size(agg, {}, None)["memory_limit"].isna().all()
+    chart = charts.latency_over_size(table, {"a": "tier A"})
+    layers = chart.to_dict()["vconcat"][0]["spec"]["layer"]
+    assert [lay["mark"]["type"] for lay in layers] == ["rule", "line", "point"]
+    text = svg(chart, tmp_path, "latsize")
+    assert "tier A" in text and "memory limit" in text
+    assert "two data sizes" in svg(charts.latency_over_size(table.iloc[:0]), tmp_path, "none")

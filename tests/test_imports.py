@@ -23,7 +23,7 @@ LAYERS = [
     {"aggregate"},
     {"features"},
     {"fits"},
-    {"screen", "heldout", "predict", "ratecap", "floor"},
+    {"screen", "heldout", "predict", "ratecap", "floor", "sizes"},
     {"tables"},
     {"charts"},
 ]

@@ -200,3 +200,15 @@ def test_machine_speed_by_hand():
     assert speed.loc["b", "relative_time"] == pytest.approx(1.15)  # median of 1.2 and 1.1
     assert speed.loc["b", "max"] == pytest.approx(1.2) and speed.loc["c", "min"] == pytest.approx(0.9)
     assert list(tables.machine_speed(agg[agg["engine"] == "swap"]).columns) == tables.SPEED_COLUMNS
+
+
+def test_validity_data_size_table_in_gb_size_holdout_first(paper_analysis):
+    from analysis_util import PAPER
+
+    from benchcast import sizes
+
+    _, summary, _ = sizes.validate(paper_analysis["agg"], paper_analysis["screen"], PAPER["features"], PAPER["series"])
+    t = tables.validity_data_size(summary)
+    assert t["kind"].tolist() == ["size"] * 6 + ["chain"] * 6
+    assert set(t["held_out_gb"]) == {128.0} and t["memory_gb"].isna().all()  # the paper names no memory
+    assert "held_out_size" not in t and (t["mape"] == t["mape"].round(1)).all()

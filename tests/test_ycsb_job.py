@@ -1,10 +1,13 @@
 """Tests of benchcast.ycsb_job: the YCSB job's command line fails in one line, touching nothing, when its
-device spec is bad (the runs themselves are tested in test_ycsb and test_mariadb)."""
+device spec is bad (the runs themselves are tested in test_ycsb and test_mariadb), and its memory limit
+on a real run."""
 import json
 import subprocess
 import sys
 
 from analysis_util import ROOT
+from devices_util import clean, needs_fuse  # noqa: F401
+from ycsb_util import ycsb_jar  # noqa: F401
 
 
 def test_bad_device_spec_is_one_line_and_exit_1(tmp_path):
@@ -19,3 +22,57 @@ def test_bad_device_spec_is_one_line_and_exit_1(tmp_path):
     assert "\n" not in line and line.startswith("benchcast: ")
     assert "device x: kind: 'floppy' is not one of tmpfs, dir, zram" in line
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "x.json").exists()
+
+
+def _memory_cgroups(device: str) -> list:
+    from devices_util import benchcast_cgroups
+
+    return [c for c in benchcast_cgroups() if f"benchcast-mem-{device}-" in c]
+
+
+def _limited_job(tmp_path, jar, size_mb: int, device: str) -> dict:
+    """A RocksDB read-only job under a 64 MiB memory cgroup on a delayed device (which counts every
+    request that reaches it); small engine memory, so the page cache is what holds the data."""
+    import copy
+
+    from analysis_util import CONFIG
+
+    from benchcast import config
+
+    src = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["sources"]["ycsb"]  # defaults filled in
+    src.update(engines=["rocksdb"], workloads=["read-only"], maxexecutiontime=1, memory_limit="64M",
+               properties={"rocksdb.blockcachesize": 1 << 20, "rocksdb.writebuffersize": 4 << 20})
+    spec = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "256M"}, "read_delay_us": 1}
+    return {"device": device, "spec": spec, "state": str(tmp_path / f"{device}.json"), "study": "s",
+            "source_name": "ycsb", "source": src, "engine": "rocksdb",
+            "size": size_mb * 10**6, "repeat": 0, "jar": str(jar), "raw": str(tmp_path / f"raw{size_mb}"),
+            "records": str(tmp_path / f"out{size_mb}.csv")}
+
+
+def _run_job(job) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "benchcast.ycsb_job", "--job", json.dumps(job)],
+                          cwd=ROOT / "scripts", capture_output=True, text=True, timeout=600)
+
+
+@needs_fuse
+def test_memory_limit_on_a_real_ycsb_run_reaches_the_device_and_is_removed(ycsb_jar, clean):
+    """A data set as large as the memory cgroup (of which the client JVM holds about half; the page
+    cache is charged to it) is read from the device; the cgroup is gone after the job, and after a
+    job that fails inside it."""
+    from benchcast import devices, records
+
+    job = _limited_job(clean, ycsb_jar, 64, "memtest")
+    try:
+        proc = _run_job(job)
+        assert proc.returncode == 0, proc.stderr
+        assert _memory_cgroups("memtest") == []
+        recs = records.read(job["records"])
+        io = recs[recs["op"] == "device"].set_index("metric")["value"]
+        assert io["reads_per_op"] > 0.5, io  # measured 15-20 on the development VM
+        assert (recs["memory_limit"].astype(int) == 64 << 20).all()
+        bad = {**job, "jar": str(clean / "none.jar"), "records": str(clean / "bad.csv"), "raw": str(clean / "bad")}
+        proc = _run_job(bad)
+        assert proc.returncode == 1 and "none.jar" in proc.stderr
+        assert _memory_cgroups("memtest") == [] and not (clean / "bad.csv").exists()
+    finally:
+        devices.teardown(job["state"])

@@ -90,6 +90,28 @@ def classes(aggregated: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(keys).reset_index(drop=True)
 
 
+def memory_of(memory: dict, source: str, engine: str) -> float:
+    """The memory a run's data could be cached in, from ``memory`` (record source label -> bytes, or
+    ``label/engine`` -> bytes for one engine of the source, e.g. MariaDB's buffer pool, which its
+    O_DIRECT reads make its only cache); NaN where the source names none."""
+    return float(memory.get(f"{source}/{engine}", memory.get(source, float("nan"))))
+
+
+def across_memory(classes_table: pd.DataFrame, aggregated: pd.DataFrame, memory: dict) -> pd.DataFrame:
+    """:func:`classes` with the memory its runs could use: ``memory_limit`` (bytes, NaN where the
+    run's source set none) and ``size_over_memory`` (data size / limit), from ``memory``
+    (:func:`memory_of`) and each run's source in ``aggregated``: where a data set outgrows the
+    limit, its runs turn from hot to cold."""
+    keys = ["device", "engine", "workload", "data_size"]
+    runs = aggregated[aggregated["op"] == OP].drop_duplicates(keys).set_index(keys)
+    limit = pd.Series([memory_of(memory, s, e) for s, e in zip(runs["source"], runs.index.get_level_values("engine"))],
+                      index=runs.index, dtype=float)
+    out = classes_table.copy()
+    out["memory_limit"] = limit.reindex(pd.MultiIndex.from_frame(out[keys])).to_numpy()
+    out["size_over_memory"] = out["data_size"] / out["memory_limit"]
+    return out
+
+
 def requests_per_op(agg: pd.DataFrame, keys=("benchmark", "engine", "workload", "threads")) -> pd.DataFrame:
     """Per workload (``keys``), the most device requests (reads + writes + syncs) per operation
     that any of its runs' aggregated ``device`` records shows, over devices and data sizes, and the

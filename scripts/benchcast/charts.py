@@ -519,6 +519,35 @@ def app_overview(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_
     return alt.vconcat(*blocks)
 
 
+def latency_over_size(table: pd.DataFrame, labels=None) -> alt.Chart:
+    """Mean latency against data size per engine (rows of blocks) and device (columns), one line per
+    workload and op, on log axes; the memory the runs could use as a vertical line (where the
+    source set one) and the held-out size's prediction from the smaller sizes as a hollow point
+    (the paper's Figures 2 and 4: a knee where the data outgrows memory)."""
+    if table.empty:
+        return placeholder("No application latency measured at two data sizes or more.")
+    df = table.copy()
+    df["label"] = [_label(labels, d) for d in df["device"]]
+    df["series"] = df["workload"] + " " + df["op"]
+    x = alt.X("data_size:Q", title="data size (B)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    y = alt.Y("value:Q", title="mean latency (us)", scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+    color = alt.Color("series:N", title="workload / op", legend=alt.Legend(orient="top", columns=4, labelLimit=0))
+    tip = ["label", "engine", "workload", "op", "data_size", "value", "kind", "memory_limit"]
+    blocks = []
+    for (bench, engine), part in df.groupby(["benchmark", "engine"], sort=True):
+        base = alt.Chart(part).encode(x=x, color=color)
+        line = base.transform_filter(alt.datum.kind == "measured").mark_line(point=True).encode(y=y, tooltip=tip)
+        held = base.transform_filter(alt.datum.kind == "predicted").mark_point(filled=False, size=70).encode(
+            y=y, tooltip=tip)
+        limit = alt.Chart(part).transform_filter("isValid(datum.memory_limit)").transform_aggregate(
+            memory_limit="max(memory_limit)", groupby=["label"]).mark_rule(color="gray", strokeDash=[4, 3]).encode(
+            x="memory_limit:Q", tooltip=["memory_limit:Q"])
+        blocks.append((limit + line + held).properties(width=170, height=130).facet(
+            column=alt.Column("label:N", title=None, header=alt.Header(labelLimit=0))
+        ).properties(title=f"{bench} / {engine}: latency over data size (dashed: memory limit)"))
+    return alt.vconcat(*blocks)
+
+
 def _size(nbytes) -> str:
     """A cell's size as the sources write it: decimal where it is a round decimal size (a YCSB data
     set of 16MB), else binary as fio writes it (64K, 64M), else bytes."""

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, ooc, records
+from .blockio import memory_of
 from .features import FEATURE_BENCHMARK
 
 STRINGS = {c: str for c in records.STR_COLUMNS + ["feature", "target", "choice", "kind", "feature_workload",
@@ -196,6 +197,18 @@ def validity_tiers(tier_table: pd.DataFrame, labels=None) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def validity_data_size(summary: pd.DataFrame) -> pd.DataFrame:
+    """The data-size validation (:func:`benchcast.sizes.summarise`) as a report table: sizes in GB,
+    MAPEs rounded to 0.1 %, the size hold-out before the two-stage chain."""
+    out = summary.copy()
+    out.insert(out.columns.get_loc("held_out_size"), "held_out_gb", out.pop("held_out_size") / 1e9)
+    out.insert(out.columns.get_loc("memory"), "memory_gb", out.pop("memory").astype(float) / 1e9)
+    for c in [c for c in out.columns if c.endswith("mape")]:
+        out[c] = out[c].astype(float).round(1)
+    out["_k"] = (out["kind"] != "size").astype(int)
+    return out.sort_values("_k", kind="mergesort").drop(columns="_k").reset_index(drop=True)
+
+
 def validity_coverage(chosen: pd.DataFrame, level: float) -> pd.DataFrame:
     """Per benchmark and model kind: held-out MAPE and median absolute percent error (one absurd
     extrapolation of a three-device series moves the mean, not the median), and how often the
@@ -313,6 +326,28 @@ def app_overview(agg: pd.DataFrame, metrics=APP_METRICS) -> pd.DataFrame:
     return df.assign(_m=df["metric"].map(order)).sort_values(
         ["benchmark", "engine", "workload", "op", "_m", "data_size", "device"], kind="mergesort"
     ).drop(columns="_m").reset_index(drop=True)
+
+
+LATENCY_SIZE_COLUMNS = ["benchmark", "engine", "workload", "op", "device", "data_size", "value", "kind",
+                        "memory_limit"]
+
+
+def latency_over_size(agg: pd.DataFrame, memory: dict, folds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each application's mean latency over data size per device (measured at two sizes or more),
+    with ``memory_limit`` the memory its runs could use (``memory``: record source label -> bytes;
+    NaN where none was set) and, from the data-size validation's folds (:func:`benchcast.sizes.validate`,
+    kind ``size``), the held-out size's prediction from the smaller sizes (``kind`` ``predicted``)."""
+    df = agg[(agg["benchmark"] != FEATURE_BENCHMARK) & (agg["metric"] == "lat_mean") & (agg["data_size"] > 0)]
+    keys = ["benchmark", "engine", "workload", "op"]
+    df = df[df.groupby(keys + ["device"])["data_size"].transform("nunique") >= 2]
+    df = df.assign(kind="measured", memory_limit=[memory_of(memory, s, e) for s, e in zip(df["source"], df["engine"])])
+    parts = [df]
+    if folds is not None and len(folds):
+        f = folds[(folds["kind"] == "size") & (folds["metric"] == "lat_mean")]
+        f = f.rename(columns={"held_out_size": "data_size", "prediction": "value", "memory": "memory_limit"})
+        parts.append(f.assign(kind="predicted", memory_limit=f["memory_limit"].astype(float)))
+    out = pd.concat(parts, ignore_index=True)[LATENCY_SIZE_COLUMNS]
+    return out.sort_values(keys + ["device", "kind", "data_size"], kind="mergesort").reset_index(drop=True)
 
 
 #: The records' provenance columns the inventory lists, in its order: the machine, the software

@@ -69,7 +69,9 @@ def run_job(job: dict) -> None:
         )
     if src["fast_load"]:  # a load without its syncs measures nothing of the device: raw files only
         recs = recs[recs["workload"] != "load"]
-    records.write_job(recs, job, f"ycsb:{job['source_name']}", devices.provenance(state))
+    # the memory cgroup the server and client ran in, where there was one (no column otherwise)
+    limited = {"memory_limit": limit} if limit else {}
+    records.write_job(recs, job, f"ycsb:{job['source_name']}", {**devices.provenance(state), **limited})
 
 
 def stable_already(job: dict) -> str | None:

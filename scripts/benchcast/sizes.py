@@ -1,0 +1,235 @@
+"""Held-out validation over data size: the paper's second stage (data size -> result at a size
+never run) checked against measurement.
+
+A *family* is a series without its data size (benchmark, engine, workload, op, metric, ...); its
+*held-out size* is the largest size it was measured at. Two kinds of held-out prediction:
+
+* ``size``: per device and family, the second stage is fitted on the device's results at the
+  smaller sizes and predicts the held-out size. Baseline: the device's result at the nearest
+  (largest) smaller size.
+* ``chain``: the two-stage chain for a held-out device at the held-out size. At every smaller size
+  the first stage (``Y = a X + b`` on the family's feature, :func:`first_stage_features`) is fitted
+  on the other devices and predicts the held-out device from its figure; the second stage is fitted
+  over those predictions and predicts the held-out size. Neither stage sees the held-out device's
+  results nor any result at the held-out size. Baseline: the first stage's prediction at the
+  nearest smaller size (the chain without its second stage).
+
+The second stage's form is one of :data:`FORMS`, chosen per family by held-out error, not by R^2:
+every form predicts the largest of the smaller sizes from the ones below it (on every device of a
+``size`` row; on the other devices only for a ``chain`` row) and the form with the lowest mean
+absolute percent error is used; with too few sizes to choose (fewer than four) it is the paper's
+straight line. ``knee`` and ``piecewise`` need the memory the application's data crosses (a source's
+``memory_limit``); without one only ``line`` and ``log`` compete.
+
+A row's ``position`` is as in :func:`benchcast.heldout.tiers`: ``extreme`` where the device's result
+at the held-out size is the family's lowest or highest there, ``interior`` otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import fits, records
+from .blockio import memory_of
+from .features import data_size_label, feature_matrix, series_table
+
+#: Second-stage forms, size s in GB and m the memory limit in GB: ``line`` y = a s + b (the
+#: paper's); ``log`` y = a log2 s + b; ``knee`` y = a max(s, m) + b (flat below the memory line,
+#: a line above it); ``piecewise`` y = a s + c max(s - m, 0) + b (a line whose slope changes at
+#: the memory line). On ties (and NaN errors) the earlier form wins.
+FORMS = ("line", "log", "knee", "piecewise")
+FAMILY = [c for c in records.SERIES_COLUMNS if c != "data_size"]
+FOLD_COLUMNS = ["kind", *FAMILY, "device", "held_out_size", "train_sizes", "memory", "feature", "form", "truth",
+                "prediction", "pct_error", "baseline", "baseline_pct_error", "position"]
+SUMMARY_COLUMNS = ["kind", *FAMILY, "held_out_size", "train_sizes", "memory", "forms", "n_devices", "mape",
+                   "baseline_mape", "interior_mape", "interior_baseline_mape", "extreme_mape",
+                   "extreme_baseline_mape"]
+FORM_COLUMNS = [*FAMILY, "form", "inner_mape", "n_curves", "chosen"]
+
+
+def design(sizes, form: str, memory: float | None) -> np.ndarray | None:
+    """The design matrix (intercept first) of ``form`` at ``sizes`` (bytes); None where the form
+    needs a memory limit and has none."""
+    s = np.asarray(sizes, dtype=float) / 1e9
+    m = None if memory is None else float(memory) / 1e9
+    one = np.ones_like(s)
+    if form == "line":
+        return np.column_stack([one, s])
+    if form == "log":
+        return np.column_stack([one, np.log2(s)])
+    if m is None:
+        return None
+    if form == "knee":
+        return np.column_stack([one, np.maximum(s, m)])
+    if form == "piecewise":
+        return np.column_stack([one, s, np.maximum(s - m, 0.0)])
+    raise ValueError(f"unknown second-stage form {form!r}")
+
+
+def second_stage(sizes, values, at, form: str, memory: float | None = None) -> float:
+    """The form fitted by least squares on (sizes, values), predicting size ``at``; NaN where it
+    cannot be fitted (no memory for the form, fewer points than coefficients, a rank-deficient
+    design: e.g. a knee with every size on one side of the memory line)."""
+    sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
+    ok = np.isfinite(values)
+    X = design(sizes[ok], form, memory)
+    if X is None or len(X) < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+        return np.nan
+    coef = np.linalg.lstsq(X, values[ok], rcond=None)[0]
+    return float(design([at], form, memory)[0] @ coef)
+
+
+def pct_error(prediction, truth):
+    return 100 * (np.asarray(prediction, dtype=float) - truth) / truth
+
+
+def form_errors(curves, memory: float | None) -> pd.DataFrame:
+    """Per form, the mean absolute percent error of predicting each curve's largest size from its
+    smaller ones (``curves``: (sizes, values) pairs sorted by size); ``n_curves`` how many it
+    predicted. A form that misses any curve has NaN."""
+    rows = []
+    for form in FORMS:
+        errs = [abs(pct_error(second_stage(s[:-1], v[:-1], s[-1], form, memory), v[-1])) for s, v in curves]
+        complete = bool(errs) and bool(np.all(np.isfinite(errs)))
+        rows.append({"form": form, "inner_mape": float(np.mean(errs)) if complete else np.nan,
+                     "n_curves": int(np.isfinite(errs).sum()) if errs else 0})
+    return pd.DataFrame(rows)
+
+
+def choose_form(errors: pd.DataFrame) -> str:
+    """The form with the lowest inner MAPE (:func:`form_errors`); ``line`` where none has one."""
+    ok = errors.dropna(subset=["inner_mape"])
+    return "line" if ok.empty else str(ok.loc[ok["inner_mape"].idxmin(), "form"])
+
+
+def _curves(wide: pd.DataFrame, sizes, min_points: int = 3):
+    """(sizes, values) of every device (row of ``wide``: devices x sizes) with ``min_points`` sizes."""
+    out = []
+    for _, row in wide[list(sizes)].iterrows():
+        ok = row.notna().to_numpy()
+        if ok.sum() >= min_points:
+            out.append((np.asarray(sizes, dtype=float)[ok], row.to_numpy(dtype=float)[ok]))
+    return out
+
+
+def first_stage_features(screened: pd.DataFrame) -> dict:
+    """Family (tuple of :data:`FAMILY`) -> {data size: the feature of largest R^2 there} from the
+    screen table (the paper's first-stage choice, made per size)."""
+    best = screened[screened["rank"] == 1]
+    out: dict = {}
+    for _, r in best.iterrows():
+        out.setdefault(tuple(r[FAMILY]), {})[int(r["data_size"])] = r["feature"]
+    return out
+
+
+def _positions(truths: pd.Series) -> pd.Series:
+    extreme = (truths == truths.min()) | (truths == truths.max())
+    return pd.Series(np.where(extreme, "extreme", "interior"), index=truths.index)
+
+
+def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str | None,
+                  memory: float | None, form_rows: list) -> list:
+    """The ``size`` and ``chain`` rows of one family: ``wide`` its results (devices x sizes)."""
+    sizes = sorted(wide.columns)
+    held, train = sizes[-1], sizes[:-1]
+    have = wide[held].dropna()
+    if len(train) < 2 or have.empty:
+        return []
+    label = f"{data_size_label(train[0])}-{data_size_label(train[-1])}"
+    base = {**key, "held_out_size": int(held), "train_sizes": label, "memory": memory}
+    pos = _positions(have)
+    errors = form_errors(_curves(wide, train), memory)
+    form = choose_form(errors)
+    form_rows.append(errors.assign(chosen=errors["form"] == form, **key))
+    rows = []
+    for dev, truth in have.items():
+        v = wide.loc[dev, train].to_numpy(dtype=float)
+        ok = np.isfinite(v)
+        if ok.sum() < 2:
+            continue
+        pred = second_stage(np.asarray(train)[ok], v[ok], held, form, memory)
+        near = v[ok][-1]
+        rows.append({"kind": "size", **base, "device": dev, "feature": "", "form": form, "truth": truth,
+                     "prediction": pred, "baseline": near, "position": pos[dev]})
+    if feature is not None and feature in F.columns:
+        rows += _chain(base, wide, F[feature], feature, train, held, have, pos, memory)
+    return rows
+
+
+def _chain(base: dict, wide, x: pd.Series, feature: str, train, held, have, pos, memory) -> list:
+    """The two-stage chain's rows of one family, one per held-out device with the figure."""
+    rows = []
+    x = x.reindex(wide.index)
+    for dev, truth in have.items():
+        if not np.isfinite(x.get(dev, np.nan)):
+            continue
+        others = wide.index[(wide.index != dev) & x.notna().to_numpy()]
+        Ytr = wide.loc[others, train].to_numpy(dtype=float).T  # sizes x other devices
+        fit = fits.simple(Ytr, x[others].to_numpy(dtype=float)[None, :], min_n=2)
+        stage1 = fit.a[:, 0] * x[dev] + fit.b[:, 0]  # the held-out device at each training size
+        form = choose_form(form_errors(_curves(wide.loc[others], train), memory))
+        ok = np.isfinite(stage1)
+        pred = second_stage(np.asarray(train)[ok], stage1[ok], held, form, memory) if ok.sum() >= 2 else np.nan
+        near = stage1[ok][-1] if ok.any() else np.nan
+        rows.append({"kind": "chain", **base, "device": dev, "feature": feature, "form": form, "truth": truth,
+                     "prediction": pred, "baseline": near, "position": pos[dev]})
+    return rows
+
+
+def validate(agg: pd.DataFrame, screened: pd.DataFrame, features: Mapping | None = None,
+             series: Mapping | None = None, memory: Mapping | None = None):
+    """Size hold-out and two-stage chain for every family measured at three sizes or more.
+
+    ``memory``: record source label (or ``label/engine``) -> the memory (bytes) its runs' data could
+    be cached in (:func:`benchcast.blockio.memory_of`: the knee's and piecewise form's memory line);
+    families of other sources have none. Returns (folds, summary,
+    forms) with columns :data:`FOLD_COLUMNS`, :data:`SUMMARY_COLUMNS` and :data:`FORM_COLUMNS`.
+    """
+    memory = memory or {}
+    s = series_table(agg, features, series)
+    s = s[s["data_size"] > 0]
+    F = feature_matrix(agg, features)
+    choice = first_stage_features(screened)
+    rows, form_rows = [], []
+    for key, g in s.groupby(FAMILY, sort=False):
+        if g["data_size"].nunique() < 3:
+            continue
+        wide = g.pivot(index="device", columns="data_size", values="value").astype(float)
+        limits = {memory_of(memory, src, key[FAMILY.index("engine")]) for src in g["source"].unique()}
+        mem = limits.pop() if len(limits) == 1 else np.nan
+        mem = None if np.isnan(mem) else mem
+        sizes = sorted(wide.columns)
+        per_size = choice.get(tuple(key), {})
+        feature = per_size.get(int(sizes[-2])) if len(sizes) >= 2 else None
+        rows += _family_folds(dict(zip(FAMILY, key)), wide, F, feature, mem, form_rows)
+    folds = pd.DataFrame(rows, columns=[c for c in FOLD_COLUMNS if c not in ("pct_error", "baseline_pct_error")])
+    folds["pct_error"] = pct_error(folds["prediction"], folds["truth"])
+    folds["baseline_pct_error"] = pct_error(folds["baseline"], folds["truth"])
+    forms = (pd.concat(form_rows, ignore_index=True)[FORM_COLUMNS] if form_rows
+             else pd.DataFrame(columns=FORM_COLUMNS))
+    return folds[FOLD_COLUMNS], summarise(folds[FOLD_COLUMNS]), forms
+
+
+def _mape(v) -> float:
+    v = np.abs(np.asarray(v, dtype=float))
+    return float(np.mean(v)) if len(v) and np.isfinite(v).all() else np.nan
+
+
+def summarise(folds: pd.DataFrame) -> pd.DataFrame:
+    """Per kind and family: MAPE of the held-out predictions and of the baseline, all devices and
+    split into interior and extreme ones (NaN where a split has no device or a prediction failed);
+    ``forms`` the second-stage forms used (one for ``size``; per fold for ``chain``)."""
+    rows = []
+    for key, g in folds.groupby(["kind", *FAMILY], sort=False):
+        inner, outer = g[g["position"] == "interior"], g[g["position"] != "interior"]
+        rows.append({**dict(zip(["kind", *FAMILY], key)), **g.iloc[0][["held_out_size", "train_sizes", "memory"]],
+                     "forms": "+".join(sorted(g["form"].unique())), "n_devices": len(g),
+                     "mape": _mape(g["pct_error"]), "baseline_mape": _mape(g["baseline_pct_error"]),
+                     "interior_mape": _mape(inner["pct_error"]),
+                     "interior_baseline_mape": _mape(inner["baseline_pct_error"]),
+                     "extreme_mape": _mape(outer["pct_error"]),
+                     "extreme_baseline_mape": _mape(outer["baseline_pct_error"])})
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

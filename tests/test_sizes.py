@@ -1,0 +1,106 @@
+"""benchcast.sizes: the size hold-out and the two-stage chain, computed by hand on small tables."""
+import numpy as np
+import pandas as pd
+import pytest
+from analysis_util import PAPER, make_agg, paper_agg
+
+from benchcast import screen, sizes
+
+GB = 10**9
+FIG = ("randwrite", 4096, "lat_mean")
+
+
+def run(figures, results, memory=None):
+    agg = make_agg({d: {FIG: x} for d, x in figures.items()}, results)
+    sc = screen.screen(agg, {"workloads": ["randwrite"], "block_sizes": [4096], "metrics": ["lat_mean"]},
+                       min_devices=2)
+    return sizes.validate(agg, sc, memory=memory)
+
+
+def row(folds, kind, device):
+    r = folds[(folds["kind"] == kind) & (folds["device"] == device)]
+    assert len(r) == 1
+    return r.iloc[0]
+
+
+def test_three_sizes_by_hand_size_holdout_and_chain():
+    # three sizes: too few to choose a form (an inner hold-out needs two sizes below the largest
+    # but one), so the second stage is the paper's straight line
+    figures = {"A": 1.0, "B": 2.0, "C": 4.0}
+    results = {"A": {1 * GB: 10, 2 * GB: 12, 4 * GB: 16},
+               "B": {1 * GB: 20, 2 * GB: 22, 4 * GB: 30},
+               "C": {1 * GB: 40, 2 * GB: 50, 4 * GB: 70}}
+    folds, summary, forms = run(figures, results)
+    b = row(folds, "size", "B")
+    # line through (1, 20), (2, 22) at 4: 26; baseline the 2 GB result, 22
+    assert (b["form"], b["held_out_size"], b["train_sizes"]) == ("line", 4 * GB, "1GB-2GB")
+    assert b["prediction"] == pytest.approx(26) and b["pct_error"] == pytest.approx(-40 / 3)
+    assert b["baseline"] == 22 and b["baseline_pct_error"] == pytest.approx(-80 / 3)
+    assert b["position"] == "interior" and row(folds, "size", "A")["position"] == "extreme"
+    c = row(folds, "chain", "B")
+    # first stage on A and C: at 1 GB y = 10 x -> 20; at 2 GB y = 38/3 x - 2/3 -> 74/3;
+    # second stage: the line through (1, 20), (2, 74/3) at 4 GB: 20 + 3 * 14/3 = 34
+    assert c["feature"] == "randwrite_4K_lat_mean" and c["form"] == "line"
+    assert c["prediction"] == pytest.approx(34) and c["pct_error"] == pytest.approx(40 / 3)
+    assert c["baseline"] == pytest.approx(74 / 3) and c["baseline_pct_error"] == pytest.approx(-160 / 9)
+    s = summary.set_index("kind")
+    assert s.loc["size", "n_devices"] == 3 and s.loc["chain", "interior_mape"] == pytest.approx(40 / 3)
+    assert s.loc["size", "interior_baseline_mape"] == pytest.approx(80 / 3)
+    assert forms["inner_mape"].isna().all() and forms["chosen"].sum() == 1
+
+
+def _knee(s_gb, level, slope, m=4):
+    return level + slope * max(s_gb - m, 0)
+
+
+def test_form_chosen_by_inner_held_out_error_knee_at_the_memory_line():
+    sz = [1, 2, 4, 8, 16, 32]
+    figures = {"A": 1.0, "B": 2.0, "C": 3.0, "D": 5.0}
+    results = {d: {s * GB: _knee(s, 100 * x, 10 * x) for s in sz} for d, x in figures.items()}
+    folds, summary, forms = run(figures, results, memory={"test": 4 * GB})
+    f = forms.set_index("form")
+    assert f.loc["knee", "chosen"] and f.loc["knee", "inner_mape"] == pytest.approx(0, abs=1e-9)
+    # the straight line's inner error, recomputed: fit 1-8 GB, predict 16 GB, per device
+    x = np.array([1, 2, 4, 8.0])
+    errs = [abs(np.polyval(np.polyfit(x, [_knee(s, 100 * v, 10 * v) for s in x], 1), 16)
+                / _knee(16, 100 * v, 10 * v) - 1) * 100 for v in figures.values()]
+    assert f.loc["line", "inner_mape"] == pytest.approx(np.mean(errs))
+    # knee and piecewise both fit exactly; the earlier form wins the tie
+    size = folds[folds["kind"] == "size"]
+    assert set(size["form"]) == {"knee"} and np.allclose(size["pct_error"], 0, atol=1e-9)
+    chain = folds[folds["kind"] == "chain"]
+    assert np.allclose(chain["pct_error"], 0, atol=1e-9)  # y linear in x at every size: exact
+    assert summary["memory"].eq(4 * GB).all()
+    # without a memory limit neither knee nor piecewise can be fitted
+    _, _, forms = run(figures, results)
+    assert forms.set_index("form").loc[["knee", "piecewise"], "inner_mape"].isna().all()
+
+
+def test_chain_never_sees_the_held_out_device_results():
+    sz = [1, 2, 4, 8]
+    figures = {"A": 1.0, "B": 2.0, "C": 3.0, "D": 5.0}
+    results = {d: {s * GB: 10 * x + s + 0.3 * x * s for s in sz} for d, x in figures.items()}
+    before = row(run(figures, results)[0], "chain", "B")
+    changed = {**results, "B": {s * GB: v * (3 if s < 8 else 1) for s, v in zip(sz, results["B"].values())}}
+    after = row(run(figures, changed)[0], "chain", "B")
+    assert after["prediction"] == pytest.approx(before["prediction"])
+    # but the other devices' results at the smaller sizes do enter
+    moved = {**results, "C": {s * GB: v * 2 for s, v in zip(sz, results["C"].values())}}
+    assert row(run(figures, moved)[0], "chain", "B")["prediction"] != pytest.approx(before["prediction"])
+
+
+def test_two_sizes_give_no_rows():
+    folds, summary, forms = run({"A": 1.0, "B": 2.0, "C": 3.0},
+                                {d: {1 * GB: 1.0 + i, 2 * GB: 2.0 + i} for i, d in enumerate("ABC")})
+    assert folds.empty and summary.empty and forms.empty
+    assert list(summary.columns) == sizes.SUMMARY_COLUMNS
+
+
+def test_paper_study_holds_out_128gb_from_2_to_64gb():
+    agg = paper_agg()
+    sc = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)
+    folds, summary, _ = sizes.validate(agg, sc, PAPER["features"], PAPER["series"])
+    assert set(summary["held_out_size"]) == {128 * GB} and set(summary["train_sizes"]) == {"2GB-64GB"}
+    assert set(summary["kind"]) == {"size", "chain"} and len(summary) == 12  # 6 families x 2 kinds
+    assert folds["prediction"].notna().all() and (folds.groupby("kind").size() == 18).all()
+    assert pd.Series(summary["mape"]).notna().all()
