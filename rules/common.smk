@@ -155,7 +155,7 @@ def get_round(wildcards):
     scheduler runs repeat r of every provisioned device before repeat r + 1 of any. A slow stretch
     of the machine then falls on one repeat of several devices, which the trimmed mean drops or
     averages, and not on every repeat of one device (docs/ablation.md, session 18). Only the order
-    changes: priority is no rerun trigger. On a cluster each device's group job keeps this order.
+    changes: priority is no rerun trigger. On a cluster each round of a device is its own job(s).
     """
     return -int(wildcards.repeat)
 
@@ -615,6 +615,42 @@ def preflight():
                 bc_preflight.check_import(job.input.fio, job.input.app, devs)
     except BenchcastError as exc:
         raise WorkflowError(f"benchcast: {exc}") from None
+
+
+#: Rules whose jobs leave a device provisioned on their node.
+DEVICE_RULES = MEASURING_RULES | {"provision_device", "teardown_device"}
+
+
+def release_devices_at_exit():
+    """Inside a Slurm job (a device's round of benchmarks, its provisioning or its teardown): when
+    the job's Snakemake process exits, finished or stopped by Slurm (scancel, time limit: SIGTERM,
+    then SIGKILL after KillWait), tear down the devices of its jobs on this node
+    (benchcast.devices.release). The node is the job's only while it runs; the next job of a device
+    provisions it again. Not on one machine, where a device stays until its teardown job.
+    """
+    if not os.environ.get("SLURM_JOB_ID") or not (
+        workflow.remote_exec or workflow.subprocess_exec
+    ):
+        return
+    import atexit
+
+    def release():
+        targets = getattr(workflow.dag_settings, "target_jobs", None) or ()
+        states = {
+            state_path(t.wildcards_dict["study"], t.wildcards_dict["device"])
+            for t in targets
+            if t.rulename in DEVICE_RULES
+        }
+        for path, res in bc_devices.release(sorted(states)).items():
+            print(
+                f"benchcast: released {path} on leaving the node: {res}",
+                file=sys.stderr,
+            )
+
+    atexit.register(release)
+
+
+release_devices_at_exit()
 
 
 def teardown_everything():
