@@ -28,6 +28,7 @@ onstart:
 
 
 onerror:
+    clear_failed_outputs()
     teardown_everything()
 
 

@@ -653,6 +653,29 @@ def release_devices_at_exit():
 release_devices_at_exit()
 
 
+def clear_failed_outputs():
+    """onerror, with keep-incomplete (profiles/slurm, so that a cancelled or failed round job keeps
+    the benchmarks it finished): remove what Snakemake would have removed for the other failed jobs,
+    whose outputs may be partial. Measurements are exempt: they are written under a temporary name
+    and renamed when whole (benchcast.protect), so a stopped one leaves no output."""
+    import shutil
+
+    if not workflow.execution_settings.keep_incomplete:
+        return
+    for failed in getattr(workflow.scheduler, "failed", ()):
+        for job in failed.jobs if failed.is_group() else [failed]:
+            if job.rule.name in MEASURING_RULES:
+                continue
+            for f in map(str, job.output):
+                if os.path.isdir(f) and not os.path.islink(f):
+                    shutil.rmtree(f)
+                elif os.path.lexists(f):
+                    os.remove(f)
+                else:
+                    continue
+                logger.warning(f"benchcast: removed {f}: its job failed")
+
+
 def teardown_everything():
     """After a failed or interrupted run (onerror): tear down every device a state record still
     lists and stop any MariaDB server a killed job left, so nothing stays mounted or running.
