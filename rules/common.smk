@@ -635,6 +635,11 @@ def release_devices_at_exit():
     import atexit
 
     def release():
+        # only the job's own Snakemake (executor slurm-jobstep), not the one it starts per rule
+        # job (srun): the device stays up from one benchmark of the round to the next
+        plugin = getattr(workflow, "executor_plugin", None)
+        if "slurm-jobstep" not in str(getattr(plugin, "name", "")):
+            return
         targets = getattr(workflow.dag_settings, "target_jobs", None) or ()
         states = {
             state_path(t.wildcards_dict["study"], t.wildcards_dict["device"])

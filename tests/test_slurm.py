@@ -150,7 +150,8 @@ def test_paper_nothing_to_do_after_slurm_run(slurm_cluster, paper_runs):
 FIO_RULES = ROOT / "rules" / "fio.smk"
 CANCELLED = "dram"  # the device whose round job is cancelled: a tmpfs, so a leftover is a mount
 ROUND = "1"  # its last round: no later job of the device provisions it again in the first run
-ROUND_LOG = re.compile(r"has been submitted with SLURM jobid (\d+) \(log: (\S*/group_round_local_(\w+)_r(\d+)/\S*)\)")
+# the plugin's log folder of a group job: group_<group id>_<its rules>
+ROUND_LOG = re.compile(r"has been submitted with SLURM jobid (\d+) \(log: (\S*/group_round_local_(\w+?)_r(\d+)_fio_run/\S*)\)")
 
 
 DEVICES = ["disk", "dram"]
@@ -284,11 +285,14 @@ def test_measured_jobs_went_through_slurm_in_rounds(slurm_cluster, measured_runs
     # a device's benchmarks of one repeat form one Slurm job (at most 25 jobs each): here its 4 fio
     # cells; provisioning and teardown are a job each
     rounds = sorted(p.name for p in logs.iterdir() if p.name.startswith("group_"))
-    assert rounds == [f"group_round_local_{d}_r{r}" for d in DEVICES for r in (0, 1)]
+    assert rounds == [f"group_round_local_{d}_r{r}_fio_run" for d in DEVICES for r in (0, 1)]
     for name in rounds:
-        texts = [log.read_text() for log in (logs / name).rglob("*.log")]
-        assert all("rule provision_device:" not in t and "rule teardown_device:" not in t for t in texts)
-        assert max(t.count("rule fio_run:") for t in texts) == CELLS, name
+        texts = {log.stem: log.read_text() for log in (logs / name).rglob("*.log")}
+        assert all("rule provision_device:" not in t and "rule teardown_device:" not in t for t in texts.values())
+        cells = {c for t in texts.values() for c in re.findall(r"wildcards: (study=\S+ source=\S+ device=\S+ cell=\S+ repeat=\d+)", t)}
+        assert len(cells) == CELLS, (name, cells)
+        # the device stays up through the round and is released once, when the job ends
+        assert all(t.count("benchcast: released") == 1 for i, t in texts.items() if i != measured_runs["cancelled"]), name
     assert len(list((logs / "rule_provision_device").rglob("*.log"))) == len(DEVICES)
     assert not any(logs.glob("rule_fio_run*"))
 
