@@ -29,6 +29,7 @@ onstart:
 
 
 onerror:
+    clear_failed_outputs()
     teardown_everything()
 
 

@@ -223,8 +223,8 @@ def get_round(wildcards):
     scheduler runs repeat r of every provisioned device before repeat r + 1 of any. A slow stretch
     of the machine then falls on one repeat of several devices, which the trimmed mean drops or
     averages, and not on every repeat of one device (docs/archive/ablation-2026-11.md, session 19).
-    Only the order changes: priority is no rerun trigger. On a cluster each device's group job keeps
-    this order.
+    Only the order changes: priority is no rerun trigger. On a cluster each round of a device is its
+    own job(s).
     """
     return -int(wildcards.repeat)
 
@@ -790,6 +790,70 @@ STOP = None
 
 def state_dir(study):
     return Path(f"results/{study}/devices/state")
+
+
+#: Rules whose jobs leave a device provisioned on their node.
+DEVICE_RULES = MEASURING_RULES | {"provision_device", "teardown_device"}
+
+
+def release_devices_at_exit():
+    """Inside a Slurm job (a device's round of benchmarks, its provisioning or its teardown): when
+    the job's Snakemake process exits, finished or stopped by Slurm (scancel, time limit: SIGTERM,
+    then SIGKILL after KillWait), tear down the devices of its jobs on this node
+    (benchcast.devices.release). The node is the job's only while it runs; the next job of a device
+    provisions it again. Not on one machine, where a device stays until its teardown job.
+    """
+    if not os.environ.get("SLURM_JOB_ID") or not (
+        workflow.remote_exec or workflow.subprocess_exec
+    ):
+        return
+    import atexit
+
+    def release():
+        # only the job's own Snakemake (executor slurm-jobstep), not the one it starts per rule
+        # job (srun): the device stays up from one benchmark of the round to the next
+        plugin = getattr(workflow, "executor_plugin", None)
+        if "slurm-jobstep" not in str(getattr(plugin, "name", "")):
+            return
+        targets = getattr(workflow.dag_settings, "target_jobs", None) or ()
+        states = {
+            state_path(t.wildcards_dict["study"], t.wildcards_dict["device"])
+            for t in targets
+            if t.rulename in DEVICE_RULES
+        }
+        for path, res in bc_devices.release(sorted(states)).items():
+            print(
+                f"benchcast: released {path} on leaving the node: {res}",
+                file=sys.stderr,
+            )
+
+    atexit.register(release)
+
+
+release_devices_at_exit()
+
+
+def clear_failed_outputs():
+    """onerror, with keep-incomplete (profiles/slurm, so that a cancelled or failed round job keeps
+    the benchmarks it finished): remove what Snakemake would have removed for the other failed jobs,
+    whose outputs may be partial. Measurements are exempt: they are written under a temporary name
+    and renamed when whole (benchcast.protect), so a stopped one leaves no output."""
+    import shutil
+
+    if not workflow.execution_settings.keep_incomplete:
+        return
+    for failed in getattr(workflow.scheduler, "failed", ()):
+        for job in failed.jobs if failed.is_group() else [failed]:
+            if job.rule.name in MEASURING_RULES:
+                continue
+            for f in map(str, job.output):
+                if os.path.isdir(f) and not os.path.islink(f):
+                    shutil.rmtree(f)
+                elif os.path.lexists(f):
+                    os.remove(f)
+                else:
+                    continue
+                logger.warning(f"benchcast: removed {f}: its job failed")
 
 
 def teardown_everything():

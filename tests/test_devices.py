@@ -43,6 +43,18 @@ def test_tmpfs_mounted_described_and_torn_down(clean):
     devices.teardown(sp)  # idempotent
 
 
+@needs_root
+def test_release_tears_down_what_is_still_provisioned(clean):
+    """A cluster job's way out: its devices still provisioned are torn down, the rest left alone."""
+    live, gone = clean / "ram.json", clean / "old.json"
+    mp = devices.target(devices.provision("ram", {"kind": "tmpfs", "size": "16M"}, live))
+    devices.provision("old", {"kind": "tmpfs", "size": "16M"}, gone)
+    devices.teardown(gone)
+    assert devices.release([live, gone, clean / "never.json"]) == {str(live): "ok"}
+    assert findmnt_target(mp) is None and state_of(live)["status"] == "torn_down"
+    assert devices.release([live]) == {}
+
+
 def test_tmpfs_falls_back_to_dev_shm_when_not_root(clean, monkeypatch):
     monkeypatch.setattr(base, "is_root", lambda: False)
     sp = clean / "ram.json"

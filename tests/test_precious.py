@@ -245,3 +245,21 @@ def test_planning_zram_and_blockdev_as_an_ordinary_user_succeeds():
             subprocess.run(["losetup", "-d", loopdev], check=False)
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.workflow
+def test_keep_incomplete_still_removes_a_failed_analysis_output(tmp_path, paper_only):
+    """profiles/slurm keeps what a failed round job measured (keep-incomplete); a failed analysis
+    job's half-written output must still go (Snakefile onerror: clear_failed_outputs)."""
+    wd = copy_workflow(tmp_path / "wf")
+    edit_config(wd, paper_only)
+    # this copy's aggregate script writes half a table, then fails
+    (wd / "scripts" / "aggregate.py").write_text(
+        "from pathlib import Path\n"
+        "Path(snakemake.output[0]).write_text('study,sou')  # noqa: F821\n"
+        "raise SystemExit('stopped mid-write')\n")
+    proc = snakemake(wd, "--keep-incomplete", "results/paper/aggregated.csv", check=False)
+    assert proc.returncode != 0
+    assert "benchcast: removed results/paper/aggregated.csv: its job failed" in proc.stderr, proc.stderr[-3000:]
+    assert not (wd / "results" / "paper" / "aggregated.csv").exists()
+    assert (wd / "results" / "paper" / "records").is_dir()  # what finished stays

@@ -97,7 +97,7 @@ def assert_same_shape(local: Path, slurm: Path):
     assert charts(local) == charts(slurm)
 
 
-def assert_went_through_slurm(cluster, workdir: Path, proc) -> list[str]:
+def assert_went_through_slurm(cluster, workdir: Path, proc, cancelled=frozenset()) -> list[str]:
     ids = slurm_job_ids(workdir)
     assert ids, proc.stderr[-3000:]
     assert len(set(ids)) == len(ids)
@@ -107,7 +107,7 @@ def assert_went_through_slurm(cluster, workdir: Path, proc) -> list[str]:
     # measured run through Slurm takes minutes, and a job that ended before them must still be there)
     q = cluster.run("squeue", "--states=all", "--noheader", "--format=%i|%T", "--jobs", ",".join(ids))
     states = dict(line.split("|") for line in q.stdout.split())
-    assert states == {i: "COMPLETED" for i in ids}
+    assert states == {i: "CANCELLED" if i in cancelled else "COMPLETED" for i in ids}
     return ids
 
 
@@ -142,14 +142,42 @@ def test_paper_nothing_to_do_after_slurm_run(slurm_cluster, paper_runs):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
-# --- a measured study (conftest.mini_local_study): real fio and YCSB, grouped per device ----------
+# --- a measured fio grid, in rounds per device ------------------------------------------------------
+# Through Slurm, one device's round job is cancelled part-way (scancel: SIGTERM, then SIGKILL after
+# KillWait) while the other device goes on (--keep-going); the resumed run measures only what that
+# job left unfinished, on the device's node, and the results have the rows of a local run.
 
 FIO_RULES = ROOT / "rules" / "fio.smk"
+CANCELLED = "dram"  # the device whose round job is cancelled: a tmpfs, so a leftover is a mount
+ROUND = "1"  # its last round: no later job of the device provisions it again in the first run
+# the plugin's log folder of a group job: group_<group id>_<its rules>
+ROUND_LOG = re.compile(r"has been submitted with SLURM jobid (\d+) \(log: (\S*/group_round_local_(\w+?)_r(\d+)_fio_run/\S*)\)")
 
 
-def measured_copy(tmp_path_factory, name, jar, mini):
+DEVICES = ["disk", "dram"]
+CELLS = 4  # per device and round: randread/randwrite x 4K/64K (conftest.mini_local_study), 2 rounds
+
+
+def fio_grid(mini, node=None):
+    """conftest.mini_local_study cut to its fio grid on a tmpfs and a directory (a short run on a
+    machine shared with other tests), every device on ``node`` if given."""
+
+    def edit(cfg):
+        mini(cfg)
+        local = cfg["studies"]["local"]
+        local["devices"] = {d: local["devices"][d] for d in DEVICES}
+        local["sources"] = {"fio": local["sources"]["fio"]}
+        local.pop("report")  # its focus names the YCSB series
+        for spec in local["devices"].values():
+            if node:
+                spec["node"] = node
+
+    return edit
+
+
+def measured_copy(tmp_path_factory, name, jar, edit):
     wd = copy_workflow(tmp_path_factory.mktemp(name))
-    edit_config(wd, mini)
+    edit_config(wd, edit)
     dest = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
     dest.parent.mkdir(parents=True)
     shutil.copy2(jar, dest)
@@ -162,48 +190,160 @@ def mounted_under(wd: Path) -> list[str]:
     return [m for m in out.split() if m.startswith(str(wd))]
 
 
+def device_state(wd: Path, device: str) -> dict:
+    import json
+
+    path = wd / "results" / "local" / "devices" / "state" / f"{device}.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def measurements(wd: Path) -> dict[str, int]:
+    """Raw measurement outputs (fio JSON, YCSB run records) -> mtime in ns."""
+    root = wd / "results" / "local"
+    found = list((root / "fio").rglob("run*.json")) + list((root / "ycsb").rglob("run*.csv"))
+    return {str(p.relative_to(wd)): p.stat().st_mtime_ns for p in found}
+
+
+def cancel_round_part_way(cluster, wd: Path, log: Path, proc, device: str, timeout=900) -> tuple[str, list[str]]:
+    """Wait until the Slurm job of ``device``'s round :data:`ROUND` runs and has measured at least
+    one of its cells, cancel it (scancel) and return its Slurm job id and the cells it had measured."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the run ended before {device}'s round was cancelled:\n{log.read_text()[-4000:]}"
+        rounds = [m for m in ROUND_LOG.finditer(log.read_text()) if m.group(3) == device and m.group(4) == ROUND]
+        if rounds:
+            jobid = rounds[0].group(1)
+            done = [p for p in measurements(wd) if f"/{device}/" in p and p.endswith(f"run{ROUND}.json")]
+            q = cluster.run("squeue", "-h", "-j", jobid, "-o", "%T", check=False).stdout.strip()
+            if done and q == "RUNNING":
+                cluster.run("scancel", jobid)
+                return jobid, done
+            assert q in ("PENDING", "CONFIGURING", "RUNNING", ""), f"{device}'s round job ended ({q}) before the cancel"
+        time.sleep(0.2)
+    raise AssertionError(f"{device}'s round {ROUND} never ran with a cell done:\n{log.read_text()[-4000:]}")
+
+
+def node_clean_while_run_goes_on(wd: Path, proc, device: str, within=60) -> float:
+    """After the cancel, the job itself tears its device down on its node (its state record says
+    torn down, its mount is gone) while the run goes on with the other devices: not the main
+    process's onerror teardown at the end. Returns the seconds it took."""
+    start = time.monotonic()
+    while time.monotonic() - start < within:
+        state = device_state(wd, device)
+        if state.get("status") == "torn_down" and not [m for m in mounted_under(wd) if m.endswith(f"/mnt/{device}")]:
+            assert proc.poll() is None, "the run ended first: the cleanup may be its onerror teardown"
+            return time.monotonic() - start
+        time.sleep(0.2)
+    raise AssertionError(f"{device} still provisioned {within} s after its job was cancelled: "
+                         f"{device_state(wd, device)}, mounts {mounted_under(wd)}")
+
+
 @pytest.fixture(scope="module")
 def measured_runs(slurm_cluster, tmp_path_factory, ycsb_jar, mini_study):
     if not FIO_RULES.exists():
         pytest.skip("rules/fio.smk not in the tree yet")
-    local = measured_copy(tmp_path_factory, "measured_local", ycsb_jar, mini_study)
-    wd = measured_copy(tmp_path_factory, "measured_slurm", ycsb_jar, mini_study)
+    node = slurm_cluster.run("sinfo", "-h", "-N", "-o", "%N").stdout.strip()
+    local = measured_copy(tmp_path_factory, "measured_local", ycsb_jar, fio_grid(mini_study))
+    wd = measured_copy(tmp_path_factory, "measured_slurm", ycsb_jar, fio_grid(mini_study, node))
     try:
         start = time.monotonic()
-        snakemake(local)
+        snakemake(local, timeout=1800)
         local_wall = time.monotonic() - start
-        proc, wall = run_slurm(slurm_cluster, wd)
-        print(f"\n[slurm] measured study: local {local_wall:.1f} s, through Slurm {wall:.1f} s wall, "
-              f"{len(slurm_job_ids(wd))} Slurm jobs")
-        yield local, wd, proc
+        env = dict(slurm_cluster.env)
+        env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+        log = wd / "first-run.log"
+        with open(log, "w") as out:
+            first = subprocess.Popen([sys.executable, "-m", "snakemake", "--profile", "profiles/slurm",
+                                      *TEST_CLUSTER_ARGS, "--keep-going"], cwd=wd, env=env, stdout=out,
+                                     stderr=subprocess.STDOUT)
+        try:
+            cancelled, measured = cancel_round_part_way(slurm_cluster, wd, log, first, CANCELLED)
+            clean_after = node_clean_while_run_goes_on(wd, first, CANCELLED)
+            assert first.wait(timeout=1800) != 0, "the run with a cancelled job must fail"
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+        before = measurements(wd)
+        missing = run_slurm(slurm_cluster, wd, "-n")[0]
+        proc, wall = run_slurm(slurm_cluster, wd, timeout=1800)
+        print(f"\n[slurm] measured study: local {local_wall:.1f} s, through Slurm {wall:.1f} s wall (resumed), "
+              f"{len(slurm_job_ids(wd))} Slurm jobs; job {cancelled} cancelled, its device clean "
+              f"{clean_after:.1f} s later")
+        yield {"local": local, "wd": wd, "proc": proc, "cancelled": cancelled, "node": node,
+               "before": before, "measured_when_cancelled": measured,
+               "dry_resume": missing.stdout + missing.stderr}
     finally:
         for d in (local, wd):  # whatever a failed run left provisioned
             subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "teardown"], cwd=d, capture_output=True)
 
 
-def test_measured_jobs_went_through_slurm_one_group_per_device(slurm_cluster, measured_runs):
-    _local, wd, proc = measured_runs
-    assert_went_through_slurm(slurm_cluster, wd, proc)
-    groups = [p for p in (wd / ".snakemake" / "slurm_logs").iterdir() if p.name.startswith("group_")]
-    # provisioning, the fio cells, the YCSB runs and teardown of one device: one Slurm job
-    group_logs = [log for g in groups for log in g.rglob("*.log")]
-    assert len(group_logs) == 4, group_logs
-    for log in group_logs:
-        text = log.read_text()
-        assert "rule provision_device:" in text and "rule teardown_device:" in text and "rule fio_run:" in text
-    assert not any((wd / ".snakemake" / "slurm_logs").glob("rule_fio_run*"))
+def test_measured_jobs_went_through_slurm_in_rounds(slurm_cluster, measured_runs):
+    wd, proc = measured_runs["wd"], measured_runs["proc"]
+    assert_went_through_slurm(slurm_cluster, wd, proc, cancelled={measured_runs["cancelled"]})
+    logs = wd / ".snakemake" / "slurm_logs"
+    # a device's benchmarks of one repeat form one Slurm job (at most 25 jobs each): here its 4 fio
+    # cells; provisioning and teardown are a job each
+    rounds = sorted(p.name for p in logs.iterdir() if p.name.startswith("group_"))
+    assert rounds == [f"group_round_local_{d}_r{r}_fio_run" for d in DEVICES for r in (0, 1)]
+    for name in rounds:
+        texts = {log.stem: log.read_text() for log in (logs / name).rglob("*.log")}
+        assert all("rule provision_device:" not in t and "rule teardown_device:" not in t for t in texts.values())
+        cells = {c for t in texts.values() for c in re.findall(r"wildcards: (study=\S+ source=\S+ device=\S+ cell=\S+ repeat=\d+)", t)}
+        assert len(cells) == CELLS, (name, cells)
+        # the device stays up through the round and is released once, when the job ends
+        assert all(t.count("benchcast: released") == 1 for i, t in texts.items() if i != measured_runs["cancelled"]), name
+    assert len(list((logs / "rule_provision_device").rglob("*.log"))) == len(DEVICES)
+    assert not any(logs.glob("rule_fio_run*"))
 
 
-def test_measured_results_same_shape_as_local(measured_runs):
-    local, wd, _proc = measured_runs
+def test_measured_cancelled_round_resumes_only_unfinished(measured_runs):
+    wd, before = measured_runs["wd"], measured_runs["before"]
+    # what the cancelled job had measured outlived its failure (Snakemake removes a failed group's
+    # outputs unless keep-incomplete)
+    assert set(measured_runs["measured_when_cancelled"]) <= set(before)
+    after = measurements(wd)
+    assert len(after) == len(DEVICES) * CELLS * 2
+    kept = {p: t for p, t in after.items() if p in before}
+    assert kept == before, "a finished measurement was run again"
+    redone = sorted(set(after) - set(before))
+    assert redone and all(f"/{CANCELLED}/" in p for p in redone), redone
+    # the resume's dry run planned exactly those measurements
+    stats = measured_runs["dry_resume"].split("Job stats:")[1].split("total")[0]  # printed once per stream
+    planned = dict(re.findall(r"^(\w+)\s+(\d+)$", stats, flags=re.M))
+    assert int(planned.get("fio_run", 0)) == len(redone), (planned, redone)
+    assert "provision_device" not in planned
+
+
+def test_measured_jobs_ran_on_the_device_node(slurm_cluster, measured_runs):
+    wd, node = measured_runs["wd"], measured_runs["node"]
+    ids = slurm_job_ids(wd)
+    q = slurm_cluster.run("squeue", "--states=all", "--noheader", "--format=%i|%k|%N|%n", "--jobs", ",".join(ids))
+    rows = [line.split("|") for line in q.stdout.splitlines()]
+    measuring = [r for r in rows if re.search(r"provision_device|teardown_device|round_local", r[1])]
+    assert len(measuring) >= len(DEVICES) * 4, rows  # provision + teardown + 2 rounds per device
+    # requested (--nodelist from the device's node: key) and allocated
+    assert all(r[2] == node and r[3] == node for r in measuring), measuring
+
+
+def key_rows(df: pd.DataFrame, drop) -> list[tuple]:
+    return sorted(map(tuple, df.drop(columns=list(drop)).astype(str).itertuples(index=False)))
+
+
+def test_measured_results_same_as_local(measured_runs):
+    local, wd = measured_runs["local"], measured_runs["wd"]
     assert_same_shape(local, wd)
-    assert (wd / "results" / "local" / "tables" / "table12_predictions.csv").exists()
     fio_json = lambda d: sorted(str(p.relative_to(d)) for p in (d / "results" / "local" / "fio").rglob("*.json"))  # noqa: E731
-    assert fio_json(local) == fio_json(wd) and len(fio_json(wd)) == 4 * 2 * 2 * 2
+    assert fio_json(local) == fio_json(wd) and len(fio_json(wd)) == len(DEVICES) * CELLS * 2
+    # the same records and aggregate, row for row, but for the measured values
+    for rel, values in [("records/fio/fio.csv", ["value"]),
+                        ("aggregated.csv", ["value", "mean", "std", "cv", "min", "max"])]:
+        a, b = (pd.read_csv(d / "results" / "local" / rel) for d in (local, wd))
+        assert key_rows(a, values) == key_rows(b, values), rel
 
 
 def test_measured_left_no_device_behind(measured_runs):
-    local, wd, _proc = measured_runs
+    local, wd = measured_runs["local"], measured_runs["wd"]
     assert mounted_under(local) == [] and mounted_under(wd) == []
 
 

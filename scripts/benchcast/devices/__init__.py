@@ -252,6 +252,25 @@ def teardown_all(state_dir) -> dict[str, str]:
     return results
 
 
+def release(state_paths) -> dict[str, str]:
+    """What a cluster job does on its way out, also when Slurm stops it (scancel or its time limit:
+    SIGTERM): tear down the devices it used whose state records still list created resources, under
+    the node's benchmark lock (after a benchmark that is tearing down on the same signal), so that the
+    node is left as the job found it. The next job of a device provisions it again (:func:`ensure`).
+    Returns {state file: "ok" | error} for the devices it tore down; never raises."""
+    results = {}
+    with benchmark_lock():
+        for path in map(str, state_paths):
+            try:
+                if not Path(path).exists() or not _live_created(read_state(path)):
+                    continue
+                teardown(path)
+                results[path] = "ok"
+            except BenchcastError as exc:
+                results[path] = str(exc)
+    return results
+
+
 def _state(state_or_path) -> dict:
     if isinstance(state_or_path, dict):
         return state_or_path
