@@ -522,19 +522,21 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     skip note instead, without touching the device."""
     import time
 
-    from . import devices, host
+    from . import devices, host, quality
 
     why = stable_already(cell)
     if why:
         return _skip(cell, why, jobfile, output)
     with host.cpu_latency(cell.get("cpu_latency_us")), \
             devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
-                              enter_memory=False) as state:
+                              enter_memory=False, shield=cell.get("shield")) as state:
         why = unaligned(cell, state)
         if why:
             return _skip(cell, why, jobfile, output)
         t0 = time.perf_counter()
-        run(cell, state, repeat, jobfile, output, cgroup=state["created"].get("memcg"))
+        with quality.sample(output, state["created"].get("cpucg"),
+                            {"benchmark": "fio", "device": device_id, "cell": cell["cell"], "run": repeat}):
+            run(cell, state, repeat, jobfile, output, cgroup=state["created"].get("memcg"))
         return time.perf_counter() - t0
 
 

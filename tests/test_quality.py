@@ -1,0 +1,136 @@
+"""Interference records: the figures of an interval computed by hand; a real fio run beside a real
+spinner started and stopped here (its CPU shows as other CPU, fio's as the benchmark's); nothing
+left behind (cgroups, processes, partial files), also after a failure."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from benchcast import BenchcastError, devices, fio, quality
+from benchcast.devices import benchcg
+from devices_util import clean, needs_root  # noqa: F401
+
+SMALL = {"type": "fio", "size": "16M", "runtime": 2, "ramp_time": 0, "repeats": 1, "rw": ["randread"],
+         "block_sizes": ["4K"], "direct": False}
+SPIN = "import time\nt = time.time() + 60\nwhile time.time() < t:\n    pass\n"
+
+
+def snap(t, cpu_some, io_full, busy, steal, total, bench_ns):
+    p = {k: 0.0 for k in quality.FIGURES[:6]}
+    return {"time": t, "pressure": {**p, "cpu_some": cpu_some, "io_full": io_full},
+            "cpu": {"busy": busy, "steal": steal, "total": total}, "bench_ns": bench_ns}
+
+
+def test_figures_by_hand():
+    """10 s; cpu some stalled 2 s, io full 0.5 s; the machine was busy 15 CPU-s of 40, the run's
+    cgroup used 6 s of them, 4 CPU-s were stolen: other CPU (15 - 6) / 10 = 0.9 CPUs."""
+    a = snap(100.0, 1e6, 0.0, 50.0, 1.0, 400.0, 1e9)
+    b = snap(110.0, 3e6, 5e5, 65.0, 5.0, 440.0, 7e9)
+    f = quality.figures(a, b)
+    assert f["wall_s"] == pytest.approx(10)
+    assert f["cpu_some"] == pytest.approx(0.2) and f["io_full"] == pytest.approx(0.05)
+    assert f["memory_some"] == 0
+    assert f["steal"] == pytest.approx(0.1)
+    assert f["bench_cpu"] == pytest.approx(0.6) and f["other_cpu"] == pytest.approx(0.9)
+    # no cgroup: other CPU unknown, not zero
+    assert math.isnan(quality.figures({**a, "bench_ns": math.nan}, {**b, "bench_ns": math.nan})["other_cpu"])
+
+
+def test_sidecar_names_and_collect_skips_runs_without_records(tmp_path):
+    assert quality.sidecar("a/run3.json").name == "run3.quality.json"
+    assert quality.sidecar("a/run3.csv") == quality.sidecar("a/run3")
+    (tmp_path / "run0.quality.json").write_text(json.dumps({"run": 0, "cpu_some": 0.1}))
+    df = quality.collect([tmp_path / "run0.json", tmp_path / "run1.json"])
+    assert list(df["run"]) == [0] and df["cpu_some"].iloc[0] == 0.1
+    assert quality.collect([tmp_path / "run1.json"]).empty
+
+
+def test_a_failed_run_writes_no_record(tmp_path):
+    with pytest.raises(RuntimeError):
+        with quality.sample(tmp_path / "run0.json"):
+            raise RuntimeError("fio failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@needs_root
+def test_real_fio_beside_a_real_spinner(clean):
+    """fio runs in the benchmark's CPU cgroup; a spinner started here (outside it) is other CPU:
+    at least the CPU time the spinner itself took during the run, and fio's own CPU is not."""
+    if benchcg.layout() is None:
+        pytest.skip("no CPU accounting cgroup")
+    spec = {"kind": "dir", "path": str(clean / "dev")}
+    (clean / "dev").mkdir()
+    cell = fio.expand_grid(SMALL, {"d": spec})[0]
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN])
+    try:
+        before = cpu_seconds(spinner.pid)
+        fio.run_cell("d", spec, clean / "d.json", cell, 0, clean / "run0.fio", clean / "run0.json")
+        spun = cpu_seconds(spinner.pid) - before
+    finally:
+        spinner.send_signal(signal.SIGKILL)
+        spinner.wait()
+    rec = json.loads((clean / "run0.quality.json").read_text())
+    assert rec["benchmark"] == "fio" and rec["cell"] == cell["cell"] and rec["run"] == 0
+    assert rec["wall_s"] >= 2 and set(quality.FIGURES) <= set(rec)
+    assert spun > 0.3 * rec["wall_s"]  # the spinner really ran
+    assert rec["other_cpu"] * rec["wall_s"] >= spun - 0.1
+    assert rec["bench_cpu"] > 0.01
+    assert 0 <= rec["cpu_some"] <= 1 and 0 <= rec["steal"] <= 1
+    assert not set(benchcg.KEYS) & set(devices.base.read_state(clean / "d.json")["created"])
+    devices.teardown(clean / "d.json")
+
+
+@needs_root
+def test_a_failing_run_leaves_no_cgroup_record_or_process(clean):
+    """fio fails (a job option it does not know): the run's cgroups are gone, no interference record
+    and no fio JSON were written, the device is torn down."""
+    if benchcg.layout() is None:
+        pytest.skip("no CPU accounting cgroup")
+    spec = {"kind": "dir", "path": str(clean / "dev")}
+    (clean / "dev").mkdir()
+    cell = fio.expand_grid({**SMALL, "extra": {"no_such_option": 1}}, {"d": spec})[0]
+    with pytest.raises(BenchcastError, match="fio"):
+        fio.run_cell("d", spec, clean / "d.json", cell, 0, clean / "run0.fio", clean / "run0.json")
+    assert not (clean / "run0.quality.json").exists() and not (clean / "run0.json").exists()
+    state = devices.base.read_state(clean / "d.json")
+    assert state["status"] == "torn_down" and state["created"] == {}
+
+
+@needs_root
+def test_shield_sets_weight_nice_and_ionice(clean):
+    """The shield's settings reach the benchmark: its cgroup's cpu.shares, and the job's nice and
+    I/O priority, which the programs it starts inherit."""
+    if benchcg.layout() is None:
+        pytest.skip("no CPU accounting cgroup")
+    spec = {"kind": "dir", "path": str(clean / "dev")}
+    (clean / "dev").mkdir()
+    code = ("import json, os, subprocess, sys\n"
+            "from benchcast import devices\n"
+            "from pathlib import Path\n"
+            f"with devices.on_device('d', {spec!r}, {str(clean / 'd.json')!r}, "
+            "shield={'cpu_shares': 2048, 'nice': 5, 'ionice': '2:0'}) as st:\n"
+            "    cg = Path(st['created'].get('cpucg_weight') or st['created']['cpucg'])\n"
+            "    w = (cg / 'cpu.shares').read_text().strip() if (cg / 'cpu.shares').exists() else None\n"
+            "    child = subprocess.run(['sh', '-c', 'ionice -p $$; nice'], capture_output=True, text=True).stdout\n"
+            "    print(json.dumps({'shares': w, 'child': child}))\n")
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=clean,
+                          env={**os.environ, "PYTHONPATH": scripts})
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["shares"] in ("2048", None)
+    assert "best-effort: prio 0" in got["child"] and got["child"].split()[-1] == "5"
+    devices.teardown(clean / "d.json")
