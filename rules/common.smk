@@ -169,6 +169,18 @@ def run_count(src):
 
 STOP_KEYS = ("max_repeats", "stable_cv")
 
+#: A measuring job takes the whole machine (resource `machine`, profiles: every other job takes
+#: one unit of it by default), so no other job of the workflow runs beside a benchmark.
+MACHINE = 100
+
+
+def shield():
+    """The shield settings a measuring job gets (run.shield: CPU weight, nice, ionice), only those
+    set: with none set (the default) the params stay as they were, so nothing is measured again.
+    """
+    got = {k: v for k, v in (RUN.get("shield") or {}).items() if v is not None}
+    return {"shield": got} if got else {}
+
 
 def fio_output(study, source, device, cell, repeat):
     """The fio JSON of one run of one cell."""
@@ -215,7 +227,7 @@ def stop_rule(wildcards):
 
 
 def get_fio_job_cell(wildcards):
-    return {**get_fio_cell(wildcards), **stop_rule(wildcards)}
+    return {**get_fio_cell(wildcards), **stop_rule(wildcards), **shield()}
 
 
 def _ycsb_runs(study, name, src):

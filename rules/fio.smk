@@ -21,6 +21,7 @@ rule fio_run:
         "../envs/devices.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:

@@ -41,6 +41,7 @@ rule ooc_run:
         "../envs/ooc.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
@@ -63,6 +64,7 @@ rule ooc_run:
                 "raw": ooc_run_output(
                     wc.study, wc.source, wc.device, wc.mode, wc.repeat, ""
                 ),
+                **shield(),
             }
         ),
     shell:

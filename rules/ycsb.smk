@@ -39,6 +39,7 @@ rule ycsb_run:
         "../envs/ycsb.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
@@ -59,6 +60,7 @@ rule ycsb_run:
                 "records": ycsb_output(wc, ".csv"),
                 "raw": ycsb_output(wc, ""),
                 **stop_rule(wc),
+                **shield(),
             }
         ),
     shell:
