@@ -41,6 +41,7 @@ for _name in SELECTED:
 from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import host as bc_host  # noqa: E402
+from benchcast import quality as bc_quality  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
@@ -162,9 +163,38 @@ def get_round(wildcards):
 
 def run_count(src):
     """Runs planned per fio cell or YCSB job: ``max_repeats`` when the source repeats until stable
-    (the runs beyond ``repeats`` that are not needed end as skip notes), else ``repeats``.
+    (the runs beyond ``repeats`` that are not needed end as skip notes), else ``repeats``; and the
+    extra runs for runs spoiled by interference (:func:`extra_runs`).
     """
+    return planned_runs(src) + extra_runs(src)
+
+
+def planned_runs(src):
+    """The runs before any extra run: ``repeats``, or ``max_repeats`` when larger."""
     return max(src["repeats"], src.get("max_repeats") or 0)
+
+
+def extra_runs(src):
+    """Measure again what interference spoiled: fio cells and YCSB jobs get up to
+    ``run.interference.extra_runs`` runs beyond the planned ones, each a skip note unless enough
+    earlier runs were spoiled (benchcast.quality.extra_run_not_needed)."""
+    if src["type"] not in ("fio", "ycsb"):
+        return 0
+    return RUN.get("interference", {}).get("extra_runs", 0)
+
+
+def get_quality_params(wildcards):
+    """What a records rule needs to leave out the runs interference spoiled."""
+    return {"thresholds": thresholds(), "repeats": get_source(wildcards)["repeats"]}
+
+
+def thresholds():
+    """The interference thresholds (run.interference), figure -> largest value a clean run shows."""
+    return {
+        k: v
+        for k, v in RUN.get("interference", {}).items()
+        if k in bc_quality.FIGURES and v is not None
+    }
 
 
 STOP_KEYS = ("max_repeats", "stable_cv")
@@ -223,7 +253,14 @@ def stop_rule(wildcards):
     previous = get_previous_runs(wildcards)
     if not previous:
         return {}
-    return {"previous": previous, "stable_cv": get_source(wildcards)["stable_cv"]}
+    src = get_source(wildcards)
+    extra = int(wildcards.repeat) - planned_runs(src)
+    if extra >= 0:
+        return {
+            "previous": previous,
+            "spoil": {"thresholds": thresholds(), "extra": extra},
+        }
+    return {"previous": previous, "stable_cv": src["stable_cv"]}
 
 
 def get_fio_job_cell(wildcards):

@@ -76,11 +76,13 @@ rule ooc_records:
         unpack(get_ooc_record_inputs),
     output:
         "results/{study}/records/ooc/{source}.csv",
+        "results/{study}/quality/ooc/{source}.csv",
     log:
         "logs/{study}/ooc_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        quality=get_quality_params,
     script:
         "../scripts/join_records.py"

@@ -72,11 +72,13 @@ rule ycsb_records:
         unpack(get_ycsb_record_inputs),
     output:
         "results/{study}/records/ycsb/{source}.csv",
+        "results/{study}/quality/ycsb/{source}.csv",
     log:
         "logs/{study}/ycsb_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        quality=get_quality_params,
     script:
         "../scripts/join_records.py"

@@ -134,3 +134,78 @@ def test_shield_sets_weight_nice_and_ionice(clean):
     assert got["shares"] in ("2048", None)
     assert "best-effort: prio 0" in got["child"] and got["child"].split()[-1] == "5"
     devices.teardown(clean / "d.json")
+
+
+# --------------------------------------------------------------------------- spoiled runs
+
+TH = {"other_cpu": 0.5, "steal": 0.1, "io_some": None}
+
+
+def write_runs(folder, figures: list[dict | None]) -> list:
+    """Run outputs run0.json.. in ``folder``, with an interference record where given."""
+    folder.mkdir(parents=True, exist_ok=True)
+    outs = []
+    for i, fig in enumerate(figures):
+        out = folder / f"run{i}.json"
+        out.write_text("{}")
+        if fig is not None:
+            quality.sidecar(out).write_text(json.dumps({"run": i, **fig}))
+        outs.append(out)
+    return outs
+
+
+def test_spoiled_names_every_figure_over_its_threshold():
+    assert quality.spoiled({"other_cpu": 0.8, "steal": 0.2, "io_some": 0.9}, TH) == \
+        "other_cpu 0.8 > 0.5; steal 0.2 > 0.1"
+    assert quality.spoiled({"other_cpu": 0.5, "steal": math.nan}, TH) is None
+    assert quality.severity({"other_cpu": 1.0, "steal": 0.1}, TH) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("spoil, needed", [
+    # which of 3 runs were spoiled, then which extra runs (0, 1, 2) measure
+    ([False, False, False], [False, False, False]),
+    ([True, False, False], [True, False, False]),
+    ([True, True, False], [True, True, False]),
+])
+def test_extra_runs_measure_only_for_spoiled_runs(tmp_path, spoil, needed):
+    """Extra run k is needed while more than k earlier runs were spoiled; the extra runs that do
+    measure (clean here) do not call for more."""
+    figs = [{"other_cpu": 0.9 if s else 0.1} for s in spoil]
+    outs = write_runs(tmp_path, figs)
+    got = []
+    for k in range(3):
+        why = quality.extra_run_not_needed(outs, TH, k)
+        got.append(why is None)
+        if why is None:  # measured, and clean
+            outs += write_runs(tmp_path / f"x{k}", [{"other_cpu": 0.0}])
+    assert got == needed
+
+
+def test_a_spoiled_extra_run_calls_for_the_next_and_the_bound_holds(tmp_path):
+    """Every run spoiled: each extra run is needed, up to the planned number (the bound is the plan:
+    there is no run beyond it); the cell then keeps its least spoiled runs and is flagged."""
+    outs = write_runs(tmp_path / "c", [{"other_cpu": v} for v in (0.9, 2.0, 0.7)])
+    assert quality.extra_run_not_needed(outs, TH, 0) is None
+    outs.append(write_runs(tmp_path / "e0", [{"other_cpu": 1.5}])[0])
+    assert quality.extra_run_not_needed(outs, TH, 1) is None
+    tab = quality.table(write_runs(tmp_path / "d", [{"other_cpu": v} for v in (0.9, 2.0, 0.7, 1.5, 0.6)]), TH, 3)
+    assert list(tab["used"]) == [True, False, True, False, True]  # the three least spoiled: 0.6, 0.7, 0.9
+    assert tab["flagged"].all() and (tab["spoiled"] != "").all()
+
+
+def test_table_keeps_clean_runs_leaves_out_spoiled_and_counts_old_runs_clean(tmp_path):
+    """Cell a: run 1 spoiled, its extra run 3 clean: runs 0, 2, 3 used, not flagged. Cell b, measured
+    before interference records existed: every run used. Cell c: two runs spoiled, no extra run
+    measured (run 3 a skip note without record): both spoiled runs fill up to repeats, flagged."""
+    a = write_runs(tmp_path / "a", [{"other_cpu": 0.1}, {"other_cpu": 0.9, "steal": 0.3}, {"other_cpu": 0.2},
+                                    {"other_cpu": 0.0}])
+    b = write_runs(tmp_path / "b", [None, None, None])
+    c = write_runs(tmp_path / "c", [{"other_cpu": 0.9}, {"other_cpu": 0.1}, {"other_cpu": 0.8}, None])
+    tab = quality.table(a + b + c, TH, 3).set_index("output")
+    assert tab.loc[map(str, a), "used"].tolist() == [True, False, True, True]
+    assert tab.loc[str(a[1]), "spoiled"] == "other_cpu 0.9 > 0.5; steal 0.3 > 0.1"
+    assert not tab.loc[map(str, a), "flagged"].any()
+    assert tab.loc[map(str, b), "used"].all() and not tab.loc[map(str, b), "flagged"].any()
+    assert tab.loc[map(str, c), "used"].tolist() == [True, True, True, True]
+    assert tab.loc[map(str, c), "flagged"].all()
+    assert math.isnan(tab.loc[str(b[0]), "other_cpu"]) and tab.loc[str(a[1]), "other_cpu"] == 0.9

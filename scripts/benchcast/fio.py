@@ -508,6 +508,10 @@ def stable_already(cell: dict) -> str | None:
     previous = cell.get("previous")
     if not previous:
         return None
+    if "spoil" in cell:  # an extra run: needed when interference spoiled earlier runs
+        from . import quality
+
+        return quality.extra_run_not_needed(previous, cell["spoil"]["thresholds"], cell["spoil"]["extra"])
     from . import repeats
 
     runs = [None if load(path).get("benchcast_skipped") else parse(path, study="-", device="-", run=i)

@@ -115,3 +115,85 @@ def collect(outputs) -> "pd.DataFrame":
         if path.exists():
             rows.append({"output": str(out), **json.loads(path.read_text())})
     return pd.DataFrame(rows, columns=None if rows else ["output", "wall_s", *FIGURES])
+
+
+# --------------------------------------------------------------------------- spoiled runs
+
+
+def spoiled(rec: dict, thresholds: dict) -> str | None:
+    """Why the run of interference record ``rec`` is spoiled (each figure over its threshold, e.g.
+    ``other_cpu 0.82 > 0.5``), or None; thresholds that are None and figures that are NaN (not
+    measured here) never spoil."""
+    over = [f"{k} {rec[k]:.3g} > {v:g}" for k, v in thresholds.items()
+            if v is not None and rec.get(k) is not None and not math.isnan(rec[k]) and rec[k] > v]
+    return "; ".join(over) or None
+
+
+def severity(rec: dict, thresholds: dict) -> float:
+    """How far over its thresholds a run went: the largest figure / threshold (0 without record)."""
+    ratios = [rec[k] / v for k, v in thresholds.items()
+              if v and rec.get(k) is not None and not math.isnan(rec[k])]
+    return max(ratios, default=0.0)
+
+
+def read(output) -> dict | None:
+    """The interference record of the run whose output is ``output``, None when it has none (a run
+    measured before these records existed, or a skip note)."""
+    path = sidecar(output)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def extra_run_not_needed(previous, thresholds: dict, extra: int) -> str | None:
+    """Measure again what interference spoiled: extra run number ``extra`` (0-based) of a cell or
+    job is needed while more of the earlier runs (their outputs, ``previous``, extra runs included)
+    were spoiled than ``extra``; why it is not needed, or None. Past the planned extra runs
+    (``run.interference.extra_runs``) nothing more is measured (:func:`select` flags the cell)."""
+    n = sum(1 for out in previous if (rec := read(out)) is not None and spoiled(rec, thresholds))
+    if n > extra:
+        return None
+    return f"clean: {n} of {len(previous)} earlier runs spoiled by interference, {extra} measured again"
+
+
+def select(runs: "pd.DataFrame", thresholds: dict, repeats: int) -> "pd.DataFrame":
+    """Which runs the records keep. ``runs`` has one row per run output (``output``, ``group``: the
+    cell or job, ``run``); adds ``spoiled`` (why, "" when clean), ``severity``, ``used`` and
+    ``flagged``. A group uses its clean runs; when fewer than ``repeats`` of its measured runs are
+    clean (the extra runs are used up), it also uses its least spoiled runs up to ``repeats`` and is
+    flagged. A run without an interference record counts as clean."""
+    import pandas as pd
+
+    recs = [read(out) for out in runs["output"]]
+    out = runs.copy()
+    out["measured"] = [r is not None or n < repeats for r, n in zip(recs, runs["run"])]
+    out["spoiled"] = [(spoiled(r, thresholds) or "") if r else "" for r in recs]
+    out["severity"] = [severity(r, thresholds) if r else 0.0 for r in recs]
+    out["used"] = out["spoiled"] == ""
+    out["flagged"] = False
+    for _, g in out.groupby("group", sort=False):
+        short = repeats - int((g["used"] & g["measured"]).sum())
+        bad = g[g["spoiled"] != ""].sort_values(["severity", "run"])
+        if short > 0 and not bad.empty:
+            out.loc[bad.index[:short], "used"] = True
+            out.loc[g.index, "flagged"] = True
+    return out if len(out) else pd.DataFrame(columns=[*runs.columns, "measured", "spoiled", "severity",
+                                                      "used", "flagged"])
+
+
+def table(outputs, thresholds: dict, repeats: int) -> "pd.DataFrame":
+    """The quality table of a source's runs (one row per run output, grouped by the folder of the
+    cell or job; run number from ``run<N>``): :func:`select`'s columns and the interference figures
+    (NaN for runs without a record)."""
+    import pandas as pd
+
+    runs = pd.DataFrame({"output": [str(o) for o in outputs]})
+    runs["group"] = [str(Path(o).parent) for o in runs["output"]]
+    runs["run"] = [int(Path(o).name.split(".")[0].removeprefix("run")) for o in runs["output"]]
+    sel = select(runs, thresholds, repeats)
+    figs = pd.DataFrame([read(o) or {} for o in sel["output"]], index=sel.index)
+    for col in ["wall_s", *FIGURES]:
+        sel[col] = figs[col] if col in figs else math.nan
+    return sel
+
+
+def used_outputs(tab: "pd.DataFrame") -> set[str]:
+    return set(tab.loc[tab["used"].astype(bool), "output"])

@@ -81,6 +81,10 @@ def stable_already(job: dict) -> str | None:
     previous = job.get("previous")
     if not previous:
         return None
+    if "spoil" in job:  # an extra run: needed when interference spoiled earlier runs
+        from . import quality
+
+        return quality.extra_run_not_needed(previous, job["spoil"]["thresholds"], job["spoil"]["extra"])
     from . import blockio, records, repeats
 
     runs = []
