@@ -86,6 +86,8 @@ case "$cmd" in
         "$VENV/bin/snakemake" "$@"
         "$VENV/bin/snakemake" --report results/report.html "$@"
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
+        # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference
+        cat results/*/quality/summary.txt 2>/dev/null | sed 's/^/benchcast: /' || true
         ;;
     test)
         setup

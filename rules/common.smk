@@ -558,6 +558,18 @@ def get_ooc_limits(wildcards):
     }
 
 
+def get_quality_inputs(wildcards):
+    """The quality tables of a study's measured sources, and its verdicts when it has series."""
+    study = wildcards.study
+    tables = [
+        f"results/{study}/quality/{src['type']}/{name}.csv"
+        for name, src in STUDIES[study]["sources"].items()
+        if src["type"] in ("fio", "ycsb", "ooc")
+    ]
+    verdicts = [f"results/{study}/validation/verdicts.csv"] if has_series(study) else []
+    return {"tables": tables, "verdicts": verdicts}
+
+
 def get_final_outputs():
     out = []
     for study in SELECTED:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, devices, fio, quality
@@ -209,3 +210,46 @@ def test_table_keeps_clean_runs_leaves_out_spoiled_and_counts_old_runs_clean(tmp
     assert tab.loc[map(str, c), "used"].tolist() == [True, True, True, True]
     assert tab.loc[map(str, c), "flagged"].all()
     assert math.isnan(tab.loc[str(b[0]), "other_cpu"]) and tab.loc[str(a[1]), "other_cpu"] == 0.9
+
+
+# --------------------------------------------------------------------------- the report's section
+
+
+def test_summary_by_hand(tmp_path):
+    """Two fio cells on device disk (one run spoiled by other CPU and measured again, one clean), a
+    YCSB job on zram with every run spoiled (flagged), runs of an old tree without records."""
+    root = tmp_path / "results/s"
+    a = write_runs(root / "fio/fio/disk/c1", [{"other_cpu": 0.1, "cpu_some": 0.2, "io_some": 0.5, "steal": 0.0,
+                                               "memory_some": 0.0, "wall_s": 1},
+                                              {"other_cpu": 0.9, "cpu_some": 0.4, "io_some": 0.7, "steal": 0.01,
+                                               "memory_some": 0.0, "wall_s": 1},
+                                              {"other_cpu": 0.3, "cpu_some": 0.1, "io_some": 0.3, "steal": 0.0,
+                                               "memory_some": 0.0, "wall_s": 1}])
+    # an extra run that measured, clean: c1 then has 3 clean runs without run 1
+    extra = root / "fio/fio/disk/c1/run3.json"
+    extra.write_text("{}")
+    quality.sidecar(extra).write_text(json.dumps({"other_cpu": 0.2, "cpu_some": 0.0, "io_some": 0.1, "steal": 0.0,
+                                                  "memory_some": 0.0, "wall_s": 1}))
+    b = write_runs(root / "ycsb/ycsb/zram/rocksdb/4000000", [{"other_cpu": 0.6, "steal": 0.2, "cpu_some": 0.0,
+                                                             "io_some": 0.0, "memory_some": 0.1, "wall_s": 2}] * 2)
+    old = write_runs(root / "fio/fio/disk/c2", [None, None, None])
+    tab = pd.concat([quality.table(a + [extra] + old, TH, 3), quality.table(b, TH, 3)], ignore_index=True)
+    s = quality.summary(tab).set_index(["device", "benchmark"])
+    disk, zram = s.loc[("disk", "fio")], s.loc[("zram", "ycsb")]
+    assert (disk["runs"], disk["recorded"], disk["spoiled"], disk["measured_again"], disk["flagged_cells"]) == \
+        (7, 4, 1, 1, 0)
+    assert disk["why"] == "other_cpu x1"
+    assert disk["other_cpu_median"] == pytest.approx(0.25) and disk["other_cpu_max"] == 0.9
+    assert disk["cpu_some_median"] == pytest.approx(0.15) and disk["io_some_median"] == pytest.approx(0.4)
+    assert (zram["runs"], zram["spoiled"], zram["measured_again"], zram["flagged_cells"]) == (2, 2, 0, 1)
+    assert zram["why"] == "other_cpu x2, steal x2" and zram["steal_max"] == 0.2 and zram["memory_some_max"] == 0.1
+
+
+def test_floor_line_warns_when_the_floor_is_above_the_tolerance():
+    """Median of 8, 14 and 20 = 14 > 10: the warning; median of 3, 4, NaN, 40 = 4: within."""
+    busy = pd.DataFrame({"interior_floor_mape": [8.0, 14.0, 20.0]})
+    assert quality.floor_line(busy, 10) == ("this machine was too busy for 10 % predictions: a perfect model "
+                                            "would miss by 14 % here (noise floor, median over series)")
+    idle = pd.DataFrame({"interior_floor_mape": [3.0, 4.0, math.nan, 40.0]})
+    assert quality.floor_line(idle, 10) == "noise floor 4.0 % (median over series) is within the 10 % tolerance"
+    assert quality.floor_line(pd.DataFrame(), 10).startswith("noise floor: unknown")

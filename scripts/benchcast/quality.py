@@ -197,3 +197,55 @@ def table(outputs, thresholds: dict, repeats: int) -> "pd.DataFrame":
 
 def used_outputs(tab: "pd.DataFrame") -> set[str]:
     return set(tab.loc[tab["used"].astype(bool), "output"])
+
+
+# --------------------------------------------------------------------------- the report's section
+
+#: A run output's path: results/<study>/<type>/<source>/<device>/...
+RUN_PATH = __import__("re").compile(r"(?:^|/)(?P<type>fio|ycsb|ooc)/(?P<source>[^/]+)/(?P<device>[^/]+)/")
+SUMMARY_COLUMNS = ["device", "benchmark", "runs", "recorded", "spoiled", "measured_again", "flagged_cells",
+                   "why", "other_cpu_median", "other_cpu_max", "cpu_some_median", "io_some_median",
+                   "memory_some_max", "steal_max"]
+
+
+def summary(tables: "pd.DataFrame") -> "pd.DataFrame":
+    """Per device and benchmark, from the sources' quality tables (:func:`table`, concatenated):
+    runs, runs with an interference record, spoiled runs, those measured again (left out: enough
+    clean runs replaced them), flagged cells or jobs, why (each figure over its threshold and how
+    often), and the interference seen (median / largest figures over the recorded runs)."""
+    import pandas as pd
+
+    if tables.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    where = tables["output"].str.extract(RUN_PATH)
+    t = tables.assign(device=where["device"], benchmark=where["type"])
+    rows = []
+    for (dev, bench), g in t.groupby(["device", "benchmark"], sort=True):
+        spoiled = g["spoiled"].fillna("").astype(str) != ""
+        used = g["used"].astype(bool)
+        figs = pd.Series([r.split(" ")[0] for why in g.loc[spoiled, "spoiled"] for r in why.split("; ")])
+        counts = figs.value_counts()
+        rows.append({
+            "device": dev, "benchmark": bench, "runs": len(g), "recorded": int(g["wall_s"].notna().sum()),
+            "spoiled": int(spoiled.sum()), "measured_again": int((spoiled & ~used).sum()),
+            "flagged_cells": int(g.loc[g["flagged"].astype(bool), "group"].nunique()),
+            "why": ", ".join(f"{k} x{v}" for k, v in counts.sort_index().items()),
+            "other_cpu_median": g["other_cpu"].median(), "other_cpu_max": g["other_cpu"].max(),
+            "cpu_some_median": g["cpu_some"].median(), "io_some_median": g["io_some"].median(),
+            "memory_some_max": g["memory_some"].max(), "steal_max": g["steal"].max(),
+        })
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def floor_line(verdicts: "pd.DataFrame", tolerance: float) -> str:
+    """The study's noise floor against its validation tolerance, in one line: the median over the
+    series of the interior MAPE a perfect model would have from the results' own scatter
+    (``interior_floor_mape`` of the verdicts table). A plain warning when it is above the tolerance."""
+    col = verdicts["interior_floor_mape"] if "interior_floor_mape" in verdicts else None
+    if col is None or col.dropna().empty:
+        return "noise floor: unknown (no series with repeated runs on interior tiers)"
+    floor = float(col.median())
+    if floor > tolerance:
+        return (f"this machine was too busy for {tolerance:g} % predictions: "
+                f"a perfect model would miss by {floor:.0f} % here (noise floor, median over series)")
+    return f"noise floor {floor:.1f} % (median over series) is within the {tolerance:g} % tolerance"
