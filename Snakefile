@@ -24,6 +24,7 @@ include: "rules/compare.smk"
 
 onstart:
     refuse_remeasure()
+    machine_check()
     start_progress()
 
 

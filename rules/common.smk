@@ -631,6 +631,22 @@ def refuse_remeasure():
                     )
 
 
+def machine_check():
+    """onstart: before measuring, one line of what else uses the machine; with
+    run.interference.wait_quiet, wait (that long at most) for a quiet machine (benchcast.quality).
+    """
+    if not any(j.rule.name in MEASURING_RULES for j in workflow.dag.needrun_jobs()):
+        return
+    inter = RUN.get("interference", {})
+    bc_quality.wait_for_quiet(
+        inter.get("wait_quiet", 0),
+        inter.get("other_cpu"),
+        lambda line: logger.info(f"benchcast: {line}"),
+        exclude=(os.getpid(),),
+        io_some=inter.get("io_some"),
+    )
+
+
 def start_progress():
     """onstart: one line per finished benchmark job (runs done / planned, time left), from a thread
     that only looks for the jobs' outputs (benchcast.progress)."""

@@ -253,3 +253,34 @@ def test_floor_line_warns_when_the_floor_is_above_the_tolerance():
     idle = pd.DataFrame({"interior_floor_mape": [3.0, 4.0, math.nan, 40.0]})
     assert quality.floor_line(idle, 10) == "noise floor 4.0 % (median over series) is within the 10 % tolerance"
     assert quality.floor_line(pd.DataFrame(), 10).startswith("noise floor: unknown")
+
+
+# --------------------------------------------------------------------------- before measuring
+
+
+def test_machine_line_names_a_real_spinner_and_the_wait_is_bounded():
+    """A spinner started here is among the top consumers; waiting for a machine quieter than it
+    gives up after the configured time (bounded), and a threshold above it does not wait."""
+    import time
+
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN])
+    try:
+        time.sleep(0.3)
+        now = quality.machine_now(1.0, top=10_000)
+        assert [cpu for _name, cpu, pid in now["top"] if pid == spinner.pid][0] > 0.05, now
+        assert now["busy"] > 0.05 and "top: " in quality.machine_line(now)
+        said = []
+        t0 = time.monotonic()
+        assert quality.wait_for_quiet(2, 0.1, said.append, sample=1.0) is False
+        assert 2 <= time.monotonic() - t0 < 6
+        assert said[0].startswith("machine before measuring: load") and "still busy after 2 s" in said[-1]
+        said.clear()
+        t0 = time.monotonic()
+        assert quality.wait_for_quiet(30, 50.0, said.append, sample=1.0) is True
+        assert time.monotonic() - t0 < 5 and said[-1] == "machine quiet: measuring"
+    finally:
+        spinner.kill()
+        spinner.wait()
+    said = []
+    quality.wait_for_quiet(0, 0.5, said.append)  # the default: one line, no wait
+    assert len(said) == 1

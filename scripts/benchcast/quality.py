@@ -249,3 +249,68 @@ def floor_line(verdicts: "pd.DataFrame", tolerance: float) -> str:
         return (f"this machine was too busy for {tolerance:g} % predictions: "
                 f"a perfect model would miss by {floor:.0f} % here (noise floor, median over series)")
     return f"noise floor {floor:.1f} % (median over series) is within the {tolerance:g} % tolerance"
+
+
+# --------------------------------------------------------------------------- before measuring
+
+
+def process_cpu() -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of every process: pid -> (command name, seconds)."""
+    hz = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            head, tail = (d / "stat").read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        f = tail.split()
+        out[int(d.name)] = (head.split("(", 1)[1], (int(f[11]) + int(f[12])) / hz)
+    return out
+
+
+def machine_now(seconds: float = 1.0, exclude=(), top: int = 3) -> dict:
+    """What the machine does over ``seconds``: load average, pressure (``some`` shares of the
+    interval), CPUs busy with other work than the processes ``exclude`` (``busy``), and the ``top`` consumers (name, CPUs, pid) other than the pids in ``exclude``."""
+    p0, c0, s0 = pressure_totals(), cpu_times(), process_cpu()
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    p1, c1, s1 = pressure_totals(), cpu_times(), process_cpu()
+    wall = time.monotonic() - t0
+    procs = sorted(((s1[p][1] - s0[p][1]) / wall, s1[p][0], p) for p in s1 if p in s0 and p not in exclude)
+    own = sum((s1[p][1] - s0[p][1]) / wall for p in exclude if p in s0 and p in s1)
+    return {"load": os.getloadavg()[0], "busy": max((c1["busy"] - c0["busy"]) / wall - own, 0.0),
+            **{k: (p1[k] - p0[k]) / 1e6 / wall for k in ("cpu_some", "io_some", "memory_some")},
+            "top": [(name, cpu, pid) for cpu, name, pid in reversed(procs[-top:]) if cpu >= 0.01]}
+
+
+def machine_line(now: dict) -> str:
+    """:func:`machine_now` in one line."""
+    top = ", ".join(f"{name} {cpu:.2f}" for name, cpu, _pid in now["top"]) or "none"
+    return (f"machine before measuring: load {now['load']:.2f}, other CPU {now['busy']:.2f} CPUs, pressure "
+            f"cpu {now['cpu_some']:.0%} io {now['io_some']:.0%} memory {now['memory_some']:.0%}; "
+            f"top: {top} (CPUs)")
+
+
+def is_quiet(now: dict, other_cpu: float | None, io_some: float | None = None) -> bool:
+    """Quiet enough to start measuring: other CPU below ``other_cpu`` and io ``some`` pressure below
+    ``io_some`` (None: not checked)."""
+    return ((other_cpu is None or now["busy"] < other_cpu)
+            and (io_some is None or not now["io_some"] >= io_some))
+
+
+def wait_for_quiet(wait: float, other_cpu: float | None, say, sample: float = 5.0, exclude=(),
+                   io_some: float | None = None) -> bool:
+    """Print what else uses the machine (``say``, one line); with ``wait`` seconds, sample again
+    until it is quiet (:func:`is_quiet`) or the time is up. True when it was quiet at the end."""
+    deadline = time.monotonic() + wait
+    now = machine_now(min(1.0, sample) if not wait else sample, exclude)
+    say(machine_line(now))
+    while wait and not is_quiet(now, other_cpu, io_some) and time.monotonic() < deadline:
+        now = machine_now(min(sample, max(deadline - time.monotonic(), 0.5)), exclude)
+    quiet = is_quiet(now, other_cpu, io_some)
+    if wait:
+        say("machine quiet: measuring" if quiet else
+            f"machine still busy after {wait:g} s: measuring anyway ({machine_line(now)})")
+    return quiet
