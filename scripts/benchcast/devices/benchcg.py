@@ -40,7 +40,9 @@ def layout() -> dict | None:
 def create(rec: base.Recorder, cpu_shares: int | None = None) -> list[Path]:
     """Make the benchmark's CPU cgroup(s) (recorded before they exist); with ``cpu_shares``, set its
     weight (v1 ``cpu.shares``, 1024 = the default; v2 ``cpu.weight`` scaled, 100 = the default).
-    Returns the cgroups to join (accounting first); [] when this machine has no CPU accounting."""
+    Returns the cgroups to join (accounting first); [] when this machine has no CPU accounting or
+    does not let this process make cgroups (a read-only cgroup file system in a container): the
+    run is then measured as before, its interference records without ``other_cpu``."""
     where = layout()
     if where is None or not base.is_root():
         return []
@@ -48,15 +50,22 @@ def create(rec: base.Recorder, cpu_shares: int | None = None) -> list[Path]:
     for key, parent in zip(KEYS, (where["acct"], where["weight"])):
         if parent is None:
             continue
-        if where["version"] == 2:
-            ctl = parent / "cgroup.subtree_control"
-            if "cpu" not in ctl.read_text().split():
-                ctl.write_text("+cpu")
         cg = parent / f"benchcast-cpu-{rec.device}-{os.getpid()}"
         if cg.exists():
             raise rec.error(key, f"{cg} already exists")
         rec.set(key, str(cg))
-        cg.mkdir()
+        try:
+            if where["version"] == 2:
+                ctl = parent / "cgroup.subtree_control"
+                if "cpu" not in ctl.read_text().split():
+                    ctl.write_text("+cpu")
+            cg.mkdir()
+        except OSError as exc:
+            rec.drop(key)
+            rec.note(f"no CPU cgroup for the benchmark: {cg}: {exc.strerror}")
+            if not made:
+                return []
+            break
         made.append(cg)
     if cpu_shares is not None:
         set_weight(rec, made[-1], where["version"], cpu_shares)
