@@ -69,8 +69,8 @@ def figures(start: dict, end: dict) -> dict:
     """The interference record of the interval between two snapshots (see the module's doc)."""
     wall = max(end["time"] - start["time"], 1e-9)
     out = {"wall_s": wall}
-    for key, total in end["pressure"].items():
-        out[key] = (total - start["pressure"][key]) / 1e6 / wall
+    for key, total in end["pressure"].items():  # the kernel's totals lag a little: at most 1
+        out[key] = min((total - start["pressure"][key]) / 1e6 / wall, 1.0)
     d = {k: end["cpu"][k] - start["cpu"][k] for k in end["cpu"]}
     out["steal"] = d["steal"] / d["total"] if d["total"] > 0 else math.nan
     bench = (end["bench_ns"] - start["bench_ns"]) / 1e9
@@ -281,7 +281,7 @@ def machine_now(seconds: float = 1.0, exclude=(), top: int = 3) -> dict:
     procs = sorted(((s1[p][1] - s0[p][1]) / wall, s1[p][0], p) for p in s1 if p in s0 and p not in exclude)
     own = sum((s1[p][1] - s0[p][1]) / wall for p in exclude if p in s0 and p in s1)
     return {"load": os.getloadavg()[0], "busy": max((c1["busy"] - c0["busy"]) / wall - own, 0.0),
-            **{k: (p1[k] - p0[k]) / 1e6 / wall for k in ("cpu_some", "io_some", "memory_some")},
+            **{k: min((p1[k] - p0[k]) / 1e6 / wall, 1.0) for k in ("cpu_some", "io_some", "memory_some")},
             "top": [(name, cpu, pid) for cpu, name, pid in reversed(procs[-top:]) if cpu >= 0.01]}
 
 
