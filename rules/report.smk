@@ -426,7 +426,12 @@ rule quality:
             category="{study}",
             subcategory="Measurement quality",
         ),
-        line="results/{study}/quality/summary.txt",
+        line=report(
+            "results/{study}/quality/summary.txt",
+            caption="../report/quality_summary.rst",
+            category="{study}",
+            subcategory="Measurement quality",
+        ),
     log:
         "logs/{study}/quality.log",
     conda:
