@@ -124,7 +124,7 @@ def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
     # an absolute glob names the same files as the folder
     assert importers.input_files(f"{tmp_path}/copy*.json") == [tmp_path / "copy1.json", tmp_path / "copy2.json"]
     # a benchcast results folder: each run's interference record beside it is no result
-    (tmp_path / "copy1.quality.json").write_text('{"other_cpu": 0.1}')
+    (tmp_path / "quality-run0.json").write_text('{"other_cpu": 0.1}')
     assert importers.input_files(str(tmp_path)) == [tmp_path / "copy1.json", tmp_path / "copy2.json"]
 
 

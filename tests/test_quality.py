@@ -46,9 +46,9 @@ def test_figures_by_hand():
 
 
 def test_sidecar_names_and_collect_skips_runs_without_records(tmp_path):
-    assert quality.sidecar("a/run3.json").name == "run3.quality.json"
+    assert quality.sidecar("a/run3.json").name == "quality-run3.json"
     assert quality.sidecar("a/run3.csv") == quality.sidecar("a/run3")
-    (tmp_path / "run0.quality.json").write_text(json.dumps({"run": 0, "cpu_some": 0.1}))
+    (tmp_path / "quality-run0.json").write_text(json.dumps({"run": 0, "cpu_some": 0.1}))
     df = quality.collect([tmp_path / "run0.json", tmp_path / "run1.json"])
     assert list(df["run"]) == [0] and df["cpu_some"].iloc[0] == 0.1
     assert quality.collect([tmp_path / "run1.json"]).empty
@@ -91,7 +91,7 @@ def test_real_fio_beside_a_real_spinner(clean):
     finally:
         spinner.send_signal(signal.SIGKILL)
         spinner.wait()
-    rec = json.loads((clean / "run0.quality.json").read_text())
+    rec = json.loads((clean / "quality-run0.json").read_text())
     assert rec["benchmark"] == "fio" and rec["cell"] == cell["cell"] and rec["run"] == 0
     assert rec["wall_s"] >= 2 and set(quality.FIGURES) <= set(rec)
     assert len(seen) == 2 and spun > 0.05  # the spinner really ran during the run
@@ -113,7 +113,7 @@ def test_a_failing_run_leaves_no_cgroup_record_or_process(clean):
     cell = fio.expand_grid({**SMALL, "extra": {"no_such_option": 1}}, {"d": spec})[0]
     with pytest.raises(BenchcastError, match="fio"):
         fio.run_cell("d", spec, clean / "d.json", cell, 0, clean / "run0.fio", clean / "run0.json")
-    assert not (clean / "run0.quality.json").exists() and not (clean / "run0.json").exists()
+    assert not (clean / "quality-run0.json").exists() and not (clean / "run0.json").exists()
     state = devices.base.read_state(clean / "d.json")
     assert state["status"] == "torn_down" and state["created"] == {}
 

@@ -28,6 +28,8 @@ from pathlib import Path
 PRESSURE = Path("/proc/pressure")
 STAT = Path("/proc/stat")
 RESOURCES = ("cpu", "io", "memory")
+#: The interference record of run output ``run3.json`` is ``quality-run3.json`` beside it.
+PREFIX = "quality-"
 #: The figures of one interference record, in this order.
 FIGURES = [f"{r}_{k}" for r in RESOURCES for k in ("some", "full")] + ["steal", "other_cpu", "bench_cpu"]
 
@@ -81,9 +83,9 @@ def figures(start: dict, end: dict) -> dict:
 
 def sidecar(output) -> Path:
     """The interference record of the run whose output is ``output`` (a fio JSON, a job's records
-    CSV): ``run3.json`` -> ``run3.quality.json``."""
+    CSV): ``run3.json`` -> ``quality-run3.json`` (a name no ``run*`` pattern of the outputs takes)."""
     p = Path(output)
-    return p.with_name(p.name.split(".")[0] + ".quality.json")
+    return p.with_name(PREFIX + p.name.split(".")[0] + ".json")
 
 
 @contextlib.contextmanager
