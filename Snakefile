@@ -25,6 +25,7 @@ include: "rules/compare.smk"
 onstart:
     start_stop_watch()
     refuse_remeasure()
+    machine_check()
     start_progress()
 
 

@@ -105,6 +105,8 @@ case "$cmd" in
         forward_signals "$VENV/bin/snakemake" "$@"
         forward_signals "$VENV/bin/snakemake" --report results/report.html "$@"
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
+        # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference
+        cat results/*/quality/summary.txt 2>/dev/null | sed 's/^/benchcast: /' || true
         ;;
     test)
         setup

@@ -57,6 +57,7 @@ for _name in SELECTED:
 from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import host as bc_host  # noqa: E402
+from benchcast import quality as bc_quality  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
@@ -231,12 +232,53 @@ def get_round(wildcards):
 
 def run_count(src):
     """Runs planned per fio cell or YCSB job: ``max_repeats`` when the source repeats until stable
-    (the runs beyond ``repeats`` that are not needed end as skip notes), else ``repeats``.
+    (the runs beyond ``repeats`` that are not needed end as skip notes), else ``repeats``; and the
+    extra runs for runs spoiled by interference (:func:`extra_runs`).
     """
+    return planned_runs(src) + extra_runs(src)
+
+
+def planned_runs(src):
+    """The runs before any extra run: ``repeats``, or ``max_repeats`` when larger."""
     return max(src["repeats"], src.get("max_repeats") or 0)
 
 
+def extra_runs(src):
+    """Measure again what interference spoiled: fio cells and YCSB jobs get up to
+    ``run.interference.extra_runs`` runs beyond the planned ones, each a skip note unless enough
+    earlier runs were spoiled (benchcast.quality.extra_run_not_needed)."""
+    if src["type"] not in ("fio", "ycsb"):
+        return 0
+    return RUN.get("interference", {}).get("extra_runs", 0)
+
+
+def get_quality_params(wildcards):
+    """What a records rule needs to leave out the runs interference spoiled."""
+    return {"thresholds": thresholds(), "repeats": get_source(wildcards)["repeats"]}
+
+
+def thresholds():
+    """The interference thresholds (run.interference), figure -> largest value a clean run shows."""
+    return {
+        k: v
+        for k, v in RUN.get("interference", {}).items()
+        if k in bc_quality.FIGURES and v is not None
+    }
+
+
 STOP_KEYS = ("max_repeats", "stable_cv")
+
+#: A measuring job takes the whole machine (resource `machine`, profiles: every other job takes
+#: one unit of it by default), so no other job of the workflow runs beside a benchmark.
+MACHINE = 100
+
+
+def shield():
+    """The shield settings a measuring job gets (run.shield: CPU weight, nice, ionice), only those
+    set: with none set (the default) the params stay as they were, so nothing is measured again.
+    """
+    got = {k: v for k, v in (RUN.get("shield") or {}).items() if v is not None}
+    return {"shield": got} if got else {}
 
 
 def fio_output(study, source, device, cell, repeat):
@@ -280,11 +322,18 @@ def stop_rule(wildcards):
     previous = get_previous_runs(wildcards)
     if not previous:
         return {}
-    return {"previous": previous, "stable_cv": get_source(wildcards)["stable_cv"]}
+    src = get_source(wildcards)
+    extra = int(wildcards.repeat) - planned_runs(src)
+    if extra >= 0:
+        return {
+            "previous": previous,
+            "spoil": {"thresholds": thresholds(), "extra": extra},
+        }
+    return {"previous": previous, "stable_cv": src["stable_cv"]}
 
 
 def get_fio_job_cell(wildcards):
-    return {**get_fio_cell(wildcards), **stop_rule(wildcards)}
+    return {**get_fio_cell(wildcards), **stop_rule(wildcards), **shield()}
 
 
 def _ycsb_runs(study, name, src):
@@ -596,10 +645,28 @@ def get_memory_limits(wildcards):
     return out
 
 
+def quality_tables(study):
+    """The per-source quality tables of a study's measured sources (made beside their records)."""
+    return [
+        f"results/{study}/quality/{src['type']}/{name}.csv"
+        for name, src in STUDIES[study]["sources"].items()
+        if src["type"] in ("fio", "ycsb", "ooc")
+    ]
+
+
+def get_quality_inputs(wildcards):
+    """The quality tables of a study's measured sources, and its verdicts when it has series."""
+    study = wildcards.study
+    verdicts = [f"results/{study}/validation/verdicts.csv"] if has_series(study) else []
+    return {"tables": quality_tables(study), "verdicts": verdicts}
+
+
 def get_final_outputs():
     out = []
     for study in SELECTED:
         out += expand(REPORT_OUTPUTS, study=study)
+        # the per-source quality tables, made beside each source's records
+        out += quality_tables(study)
         out += [
             f"results/{study}/tables/device_figures.csv",
             f"results/{study}/charts/device_figures.svg",
@@ -665,6 +732,9 @@ ANALYSIS_OUTPUTS = [
     "results/{study}/validation/nested_selection.csv",
     "results/{study}/validation/target_predictions.csv",
     "results/{study}/validation/target_skipped.csv",
+    "results/{study}/validation/size_folds.csv",
+    "results/{study}/validation/size_summary.csv",
+    "results/{study}/validation/size_forms.csv",
 ]
 
 
@@ -702,6 +772,22 @@ def refuse_remeasure():
                         f"benchcast: studies.{job.wildcards.study}.devices.{why}; run as root, "
                         f"or mark the device optional: true"
                     )
+
+
+def machine_check():
+    """onstart: before measuring, one line of what else uses the machine; with
+    run.interference.wait_quiet, wait (that long at most) for a quiet machine (benchcast.quality).
+    """
+    if not any(j.rule.name in MEASURING_RULES for j in workflow.dag.needrun_jobs()):
+        return
+    inter = RUN.get("interference", {})
+    bc_quality.wait_for_quiet(
+        inter.get("wait_quiet", 0),
+        inter.get("other_cpu"),
+        lambda line: logger.info(f"benchcast: {line}"),
+        exclude=(os.getpid(),),
+        io_some=inter.get("io_some"),
+    )
 
 
 def start_progress():

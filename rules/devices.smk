@@ -12,6 +12,7 @@ rule provision_device:
         "../envs/devices.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
@@ -34,6 +35,7 @@ rule teardown_device:
         "../envs/devices.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:

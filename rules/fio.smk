@@ -21,6 +21,7 @@ rule fio_run:
         "../envs/devices.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
@@ -38,11 +39,13 @@ rule fio_records:
         unpack(get_fio_record_inputs),
     output:
         "results/{study}/records/fio/{source}.csv",
+        "results/{study}/quality/fio/{source}.csv",
     log:
         "logs/{study}/fio_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        quality=get_quality_params,
     script:
         "../scripts/fio_records.py"

@@ -41,6 +41,7 @@ rule ooc_run:
         "../envs/ooc.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
@@ -63,6 +64,7 @@ rule ooc_run:
                 "raw": ooc_run_output(
                     wc.study, wc.source, wc.device, wc.mode, wc.repeat, ""
                 ),
+                **shield(),
             }
         ),
     shell:
@@ -74,11 +76,13 @@ rule ooc_records:
         unpack(get_ooc_record_inputs),
     output:
         "results/{study}/records/ooc/{source}.csv",
+        "results/{study}/quality/ooc/{source}.csv",
     log:
         "logs/{study}/ooc_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        quality=get_quality_params,
     script:
         "../scripts/join_records.py"

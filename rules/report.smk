@@ -461,6 +461,33 @@ rule inventory:
         "../scripts/inventory.py"
 
 
+rule quality:
+    input:
+        unpack(get_quality_inputs),
+    output:
+        table=report(
+            "results/{study}/tables/quality.csv",
+            caption="../report/quality.rst",
+            category="{study}",
+            subcategory="Measurement quality",
+        ),
+        line=report(
+            "results/{study}/quality/summary.txt",
+            caption="../report/quality_summary.rst",
+            category="{study}",
+            subcategory="Measurement quality",
+        ),
+    log:
+        "logs/{study}/quality.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+        tolerance=lookup(dpath="studies/{study}/validate/tolerance", within=config),
+    script:
+        "../scripts/quality_summary.py"
+
+
 # The report's outputs for every study beyond the paper-shaped ones: rule all asks for them through
 # get_final_outputs (expand(REPORT_OUTPUTS, study=study)).
 REPORT_OUTPUTS = [
@@ -470,4 +497,6 @@ REPORT_OUTPUTS = [
     "results/{study}/tables/app_overview.csv",
     "results/{study}/charts/app_overview.svg",
     "results/{study}/tables/inventory.csv",
+    "results/{study}/tables/quality.csv",
+    "results/{study}/quality/summary.txt",
 ]

@@ -39,6 +39,7 @@ rule ycsb_run:
         "../envs/ycsb.yaml"
     resources:
         benchmark_slots=1,
+        machine=MACHINE,
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
@@ -59,6 +60,7 @@ rule ycsb_run:
                 "records": ycsb_output(wc, ".csv"),
                 "raw": ycsb_output(wc, ""),
                 **stop_rule(wc),
+                **shield(),
             }
         ),
     shell:
@@ -70,11 +72,13 @@ rule ycsb_records:
         unpack(get_ycsb_record_inputs),
     output:
         "results/{study}/records/ycsb/{source}.csv",
+        "results/{study}/quality/ycsb/{source}.csv",
     log:
         "logs/{study}/ycsb_records/{source}.log",
     conda:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        quality=get_quality_params,
     script:
         "../scripts/join_records.py"

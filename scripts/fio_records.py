@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchcast import fio, records, smk
+from benchcast import fio, quality, records, smk
 
 RUN = re.compile(r"fio/(?P<source>[^/]+)/(?P<device>[^/]+)/(?P<cell>[^/]+)/run(?P<repeat>\d+)\.json$")
 
@@ -22,14 +22,19 @@ def main(sm):
             "cpu_model": host.get("cpu_model", ""),
             "hostname": host.get("hostname", ""),
         }
+    tab = quality.table(sm.input.runs, sm.params.quality["thresholds"], sm.params.quality["repeats"])
+    used = quality.used_outputs(tab)  # runs spoiled by interference are left out
     frames = []
     for path in sm.input.runs:
+        if str(path) not in used:
+            continue
         m = RUN.search(path)
         frames.append(
             fio.parse(path, study=sm.wildcards.study, device=m["device"], run=int(m["repeat"]),
                       cell=m["cell"], source=f"fio:{m['source']}", provenance=prov.get(m["device"], {}))
         )
     records.write(pd.concat(frames, ignore_index=True), sm.output[0])
+    tab.to_csv(sm.output[1], index=False)
 
 
 smk.run(main, snakemake)  # noqa: F821

@@ -66,13 +66,15 @@ def zram_devices() -> dict[str, str]:
 
 def benchcast_cgroups() -> list[str]:
     """benchcast's blkio cgroups and the memory cgroups made inside this process's own."""
-    from benchcast.devices import memlimit
+    from benchcast.devices import benchcg, memlimit
 
     root = Path("/sys/fs/cgroup/blkio")
     found = [p.name for p in root.glob("benchcast-*")] if root.exists() else []
     ver = memlimit.version()
     if ver:
         found += [str(p) for p in memlimit.own_cgroup(ver).glob("benchcast-mem-*")]
+    found += [str(p) for parent in (benchcg.layout() or {}).values() if isinstance(parent, Path)
+              for p in parent.glob("benchcast-cpu-*")]
     return sorted(found)
 
 

@@ -292,6 +292,9 @@ def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
     assert sorted(recs.drop_duplicates("file")["run"]) == [0, 1]
     # an absolute glob names the same files as the folder
     assert importers.input_files(f"{tmp_path}/copy*.json") == [tmp_path / "copy1.json", tmp_path / "copy2.json"]
+    # a benchcast results folder: each run's interference record beside it is no result
+    (tmp_path / "quality-run0.json").write_text('{"other_cpu": 0.1}')
+    assert importers.input_files(str(tmp_path)) == [tmp_path / "copy1.json", tmp_path / "copy2.json"]
 
 
 OLD_FIO = {  # fio 2.x: latencies in usec under lat/clat, bandwidth in KiB/s, no *_ns keys

@@ -656,6 +656,10 @@ def stable_already(cell: dict) -> str | None:
     previous = cell.get("previous")
     if not previous:
         return None
+    if "spoil" in cell:  # an extra run: needed when interference spoiled earlier runs
+        from . import quality
+
+        return quality.extra_run_not_needed(previous, cell["spoil"]["thresholds"], cell["spoil"]["extra"])
     from . import repeats
 
     runs = [None if load(path).get("benchcast_skipped") else parse(path, study="-", device="-", run=i)
@@ -670,19 +674,21 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     skip note instead, without touching the device."""
     import time
 
-    from . import devices, host
+    from . import devices, host, quality
 
     why = stable_already(cell)
     if why:
         return _skip(cell, why, jobfile, output)
     with host.cpu_latency(cell.get("cpu_latency_us")), \
             devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
-                              enter_memory=False) as state:
+                              enter_memory=False, shield=cell.get("shield")) as state:
         why = unaligned(cell, state)
         if why:
             return _skip(cell, why, jobfile, output)
         t0 = time.perf_counter()
-        run(cell, state, repeat, jobfile, output, cgroup=state["created"].get("memcg"))
+        with quality.sample(output, state["created"].get("cpucg"),
+                            {"benchmark": "fio", "device": device_id, "cell": cell["cell"], "run": repeat}):
+            run(cell, state, repeat, jobfile, output, cgroup=state["created"].get("memcg"))
         return time.perf_counter() - t0
 
 

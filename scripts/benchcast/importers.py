@@ -202,7 +202,8 @@ def input_files(spec, pattern: str = "*.json") -> list[Path]:
     for s in specs:
         p = Path(str(s))
         if p.is_dir():
-            found = sorted(f for f in p.rglob(pattern) if f.is_file())
+            # a benchcast results folder also holds each run's interference record: not a result
+            found = sorted(f for f in p.rglob(pattern) if f.is_file() and not f.name.startswith("quality-run"))
         elif any(c in str(s) for c in "*?["):
             found = sorted(Path(f) for f in glob.glob(str(s), recursive=True) if Path(f).is_file())
         else:

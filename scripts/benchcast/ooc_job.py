@@ -18,7 +18,7 @@ from . import BenchcastError, protect
 
 
 def run_job(job: dict) -> None:
-    from . import devices, host, ooc, records
+    from . import devices, host, ooc, quality, records
     from .devices import swap
     from .units import parse_size
 
@@ -42,7 +42,10 @@ def run_job(job: dict) -> None:
     with host.cpu_latency(src.get("cpu_latency_us")), \
             devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
                               memory_limit=limit, swap_size=swap_size,
-                              swap_priority=src["swap_priority"], enter_memory=False) as state:
+                              swap_priority=src["swap_priority"], enter_memory=False,
+                              shield=job.get("shield")) as state, \
+            quality.sample(job["records"], state["created"].get("cpucg"),
+                           {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
         recs = ooc.run_ooc(
             src["programs"], sizes, mode, binaries=job["binaries"], device_dir=devices.target(state),
             out_dir=raw_part.resolve(), reps=src["passes"], run=int(job["repeat"]), study=job["study"],

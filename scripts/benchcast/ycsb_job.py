@@ -18,7 +18,7 @@ from . import protect
 def run_job(job: dict) -> None:
     import pandas as pd
 
-    from . import devices, host, records, ycsb
+    from . import devices, host, quality, records, ycsb
     from .units import parse_size
 
     src = job["source"]
@@ -41,7 +41,10 @@ def run_job(job: dict) -> None:
     limit = parse_size(src["memory_limit"], what="memory_limit") if src.get("memory_limit") else None
     with host.cpu_latency(src.get("cpu_latency_us")), \
             devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                              memory_limit=limit) as state:
+                              memory_limit=limit, shield=job.get("shield")) as state, \
+            quality.sample(job["records"], state["created"].get("cpucg"),
+                           {"benchmark": "ycsb", "device": job["device"], "engine": job["engine"],
+                            "data_size": int(job["size"]), "run": int(job["repeat"])}):
         recs = ycsb.run_ycsb(
             job["engine"],
             devices.target(state),
@@ -80,6 +83,10 @@ def stable_already(job: dict) -> str | None:
     previous = job.get("previous")
     if not previous:
         return None
+    if "spoil" in job:  # an extra run: needed when interference spoiled earlier runs
+        from . import quality
+
+        return quality.extra_run_not_needed(previous, job["spoil"]["thresholds"], job["spoil"]["extra"])
     from . import blockio, records, repeats
 
     runs = []

@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from .. import BenchcastError, host
-from . import base, blockdev, delayed, fsdax, loop, memlimit, swap, throttled, tmpfs, zram
+from . import base, benchcg, blockdev, delayed, fsdax, loop, memlimit, swap, throttled, tmpfs, zram
 from . import dir as dir_kind
 from .base import UnavailableError, read_state
 
@@ -215,6 +215,7 @@ def teardown(state_path) -> dict:
     with signals_raise():
         errors: list[str] = []
         memlimit.remove(rec, errors)  # a benchmark's memory cgroup, when a killed job left it
+        benchcg.remove(rec, errors)  # and its CPU cgroup
         swap.remove(rec, errors)  # an out-of-core job's swap file: off before the device goes
         if not errors:
             errors += KINDS[state["kind"]].teardown(rec)
@@ -397,7 +398,7 @@ def benchmark_lock(path: str | None = None):
 @contextlib.contextmanager
 def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False,
               memory_limit: int | None = None, swap_size: int | None = None, swap_priority: int = 10,
-              enter_memory: bool = True):
+              enter_memory: bool = True, shield: dict | None = None):
     """What one benchmark job does around its work: make sure the device is provisioned (it may have
     been torn down since, when benchmarks are added later) and yield its state; with
     ``enter_cgroup``, this process and the children it starts run inside a throttled device's cgroup;
@@ -405,7 +406,10 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
     device's state as ``created.memcg``, removed on the way out; with ``enter_memory=False`` only
     made, for the job to start its programs in, so that the limit holds them and not the job); with
     ``swap_size`` (bytes), a swap file on the device is on while the job runs (:mod:`.swap`,
-    ``created.swapfile``).
+    ``created.swapfile``). Always, this process and its children run in the benchmark's own CPU
+    cgroup (:mod:`.benchcg`, ``created.cpucg``: the interference records tell its CPU time from
+    the machine's); ``shield`` (``cpu_shares``, ``nice``, ``ionice``, each None for as is) gives
+    them a CPU weight and priorities (:func:`apply_shield`).
 
     If the body fails or the job is interrupted (SIGTERM/SIGINT/SIGHUP), the device is torn down
     before the error is raised, so nothing stays mounted; the next job provisions it again.
@@ -426,6 +430,7 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
         def remove_own():  # the job's memory cgroup and swap file, or those a killed job left
             errors: list[str] = []
             memlimit.remove(rec, errors)
+            benchcg.remove(rec, errors)
             swap.remove(rec, errors)
             if errors:
                 raise BenchcastError(f"device {device_id}: {errors[0]}")
@@ -436,6 +441,11 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
                 swap.create(rec, state["target"], swap_size, swap_priority)
             if enter_cgroup and state["kind"] == "throttled":
                 entered.append(throttled.enter(state))
+            shield = shield or {}
+            for cg in benchcg.create(rec, shield.get("cpu_shares")):
+                base.join_cgroup(cg)
+                entered.append(cg.parent)
+            apply_shield(device_id, shield)
             if memory_limit:
                 cg = memlimit.create(rec, memory_limit)
                 if enter_memory:
@@ -450,6 +460,19 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
             raise
         leave_all()
         remove_own()
+
+
+def apply_shield(device_id: str, shield: dict) -> None:
+    """Give this process (and so the benchmark programs it starts) the ``nice`` value and the I/O
+    priority ``ionice`` (``"CLASS"`` or ``"CLASS:LEVEL"``, class 1 realtime, 2 best-effort, 3 idle;
+    util-linux ``ionice``) of the shield; None leaves each as it is. The job process ends with the
+    job, so nothing is left to restore."""
+    if shield.get("nice") is not None:
+        os.setpriority(os.PRIO_PROCESS, 0, int(shield["nice"]))
+    if shield.get("ionice"):
+        cls, _, level = str(shield["ionice"]).partition(":")
+        cmd = ["ionice", "-c", cls] + (["-n", level] if level else []) + ["-p", str(os.getpid())]
+        base.run(cmd, f"device {device_id}: ionice {shield['ionice']}")
 
 
 @contextlib.contextmanager

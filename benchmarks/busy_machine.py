@@ -1,0 +1,180 @@
+"""Does a measurement hold on a busy machine? Issue 37's benchmark (a script that prints).
+
+Runs the default study twice from fresh clones of this repository (``git clone``, so each run is a
+new user's first run): once on the idle machine, once beside ``busy-neighbour`` (a nice-19 spinner
+all the time, and every 60 s a 15 s burst of two nice-0 spinners and a 64 MiB write/fsync/read-back
+in the clone), then prints side by side:
+
+* wall time of ``./benchcast.sh run``;
+* the median |busy/idle - 1| of the fio and of the YCSB trimmed means (``aggregated.csv``, every
+  cell both runs measured);
+* per family (engine x read/write) the interior nested-choice MAPE and the noise floor of each run
+  (``validation/verdicts.csv``), and over all YCSB series;
+* the series whose verdict differs;
+* the runs spoiled by interference and measured again, per kind (``tables/quality.csv``).
+
+    sudo .venv/bin/python benchmarks/busy_machine.py [--work /var/tmp/busy] [--neighbour PATH]
+    .venv/bin/python benchmarks/busy_machine.py --compare IDLE_TREE BUSY_TREE   # two finished trees
+
+A default run takes about 25 minutes idle: the whole comparison about an hour. Needs root, like the
+default study; run it on an otherwise idle machine (``benchcast.quality.machine_now`` is printed
+first). ``--compare`` takes two results/<study> folders (or clones) and prints the same tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from benchcast import quality, records  # noqa: E402
+
+STUDY = "local"
+NEIGHBOUR = ROOT.parent / "shared" / "tools" / "busy-neighbour"
+READ_OPS = ("read", "scan")
+#: busy-neighbour runs this much longer than the idle run took, so it covers the busy run
+NEIGHBOUR_MARGIN = 2.0
+
+
+def tree_of(path: Path) -> Path:
+    """A results/<study> folder, from itself or from a clone."""
+    path = Path(path)
+    return path if (path / "aggregated.csv").exists() else path / "results" / STUDY
+
+
+def read_csv(tree: Path, name: str) -> pd.DataFrame:
+    p = tree / name
+    return pd.read_csv(p, keep_default_na=False, na_values=[""]) if p.exists() else pd.DataFrame()
+
+
+def mean_shift(idle: pd.DataFrame, busy: pd.DataFrame, benchmark: str) -> tuple[float, int]:
+    """Median |busy/idle - 1| (percent) of the trimmed means of ``benchmark`` over the cells both
+    trees have, and how many cells."""
+    keys = records.KEY_COLUMNS[2:]  # not study, source (the same in both trees)
+    a, b = (t[t["benchmark"] == benchmark].set_index(keys)["value"] for t in (idle, busy))
+    both = pd.concat([a.rename("idle"), b.rename("busy")], axis=1, join="inner")
+    both = both[both["idle"] > 0]
+    if both.empty:
+        return float("nan"), 0
+    return float(np.median(np.abs(both["busy"] / both["idle"] - 1)) * 100), len(both)
+
+
+def family(verdicts: pd.DataFrame) -> pd.Series:
+    """engine x read/write of each series."""
+    rw = np.where(verdicts["op"].isin(READ_OPS), "read", "write")
+    return verdicts["engine"].astype(str) + " " + rw
+
+
+def families(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per family: mean interior nested-choice MAPE and noise floor over its series; a row ``all
+    YCSB`` over every YCSB series."""
+    v = verdicts[verdicts["benchmark"] == "ycsb"].assign(family=lambda d: family(d))
+    cols = {"interior_mape": "mape", "interior_floor_mape": "floor"}
+    per = v.groupby("family")[list(cols)].mean().rename(columns=cols)
+    per.loc["all YCSB"] = v[list(cols)].mean().rename(cols)
+    return per
+
+
+def verdict_changes(idle: pd.DataFrame, busy: pd.DataFrame) -> pd.DataFrame:
+    both = idle.set_index("series")[["verdict"]].join(busy.set_index("series")[["verdict"]], how="inner",
+                                                      lsuffix="_idle", rsuffix="_busy")
+    return both[both["verdict_idle"] != both["verdict_busy"]]
+
+
+def remeasured(summary: pd.DataFrame) -> pd.DataFrame:
+    """Runs spoiled and measured again per kind (fio, ycsb, ooc), from tables/quality.csv."""
+    if summary.empty:
+        return pd.DataFrame(columns=["runs", "spoiled", "measured_again", "flagged_cells"])
+    return summary.groupby("benchmark")[["runs", "spoiled", "measured_again", "flagged_cells"]].sum()
+
+
+def compare(idle_tree: Path, busy_tree: Path, walls: dict | None = None) -> dict:
+    """Everything the benchmark prints, as tables and numbers (``walls``: seconds per side)."""
+    idle_tree, busy_tree = tree_of(idle_tree), tree_of(busy_tree)
+    agg = {k: read_csv(t, "aggregated.csv") for k, t in (("idle", idle_tree), ("busy", busy_tree))}
+    ver = {k: read_csv(t, "validation/verdicts.csv") for k, t in (("idle", idle_tree), ("busy", busy_tree))}
+    fam = pd.concat({k: families(v) for k, v in ver.items()}, axis=1)
+    changed = verdict_changes(ver["idle"], ver["busy"])
+    n_series = len(set(ver["idle"]["series"]) & set(ver["busy"]["series"]))
+    return {
+        "walls": walls or {},
+        "fio": mean_shift(agg["idle"], agg["busy"], "fio"),
+        "ycsb": mean_shift(agg["idle"], agg["busy"], "ycsb"),
+        "families": fam,
+        "changed": changed,
+        "same_verdict": 1 - len(changed) / n_series if n_series else float("nan"),
+        "remeasured": pd.concat({k: remeasured(read_csv(t, "tables/quality.csv"))
+                                 for k, t in (("idle", idle_tree), ("busy", busy_tree))}, axis=1),
+    }
+
+
+def report(c: dict) -> str:
+    lines = []
+    if c["walls"]:
+        w = c["walls"]
+        lines.append(f"wall time: idle {w['idle'] / 60:.1f} min, busy {w['busy'] / 60:.1f} min "
+                     f"(x{w['busy'] / w['idle']:.2f}; limit x1.8)")
+    for kind, limit in (("fio", 5), ("ycsb", 10)):
+        shift, n = c[kind]
+        lines.append(f"{kind} trimmed means: median |busy/idle - 1| = {shift:.1f} % over {n} cells (limit {limit} %)")
+    fam = c["families"]
+    lines.append("interior nested-choice MAPE and noise floor (%), per family:")
+    lines.append(fam.round(1).to_string())
+    idle, busy = fam.loc["all YCSB", ("idle", "mape")], fam.loc["all YCSB", ("busy", "mape")]
+    if idle > 0:
+        lines.append(f"all YCSB series: busy/idle MAPE x{busy / idle:.2f} (limit x1.3)")
+    lines.append(f"same verdict: {c['same_verdict'] * 100:.0f} % of series (limit 90 %)")
+    if len(c["changed"]):
+        lines.append("series whose verdict differs:")
+        lines.append(c["changed"].to_string())
+    lines.append("runs spoiled by interference and measured again, per kind:")
+    lines.append(c["remeasured"].to_string() if not c["remeasured"].empty else "  (no interference records)")
+    return "\n".join(lines)
+
+
+def clone_and_run(work: Path, name: str, neighbour_seconds: float | None, neighbour: Path) -> float:
+    """A fresh clone of this repository under ``work``, ``./benchcast.sh run`` in it (beside
+    busy-neighbour when ``neighbour_seconds``); its wall time in seconds."""
+    dest = work / name
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(dest)], check=True)
+    nb = None
+    if neighbour_seconds:
+        nb = subprocess.Popen([sys.executable, str(neighbour), "--seconds", str(int(neighbour_seconds)),
+                               "--dir", str(dest), "--log", str(work / f"{name}-neighbour.log")])
+    t0 = time.monotonic()
+    try:
+        subprocess.run(["./benchcast.sh", "run"], cwd=dest, check=True)
+    finally:
+        if nb is not None:
+            nb.terminate()
+            nb.wait()
+    return time.monotonic() - t0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--work", type=Path, default=Path("/var/tmp/benchcast-busy"), help="where the clones go")
+    p.add_argument("--neighbour", type=Path, default=NEIGHBOUR, help="the busy-neighbour script")
+    p.add_argument("--compare", nargs=2, type=Path, metavar=("IDLE", "BUSY"), help="only compare two trees")
+    args = p.parse_args(argv)
+    if args.compare:
+        print(report(compare(*args.compare)))
+        return 0
+    print(quality.machine_line(quality.machine_now(5.0)))
+    args.work.mkdir(parents=True, exist_ok=False)
+    idle = clone_and_run(args.work, "idle", None, args.neighbour)
+    busy = clone_and_run(args.work, "busy", NEIGHBOUR_MARGIN * idle, args.neighbour)
+    print(report(compare(args.work / "idle", args.work / "busy", {"idle": idle, "busy": busy})))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The benchmark's own CPU cgroup: every measuring job runs its benchmark (fio, the database server,
+the YCSB JVM, the out-of-core program) inside a cgroup of its own, made inside the cgroup this
+process already is in, so that the CPU time of the run's own processes can be told apart from the
+rest of the machine's (:mod:`benchcast.quality`), and so that the run can be given a CPU weight.
+
+cgroup v1 keeps ``cpuacct`` (accounting) and ``cpu`` (``cpu.shares``) in one hierarchy or in two
+(this machine mounts them apart); one cgroup is made in each distinct hierarchy. cgroup v2: one
+cgroup with the ``cpu`` controller (``cpu.stat`` usage, ``cpu.weight``). Each path is recorded in
+the device's state record (``created.cpucg``, ``created.cpucg_weight``) before it exists, so device
+teardown (and ``teardown-all`` after a killed run) removes it like the memory cgroup
+(:mod:`.memlimit`); nothing else is ever removed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import base
+
+KEYS = ("cpucg", "cpucg_weight")
+
+
+def layout() -> dict | None:
+    """Where the cgroups go: ``{"version", "acct", "weight"}`` (parent directories; ``weight`` is
+    None when it is the same hierarchy as ``acct``), or None when no CPU accounting is mounted."""
+    acct = base.CGROUP_ROOT / "cpuacct"
+    if (acct / "cpuacct.usage").exists():
+        parent = base.own_cgroup("cpuacct", 1)
+        cpu = base.CGROUP_ROOT / "cpu"
+        weight = None
+        if (cpu / "cpu.shares").exists() and cpu.resolve() != acct.resolve():
+            weight = base.own_cgroup("cpu", 1)
+        return {"version": 1, "acct": parent, "weight": weight}
+    if base.cgroup_v2_root("cpu"):
+        return {"version": 2, "acct": base.own_cgroup("cpu", 2), "weight": None}
+    return None
+
+
+def create(rec: base.Recorder, cpu_shares: int | None = None) -> list[Path]:
+    """Make the benchmark's CPU cgroup(s) (recorded before they exist); with ``cpu_shares``, set its
+    weight (v1 ``cpu.shares``, 1024 = the default; v2 ``cpu.weight`` scaled, 100 = the default).
+    Returns the cgroups to join (accounting first); [] when this machine has no CPU accounting or
+    does not let this process make cgroups (a read-only cgroup file system in a container): the
+    run is then measured as before, its interference records without ``other_cpu``."""
+    where = layout()
+    if where is None or not base.is_root():
+        return []
+    made = []
+    for key, parent in zip(KEYS, (where["acct"], where["weight"])):
+        if parent is None:
+            continue
+        cg = parent / f"benchcast-cpu-{rec.device}-{os.getpid()}"
+        if cg.exists():
+            raise rec.error(key, f"{cg} already exists")
+        rec.set(key, str(cg))
+        try:
+            if where["version"] == 2:
+                ctl = parent / "cgroup.subtree_control"
+                if "cpu" not in ctl.read_text().split():
+                    ctl.write_text("+cpu")
+            cg.mkdir()
+        except OSError as exc:
+            rec.drop(key)
+            rec.note(f"no CPU cgroup for the benchmark: {cg}: {exc.strerror}")
+            if not made:
+                return []
+            break
+        made.append(cg)
+    if cpu_shares is not None:
+        set_weight(rec, made[-1], where["version"], cpu_shares)
+    return made
+
+
+def set_weight(rec: base.Recorder, cg: Path, version: int, cpu_shares: int) -> None:
+    fname, value = ("cpu.shares", cpu_shares) if version == 1 else ("cpu.weight", max(1, min(10000, cpu_shares * 100 // 1024)))
+    try:
+        (cg / fname).write_text(str(value))
+    except OSError as exc:
+        raise rec.error("cpucg", f"writing {value} to {cg / fname}: {exc.strerror}") from None
+
+
+def usage_ns(cg) -> int | None:
+    """CPU time (nanoseconds) the processes of cgroup ``cg`` used so far, None when unreadable."""
+    cg = Path(cg)
+    try:
+        if (cg / "cpuacct.usage").exists():
+            return int((cg / "cpuacct.usage").read_text())
+        for line in (cg / "cpu.stat").read_text().splitlines():
+            key, val = line.split()
+            if key == "usage_usec":
+                return int(val) * 1000
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def remove(rec: base.Recorder, errors: list) -> None:
+    """Remove the recorded CPU cgroups (:func:`benchcast.devices.base.cgroup_remove`, which moves
+    leftover processes out first) and drop each from the record once gone."""
+    for key in KEYS:
+        path = rec.created.get(key)
+        if path and base.cgroup_remove(path, errors):
+            rec.drop(key)

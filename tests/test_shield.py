@@ -1,0 +1,94 @@
+"""Shield the benchmark: no other job of the workflow runs beside a measuring job (the `machine`
+resource, checked on a real small Snakemake run with the profile's settings), and the shield's
+config keys (null by default: nothing measured changes)."""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis_util import CONFIG
+from benchcast import BenchcastError, config
+
+BASE = Path(__file__).resolve().parents[1]
+PROFILES = ["default", "workstation"]
+
+SNAKEFILE = """
+rule all:
+    input: "bench.t", "a1.t", "a2.t", "a3.t"
+
+rule bench:
+    output: "bench.t"
+    resources: machine={machine}
+    shell: "date +%s.%N > {{output}}; sleep 2; date +%s.%N >> {{output}}"
+
+rule other:
+    output: "a{{i}}.t"
+    shell: "date +%s.%N > {{output}}; sleep 1; date +%s.%N >> {{output}}"
+"""
+
+
+def common_machine() -> int:
+    return int(re.search(r"^MACHINE = (\d+)$", (BASE / "rules/common.smk").read_text(), re.M).group(1))
+
+
+def test_every_measuring_rule_takes_the_whole_machine():
+    """Every rule that takes the benchmark slot takes `machine=MACHINE` too, and the profiles set
+    the limit to MACHINE and one unit for every other job."""
+    for smk in (BASE / "rules").glob("*.smk"):
+        for block in re.split(r"\n(?=rule )", smk.read_text()):
+            if "benchmark_slots=1" in block:
+                assert "machine=MACHINE" in block, f"{smk.name}: {block.split(':')[0]}"
+    for name in PROFILES:
+        prof = yaml.safe_load((BASE / "profiles" / name / "config.yaml").read_text())
+        assert f"machine={common_machine()}" in prof["resources"] and prof["default-resources"] == ["machine=1"]
+
+
+def intervals(folder: Path) -> dict[str, tuple[float, float]]:
+    return {p.stem: tuple(float(x) for x in p.read_text().split()) for p in folder.glob("*.t")}
+
+
+def run_small(tmp_path, machine: int) -> dict:
+    (tmp_path / "Snakefile").write_text(SNAKEFILE.format(machine=machine))
+    prof = yaml.safe_load((BASE / "profiles/default/config.yaml").read_text())
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "4", "--resources", *prof["resources"],
+           "--default-resources", *prof["default-resources"], "--quiet", "all"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return intervals(tmp_path)
+
+
+def overlaps(t: dict) -> list[str]:
+    b0, b1 = t["bench"]
+    return [k for k, (s, e) in t.items() if k != "bench" and s < b1 and e > b0]
+
+
+def test_no_job_runs_beside_a_benchmark(tmp_path):
+    """With the profile's resources, three 1 s jobs never overlap the 2 s benchmark job; with a
+    benchmark that takes one unit only (the control), on 4 cores they do."""
+    (tmp_path / "shielded").mkdir()
+    t = run_small(tmp_path / "shielded", common_machine())
+    assert len(t) == 4 and overlaps(t) == []
+    (tmp_path / "control").mkdir()
+    assert overlaps(run_small(tmp_path / "control", 1)) != []
+
+
+def check(mutate, pattern):
+    cfg = copy.deepcopy(CONFIG)
+    mutate(cfg)
+    with pytest.raises(BenchcastError, match=pattern) as info:
+        config.validate(cfg)
+    assert "\n" not in str(info.value)
+
+
+def test_shield_keys_null_by_default_and_checked():
+    cfg = config.validate({**copy.deepcopy(CONFIG), "run": {}})
+    assert cfg["run"]["shield"] == {"cpu_shares": None, "nice": None, "ionice": None}
+    check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"ionice": "4"}), r"^config: run.shield.ionice")
+    check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"nice": 20}), r"^config: run.shield.nice")
