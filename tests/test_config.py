@@ -283,3 +283,19 @@ def test_ycsb_sizes_and_limits_above_zero(key, value, where):
     with pytest.raises(BenchcastError) as exc:
         config.validate(cfg)
     assert where in str(exc.value)
+
+
+@pytest.mark.parametrize("key, value, named", [
+    ("engine", "rocksbd", "report.focus.engine: 'rocksbd' is not one of the study's engines"),
+    ("workload", "write-onyl", "report.focus.workload: 'write-onyl' is not one of the study's workloads"),
+])
+def test_focus_of_a_measured_study_names_its_engines_and_workloads(key, value, named):
+    """A typo in the focus of a study whose results benchcast measures is refused before any job."""
+    cfg = copy.deepcopy(CONFIG)
+    local = cfg["studies"]["local"]
+    local["sources"] = {k: s for k, s in local["sources"].items() if s["type"] != "ooc"}
+    local["report"]["focus"][key] = value
+    with pytest.raises(BenchcastError, match=named):
+        config.validate(cfg)
+    local["report"]["focus"][key] = copy.deepcopy(CONFIG)["studies"]["local"]["report"]["focus"][key]
+    config.validate(cfg)

@@ -202,6 +202,8 @@ def _check_report(name: str, study: dict) -> None:
 def check_names(name: str, study: dict) -> None:
     """Names one key gives that another must know: the focus of the report is a screened series,
     a simple regression needs no more devices than the study has."""
+    if not has_series(study):  # device figures alone: no series, no regression, no focus
+        return
     where = f"config: studies.{name}"
     focus = study.get("report", {}).get("focus", {})
     metrics = study["series"]["metrics"]
@@ -211,11 +213,29 @@ def check_names(name: str, study: dict) -> None:
     if "benchmark" in focus and benchmarks and focus["benchmark"] not in benchmarks:
         raise BenchcastError(f"{where}.report.focus.benchmark: {focus['benchmark']!r} is not one of "
                              f"series.benchmarks {benchmarks}")
+    _check_focus_measured(where, focus, study["sources"])
     devices = study.get("devices") or {}
     least = study["screen"]["min_devices"]
     if devices and least > len(devices):
         raise BenchcastError(f"{where}.screen.min_devices: {least} is more than the study's {len(devices)} "
                              f"devices ({', '.join(devices)}): no regression could be fitted")
+
+
+def _check_focus_measured(where: str, focus: dict, sources: dict) -> None:
+    """Where every application result of a study is a run benchcast makes (YCSB, out of core), the
+    focus names one of its engines (YCSB engines, out-of-core modes) and, for YCSB alone, one of its
+    workloads (imported results are checked against their files instead)."""
+    apps = [src for src in sources.values() if has_series({"sources": {"s": src}})]
+    if not apps or any(src["type"] not in ("ycsb", "ooc") for src in apps):
+        return
+    engines = sorted({n for src in apps for n in src.get("engines", []) + src.get("modes", [])})
+    checks = [("engine", "engines", engines)]
+    if all(src["type"] == "ycsb" for src in apps):
+        checks.append(("workload", "workloads", sorted({n for src in apps for n in src["workloads"]})))
+    for key, listed, names in checks:
+        if key in focus and names and focus[key] not in names:
+            raise BenchcastError(f"{where}.report.focus.{key}: {focus[key]!r} is not one of the study's "
+                                 f"{listed} {names}")
 
 
 #: Source types whose records hold application results (screening targets).
