@@ -1,20 +1,16 @@
 """Shield the benchmark: no other job of the workflow runs beside a measuring job (the `machine`
-resource, checked on a real small Snakemake run with the profile's settings), and the shield's
-config keys (null by default: nothing measured changes)."""
+resource, checked on a real small Snakemake run with the profile's settings). The shield's config keys are
+tested with the other config keys (test_config.py)."""
 
 from __future__ import annotations
 
-import copy
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
-from analysis_util import CONFIG
-from benchcast import BenchcastError, config
 
 BASE = Path(__file__).resolve().parents[1]
 PROFILES = ["default", "workstation"]
@@ -77,18 +73,3 @@ def test_no_job_runs_beside_a_benchmark(tmp_path):
     assert len(t) == 4 and overlaps(t) == []
     (tmp_path / "control").mkdir()
     assert overlaps(run_small(tmp_path / "control", 1)) != []
-
-
-def check(mutate, pattern):
-    cfg = copy.deepcopy(CONFIG)
-    mutate(cfg)
-    with pytest.raises(BenchcastError, match=pattern) as info:
-        config.validate(cfg)
-    assert "\n" not in str(info.value)
-
-
-def test_shield_keys_null_by_default_and_checked():
-    cfg = config.validate({**copy.deepcopy(CONFIG), "run": {}})
-    assert cfg["run"]["shield"] == {"cpu_shares": None, "nice": None, "ionice": None}
-    check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"ionice": "4"}), r"^config: run.shield.ionice")
-    check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"nice": 20}), r"^config: run.shield.nice")
