@@ -9,11 +9,12 @@ daemons it started, even when the body failed.
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
+
+from workflow_util import terminate
 
 BINARIES = ["munged", "munge", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scancel", "scontrol"]
 MUNGE_KEY = Path("/etc/munge/munge.key")
@@ -210,13 +211,7 @@ class Cluster:
                         break
                     time.sleep(0.5)
         for _name, proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+            terminate(proc, 20)
         # job steps started by our slurmd are daemonised; wait for them to end after the cancel
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and self.leftover_steps():

@@ -25,7 +25,7 @@ import pytest
 from benchcast import stop
 from benchcast.devices import memlimit, swap
 from devices_util import HAS_FUSE, HAS_LOOP, losetup_all, mounts_under, needs_root
-from workflow_util import ROOT, checksums, copy_workflow, edit_config, planned_jobs, snakemake
+from workflow_util import ROOT, checksums, copy_workflow, edit_config, planned_jobs, snakemake, terminate
 from ycsb_util import need_mariadb, processes_under, ycsb_jar  # noqa: F401 (fixture)
 
 SCRIPTS = str(ROOT / "scripts")
@@ -324,9 +324,4 @@ def _stop_during(wd: Path, kind: str) -> None:
             assert (wd / "results/local/records/ycsb/long.csv").is_file()
             assert mounts_under(wd) == []
     finally:  # a failing test: stop the run first
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        terminate(proc, 90)

@@ -75,3 +75,15 @@ def checksums(root: Path) -> dict[str, str]:
 
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def terminate(proc: subprocess.Popen, timeout: float) -> None:
+    """Stop a process we started: SIGTERM, and SIGKILL when it has not ended within ``timeout`` s."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
