@@ -333,7 +333,7 @@ def key_rows(df: pd.DataFrame, drop) -> list[tuple]:
 def test_measured_results_same_as_local(measured_runs):
     local, wd = measured_runs["local"], measured_runs["wd"]
     assert_same_shape(local, wd)
-    fio_json = lambda d: sorted(str(p.relative_to(d)) for p in (d / "results" / "local" / "fio").rglob("*.json"))  # noqa: E731
+    fio_json = lambda d: sorted(str(p.relative_to(d)) for p in (d / "results" / "local" / "fio").rglob("run*.json"))  # noqa: E731
     assert fio_json(local) == fio_json(wd) and len(fio_json(wd)) == len(DEVICES) * CELLS * 2
     # the same records and aggregate, row for row, but for the measured values
     for rel, values in [("records/fio/fio.csv", ["value"]),
