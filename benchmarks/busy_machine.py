@@ -99,7 +99,7 @@ def remeasured(summary: pd.DataFrame) -> pd.DataFrame:
 def compare(idle_tree: Path, busy_tree: Path, walls: dict | None = None) -> dict:
     """Everything the benchmark prints, as tables and numbers (``walls``: seconds per side)."""
     idle_tree, busy_tree = tree_of(idle_tree), tree_of(busy_tree)
-    agg = {k: read_csv(t, "aggregated.csv") for k, t in (("idle", idle_tree), ("busy", busy_tree))}
+    agg = {k: records.fill_settings(read_csv(t, "aggregated.csv")) for k, t in (("idle", idle_tree), ("busy", busy_tree))}
     ver = {k: read_csv(t, "validation/verdicts.csv") for k, t in (("idle", idle_tree), ("busy", busy_tree))}
     fam = pd.concat({k: families(v) for k, v in ver.items()}, axis=1)
     changed = verdict_changes(ver["idle"], ver["busy"])

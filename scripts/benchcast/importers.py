@@ -98,14 +98,15 @@ def _known_devices(df: pd.DataFrame, path: Path, devices) -> None:
         )
 
 
-def soga2018_figures(fio_csv) -> set:
+def soga2018_figures(fio_csv) -> set | None:
     """(workload, block size, metric) of the device figures of the paper-shaped fio table, for the
-    config's check of spec cards before any job runs (rows it cannot read are the import's errors)."""
+    config's check of spec cards before any job runs; None where the table cannot be read (the
+    import's own check then names the file and what is wrong; rows it cannot read are its errors)."""
     out = set()
     try:
         df = _read_csv(Path(fio_csv), ["rw", "bs", "metric"])
     except BenchcastError:
-        return out
+        return None
     for rw, bs, metric in df[["rw", "bs", "metric"]].itertuples(index=False):
         try:
             out.add((rw, records.parse_size(bs), SOGA_FIO_METRICS[metric][0]))
