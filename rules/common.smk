@@ -131,7 +131,8 @@ def measured_figures(study):
 def check_cards(study):
     """A spec card no device figure of the study can feed is an error, or with allow_unused: true a
     warning (here and in the run's last lines, onsuccess); returns the warnings."""
-    if not bc_config.has_series(STUDIES[study]):  # device figures alone: no card is predicted
+    # device figures alone: no card is predicted
+    if not bc_config.has_series(STUDIES[study]):
         return []
     targets = STUDIES[study].get("targets", {})
     measured = measured_figures(study)
