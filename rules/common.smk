@@ -56,8 +56,8 @@ for _name in SELECTED:
 
 from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
-from benchcast import host as bc_host  # noqa: E402
 from benchcast import quality as bc_quality  # noqa: E402
+from benchcast import settings as bc_settings  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
@@ -515,7 +515,7 @@ def get_ycsb_job_source(wildcards):
     say how many runs there are, not how one is made."""
     return {
         k: v
-        for k, v in bc_host.measured_settings(get_source(wildcards)).items()
+        for k, v in get_source(wildcards).items()
         if k not in STOP_KEYS
     }
 
@@ -626,7 +626,7 @@ def has_ooc(study):
 def get_ooc_limits(wildcards):
     """Record source label -> memory limit (bytes) of each ooc source of the study."""
     return {
-        f"ooc:{name}": bc_units.parse_size(src["memory_limit"], what="memory_limit")
+        f"ooc:{name}": bc_settings.memory_limit(src)
         for name, src in STUDIES[wildcards.study]["sources"].items()
         if src["type"] == "ooc"
     }
@@ -640,8 +640,8 @@ def get_memory_limits(wildcards):
     out = {}
     for name, src in STUDIES[wildcards.study]["sources"].items():
         label = f"{src['type']}:{name}"
-        if src["type"] in ("ycsb", "ooc") and src.get("memory_limit"):
-            out[label] = bc_units.parse_size(src["memory_limit"], what="memory_limit")
+        if src["type"] in ("ycsb", "ooc") and bc_settings.memory_limit(src):
+            out[label] = bc_settings.memory_limit(src)
         maria = src.get("mariadb") or {}
         flush = str((maria.get("options") or {}).get("innodb-flush-method", "O_DIRECT"))
         if "mariadb" in src.get("engines", []) and flush.upper().startswith("O_DIRECT"):

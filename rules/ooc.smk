@@ -54,7 +54,7 @@ rule ooc_run:
                 "spec": device_spec(wc.study, wc.device),
                 "state": state_path(wc.study, wc.device),
                 "source_name": wc.source,
-                "source": bc_host.measured_settings(get_source(wc)),
+                "source": get_source(wc),
                 "mode": wc.mode,
                 "repeat": int(wc.repeat),
                 "binaries": get_ooc_binaries(wc),

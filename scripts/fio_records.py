@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchcast import fio, quality, records, smk
+from benchcast import fiojson, quality, records, smk
 
 RUN = re.compile(r"fio/(?P<source>[^/]+)/(?P<device>[^/]+)/(?P<cell>[^/]+)/run(?P<repeat>\d+)\.json$")
 
@@ -30,7 +30,7 @@ def main(sm):
             continue
         m = RUN.search(path)
         frames.append(
-            fio.parse(path, study=sm.wildcards.study, device=m["device"], run=int(m["repeat"]),
+            fiojson.parse(path, study=sm.wildcards.study, device=m["device"], run=int(m["repeat"]),
                       cell=m["cell"], source=f"fio:{m['source']}", provenance=prov.get(m["device"], {}))
         )
     records.write(pd.concat(frames, ignore_index=True), sm.output[0])

@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import BenchcastError
 from . import tables
-from .features import FEATURE_BENCHMARK, data_size_label
+from .features import FEATURE_BENCHMARK
 from .tables import APP_COLUMNS, focus_size, select
 from .units import canonical_factors, size_label
 
@@ -117,7 +117,7 @@ def _label(labels: dict, device: str) -> str:
 def _series_title(focus: dict, size=None) -> str:
     parts = [focus.get("engine"), focus.get("workload"), focus.get("op"), focus.get("metric")]
     t = " / ".join(str(p) for p in parts if p)
-    return f"{t} at {size / 1e9:g} GB" if size is not None else t
+    return f"{t} at {size_label(size, decimal=True)}" if size is not None else t
 
 
 def fig3_scatter(agg, screened, pred, feats, focus, size, labels=None) -> alt.LayerChart:
@@ -128,7 +128,7 @@ def fig3_scatter(agg, screened, pred, feats, focus, size, labels=None) -> alt.La
     sel = select(screened, focus)
     sel = sel[(sel["data_size"] == size) & (sel["rank"] == 1)]
     if sel.empty:
-        raise BenchcastError(f"report.focus: no fitted series for {focus} at {size / 1e9:g} GB")
+        raise BenchcastError(f"report.focus: no fitted series for {focus} at {size_label(size, decimal=True)}")
     fit = sel.iloc[0]
     xs = feats[feats["feature"] == fit["feature"]][["device", "value"]].rename(columns={"value": "x"})
     ys = select(agg, focus)
@@ -552,7 +552,7 @@ def _size(nbytes) -> str:
     """A cell's size as the sources write it: decimal where it is a round decimal size (a YCSB data
     set of 16MB), else binary as fio writes it (64K, 64M), else bytes."""
     n = int(nbytes)
-    for label in (data_size_label(n), size_label(n)):
+    for label in (size_label(n, decimal=True), size_label(n)):
         if label != str(n):
             return label
     return f"{n}B"

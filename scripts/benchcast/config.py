@@ -121,23 +121,45 @@ def device_default(kind: str, key: str):
     raise BenchcastError(f"{SCHEMA}: $defs/device kind {kind!r} has no default for {key!r}")
 
 
+def _check(validator, instance, prefix: str) -> None:
+    """Raise the most specific schema error of ``instance`` as one line starting with ``prefix``."""
+    errors = sorted(validator.iter_errors(instance), key=lambda e: (len(list(e.absolute_path)), e.path))
+    if errors:
+        err = errors[-1]
+        expected = err.schema.get("x-expected") if isinstance(err.schema, dict) else None
+        if expected:  # a value of a described shape (a size): say so in words, not as a regex
+            raise BenchcastError(f"{prefix}{_path(err)}: {err.instance!r} is not {expected}")
+        if err.validator in ("oneOf", "anyOf", "allOf") and err.context:
+            err = _deepest(err)
+        raise BenchcastError(f"{prefix}{_message(err)}")
+
+
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
     """Validate ``config`` in place (defaults filled in) and return it; raise BenchcastError."""
     schema = _schema(schema_path)
     if not isinstance(config, dict):
         raise BenchcastError("config: not a mapping")
-    errors = sorted(_validator(schema).iter_errors(config), key=lambda e: (len(list(e.absolute_path)), e.path))
-    if errors:
-        err = errors[-1]
-        expected = err.schema.get("x-expected") if isinstance(err.schema, dict) else None
-        if expected:  # a value of a described shape (a size): say so in words, not as a regex
-            raise BenchcastError(f"config: {_path(err)}: {err.instance!r} is not {expected}")
-        if err.validator in ("oneOf", "anyOf", "allOf") and err.context:
-            err = _deepest(err)
-        raise BenchcastError(f"config: {_message(err)}")
+    _check(_validator(schema), config, "config: ")
     for name, study in config["studies"].items():
         check_study(name, study)
     return config
+
+
+@functools.lru_cache(maxsize=None)
+def _source_validator():
+    schema = _schema()
+    return _validator({"$schema": schema.get("$schema"), "$defs": schema["$defs"], "$ref": "#/$defs/source"})
+
+
+def check_source(source: dict, name: str) -> dict:
+    """One source's settings as the schema gives them (``$defs/source``): a copy of ``source`` with
+    the defaults filled in, for code handed a source outside a validated config (tests, the command
+    line); an error is one line ``source NAME: KEY: ...``."""
+    out = copy.deepcopy(source)
+    if not isinstance(out, dict):
+        raise BenchcastError(f"source {name}: not a mapping")
+    _check(_source_validator(), out, f"source {name}: ")
+    return out
 
 
 def check_study(name: str, study: dict) -> None:

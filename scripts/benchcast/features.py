@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, blockio, ooc, records
-from .units import figure_value
+from .units import figure_value, size_label
 from .workloads import rw_op
 
 FEATURE_BENCHMARK = "fio"
@@ -83,25 +83,16 @@ def feature_name(workload: str, block_size: int, op: str, metric: str, iodepth: 
     jobs = f"_j{int(numjobs)}" if int(numjobs or 1) > 1 else ""
     eng = f"_{engine}" if engine else ""
     more = f"_{setting}" if setting else ""
-    stem = f"{workload}_{records.size_label(block_size)}{qd}{jobs}{eng}{more}"
+    stem = f"{workload}_{size_label(block_size)}{qd}{jobs}{eng}{more}"
     if rw_op(workload) == op:
         return f"{stem}_{metric}"
     return f"{stem}_{op}_{metric}"
 
 
-def data_size_label(nbytes) -> str:
-    """Decimal label of a data size: 16e9 -> '16GB', 2.5e8 -> '250MB', 0 -> '0'."""
-    n = int(nbytes)
-    for suffix, mult in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
-        if n >= mult and n % mult == 0:
-            return f"{n // mult}{suffix}"
-    return str(n)
-
-
 def series_label(key: Mapping) -> str:
     """One-line name of a series: 'ycsb/mysql/write-only/write/lat_mean/16GB' (+ '/t8' if threads)."""
     parts = [key["benchmark"], key["engine"] or "-", key["workload"], key["op"], key["metric"],
-             data_size_label(key["data_size"])]
+             size_label(key["data_size"], decimal=True)]
     if int(key.get("threads", 0)):
         parts.append(f"t{int(key['threads'])}")
     return "/".join(str(p) for p in parts)

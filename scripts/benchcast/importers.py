@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records
+from . import BenchcastError, records, units
 from .workloads import RW_OP, WORKLOADS
 
 #: fio's mixed rw values (their records name the op); the ops of the paper's application table.
@@ -172,7 +172,7 @@ def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark:
             "workload": app["workload"],
             "block_size": 0,
             "threads": 0,
-            "data_size": (data_gb * 1e9).round().astype("int64"),
+            "data_size": units.convert(data_gb, "GB", "B").round().astype("int64"),
             "op": app["op"],
             "metric": "lat_mean",
             "unit": "us",
@@ -222,25 +222,25 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
     ``<bs>/<rw>-<iodepth>-<numjobs>.json``).
 
     Each job of a file is one cell, read from the options fio reports back (global, then the job's),
-    never from the file name: every option that shapes the measurement (:func:`benchcast.fio.cell_label`:
+    never from the file name: every option that shapes the measurement (:func:`benchcast.fiojson.cell_label`:
     rw, bs, iodepth, numjobs, ioengine, direct, rwmixread, fsync, size ...) is part of it, and the
     cell column holds them. Files of the same cell on one device are repeats (run 0, 1, ... in file
     order); files that differ in any of those options are separate cells. The jobs of a job with
     numjobs > 1 that fio reported one by one (no group_reporting) are merged into one
-    (:func:`benchcast.fio.merge_jobs`). Provenance: file, fio_version, jobname. A file that is not
+    (:func:`benchcast.fiojson.merge_jobs`). Provenance: file, fio_version, jobname. A file that is not
     fio JSON, lacks statistics, reports a job error or holds two jobs of the same cell stops the
     import with one line naming it; nothing is written then."""
-    from . import fio
+    from . import fiojson
 
     frames = []
     for device, spec in device_files.items():
         seen: dict[tuple, int] = {}
         for path in input_files(spec, FILE_PATTERNS["fio_json"]):
-            data = fio.load(path)
+            data = fiojson.load(path)
             if data.get("benchcast_skipped"):
                 continue
-            for keys, job in fio.file_cells(data, path):
-                rows = fio.job_rows(job, path)
+            for keys, job in fiojson.file_cells(data, path):
+                rows = fiojson.job_rows(job, path)
                 if not rows:
                     raise BenchcastError(f"{path}: fio job {job.get('jobname')} did no I/O")
                 cell = tuple(sorted(keys.items()))
@@ -304,7 +304,7 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
 
 def ycsb_output_files(spec) -> list[Path]:
     """The YCSB outputs of an entry (:func:`input_files`), without YCSB's histogram logs (``*.hdr``):
-    those are read with the output they sit beside (:func:`benchcast.ycsb.histogram_logs`)."""
+    those are read with the output they sit beside (:func:`benchcast.ycsbout.histogram_logs`)."""
     files = [p for p in input_files(spec, FILE_PATTERNS["ycsb_output"]) if p.suffix != ".hdr"]
     if not files:
         raise BenchcastError(f"{spec}: only histogram logs, no YCSB output")
@@ -320,7 +320,7 @@ def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
     with ``hdrhistogram.fileoutput=true`` and ``hdrhistogram.output.path=<output stem>.``), are read
     with it, so that the repeats' percentiles are merged. A file with failed operations, or no
     measurement, stops the import, named."""
-    from . import ycsb
+    from . import ycsbout
 
     frames = []
     for i, entry in enumerate(runs):
@@ -329,7 +329,7 @@ def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
             raise BenchcastError(f"{where}: unknown device {entry['device']!r} (study devices: {', '.join(devices)})")
         size = records.parse_size(entry["data_size"], what=f"{where}.data_size")
         for run, path in enumerate(ycsb_output_files(entry["files"])):
-            frames.append(ycsb.parse(path, study=study, source=source, device=entry["device"],
+            frames.append(ycsbout.parse(path, study=study, source=source, device=entry["device"],
                                      engine=entry["engine"], workload=entry["workload"], data_size=size,
                                      threads=int(entry.get("threads", 1)), run=run, file=str(path)))
     return records.check(pd.concat(frames, ignore_index=True), where=source)
@@ -370,13 +370,13 @@ _PKB_YCSB_UNITS = {"ops": "ops", "throughput": "ops/s", "runtime": "ms"}
 
 
 def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
-    from . import fio
+    from . import fiojson
 
     kind, stat = parts[2], (parts[3] if len(parts) > 3 else None)
     if kind == "latency" and stat in PKB_FIO_LATENCY:
         metric, unit, value = PKB_FIO_LATENCY[stat], "us", float(s["value"])
     elif kind == "bandwidth" and stat is None:
-        metric, unit, value = "bw", "B/s", float(s["value"]) * 1024.0
+        metric, unit, value = "bw", "B/s", units.convert(float(s["value"]), "KiB/s", "B/s")  # PKB: KiB/s
     elif kind == "iops" and stat is None:
         metric, unit, value = "iops", "ops/s", float(s["value"])
     else:
@@ -388,7 +388,7 @@ def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
     opts = {k: v for k, v in md.items() if not str(k).startswith("fio_") and k != "blocksize"}
     opts.update({"bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
                  "size": md.get("size", md.get("filesize", "0"))})
-    keys = fio.job_keys({"job options": opts}, None, where)
+    keys = fiojson.job_keys({"job options": opts}, None, where)
     return {**keys, "op": parts[1], "metric": metric, "unit": unit, "value": value, "jobname": parts[0]}
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import BenchcastError
+from . import BenchcastError, units
 from . import records as rec
 from .devices import memlimit
 
@@ -89,12 +89,12 @@ def parse(text: str, where: str, **columns) -> pd.DataFrame:
         out = json.loads(lines[0])
         kernels = out["kernels"]
         rows = [{"op": "run", "workload": out["program"], "metric": "runtime", "unit": "ms",
-                 "value": float(out["total_seconds"]) * 1e3}]
+                 "value": units.convert(float(out["total_seconds"]), "s", "ms")}]
         for name, k in kernels.items():
             mean = float(k["mean"])
             rows += [
-                {"op": "pass", "workload": name, "metric": "lat_mean", "unit": "us", "value": mean * 1e6},
-                {"op": "pass", "workload": name, "metric": "lat_min", "unit": "us", "value": float(k["best"]) * 1e6},
+                {"op": "pass", "workload": name, "metric": "lat_mean", "unit": "us", "value": units.convert(mean, "s", "us")},
+                {"op": "pass", "workload": name, "metric": "lat_min", "unit": "us", "value": units.convert(float(k["best"]), "s", "us")},
                 {"op": "pass", "workload": name, "metric": "bw", "unit": "B/s",
                  "value": float(k["pass_bytes"]) / mean if mean > 0 else 0.0},
             ]

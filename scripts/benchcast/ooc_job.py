@@ -18,40 +18,36 @@ from . import BenchcastError, protect
 
 
 def run_job(job: dict) -> None:
-    from . import devices, host, ooc, quality, records
+    from . import devices, ooc, quality, records, settings
     from .devices import swap
-    from .units import parse_size
 
-    src = job["source"]
+    s = settings.ooc(job["source"], job["source_name"])  # the validated config's source
     mode = job["mode"]
     for out in (job["raw"], job["records"]):
         protect.clear_partial(out)
     # the in-memory baseline runs without a limit
-    limit = parse_size(src["memory_limit"], what="memory_limit") if mode != "memory" else None
-    sizes = [parse_size(s, what="working_sets") for s in src["working_sets"]]
+    limit = s.memory_limit if mode != "memory" else None
     swap_size = None
     if mode == "swap":
-        swap_size = parse_size(src["swap_size"], what="swap_size") if src.get("swap_size") else 2 * max(sizes)
+        swap_size = s.swap_size or 2 * max(s.working_sets)
     state_now = devices.base.read_state(job["state"]) if Path(job["state"]).exists() else {}
     other = swap.others(own=[p for p in [(state_now.get("created") or {}).get("swapfile")] if p])
-    if other and mode != "memory" and src["existing_swap"] == "refuse":
-        names = ", ".join(s["filename"] for s in other)
+    if other and mode != "memory" and s.existing_swap == "refuse":
+        names = ", ".join(o["filename"] for o in other)
         raise BenchcastError(f"swap not made by benchcast is active ({names}): pages could go there instead "
                              f"of to the device (swapoff it, or set existing_swap: warn)")
     raw_part = protect.atomic_path(job["raw"])
-    with host.cpu_latency(src.get("cpu_latency_us")), \
-            devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                              memory_limit=limit, swap_size=swap_size,
-                              swap_priority=src["swap_priority"], enter_memory=False,
-                              shield=job.get("shield")) as state, \
+    with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
+                           memory_limit=limit, swap_size=swap_size, swap_priority=s.swap_priority,
+                           enter_memory=False, shield=job.get("shield")) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
         recs = ooc.run_ooc(
-            src["programs"], sizes, mode, binaries=job["binaries"], device_dir=devices.target(state),
-            out_dir=raw_part.resolve(), reps=src["passes"], run=int(job["repeat"]), study=job["study"],
-            device=job["device"], cgroup=state["created"].get("memcg"), timeout=src.get("timeout"),
+            list(s.programs), list(s.working_sets), mode, binaries=job["binaries"], device_dir=devices.target(state),
+            out_dir=raw_part.resolve(), reps=s.passes, run=int(job["repeat"]), study=job["study"],
+            device=job["device"], cgroup=state["created"].get("memcg"), timeout=s.timeout,
             provenance={"memory_limit": limit or 0, "swap_size": swap_size or 0,
-                        "other_swap": ",".join(s["filename"] for s in other)},
+                        "other_swap": ",".join(o["filename"] for o in other)},
             kill_retries=ooc.KILL_RETRIES, kill_pause=ooc.KILL_PAUSE_S)
     records.write_job(recs, job, f"ooc:{job['source_name']}", devices.provenance(state))
 

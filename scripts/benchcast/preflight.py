@@ -20,9 +20,9 @@ YCSB_RUN = re.compile(r"(^|/)results/[^/]+/ycsb/[^/]+/[^/]+/[^/]+/\d+/run\d+\.cs
 def check_file(path: str) -> None:
     """Check one raw output a records rule will read (fio JSON, a YCSB run's records)."""
     if FIO_RUN.search(path):
-        from . import fio
+        from . import fiojson
 
-        fio.parse(path, study="check", device="check")  # also refuses a job that ended in error
+        fiojson.parse(path, study="check", device="check")  # also refuses a job that ended in error
     elif YCSB_RUN.search(path):
         from . import records
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, blockio, fits
+from . import BenchcastError, blockio, fits, units
 from .features import IO_PATH, PROFILE_KEYS, feature_table, io_path_name, median_twin, nearest_figure
 
 #: The model's name in prediction tables.
@@ -107,7 +107,7 @@ def spacing(agg: pd.DataFrame, key) -> pd.Series:
     """Observed time per operation (us, 1 / throughput) of the series' workload at its data size,
     per device of ``agg``."""
     t = _of_workload(agg[(agg["op"] == THROUGHPUT[0]) & (agg["metric"] == THROUGHPUT[1])], key)
-    return (1e6 / t.set_index("device")["value"].astype(float)).groupby(level=0).first()
+    return units.time_per_op(t.set_index("device")["value"].astype(float)).groupby(level=0).first()
 
 
 def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Series, read: bool,

@@ -34,7 +34,8 @@ import pandas as pd
 
 from . import fits, records
 from .blockio import memory_of
-from .features import data_size_label, feature_matrix, series_table
+from .features import feature_matrix, series_table
+from .units import size_label
 
 #: Second-stage forms, size s in GB and m the memory limit in GB: ``line`` y = a s + b (the
 #: paper's); ``log`` y = a log2 s + b; ``knee`` y = a max(s, m) + b (flat below the memory line,
@@ -138,7 +139,7 @@ def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str |
     have = wide[held].dropna()
     if len(train) < 2 or have.empty:
         return []
-    label = f"{data_size_label(train[0])}-{data_size_label(train[-1])}"
+    label = f"{size_label(train[0], decimal=True)}-{size_label(train[-1], decimal=True)}"
     base = {**key, "held_out_size": int(held), "train_sizes": label, "memory": memory}
     pos = _positions(have)
     errors = form_errors(_curves(wide, train), memory)

@@ -11,6 +11,7 @@ import pandas as pd
 from . import BenchcastError, ooc, records
 from .blockio import memory_of
 from .features import FEATURE_BENCHMARK
+from .units import size_label
 
 STRINGS = {c: str for c in records.STR_COLUMNS + ["feature", "target", "choice", "kind", "feature_workload",
                                                    "feature_op", "feature_metric", "feature_unit"]}
@@ -105,7 +106,7 @@ def focus_size(screened: pd.DataFrame, focus: dict, size) -> int:
     if want not in sizes:
         raise BenchcastError(
             f"report.focus_data_size: {size} was not measured for {focus} "
-            f"(sizes: {', '.join(f'{s / 1e9:g}GB' for s in sizes)})"
+            f"(sizes: {', '.join(size_label(s, decimal=True) for s in sizes)})"
         )
     return want
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
 from . import BenchcastError
 
 
-def size_label(nbytes: int) -> str:
-    """Binary size label as fio writes it: 1024 -> '1K', 65536 -> '64K', 1048576 -> '1M'."""
+_BINARY = (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
+_DECIMAL = (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3))
+
+
+def size_label(nbytes: int, decimal: bool = False) -> str:
+    """A size's label, the largest unit that divides it: binary as fio writes it (1024 -> '1K',
+    65536 -> '64K', 1048576 -> '1M'), or with ``decimal`` as data sizes are written (16e9 ->
+    '16GB', 2.5e8 -> '250MB'); a size no unit divides stays bytes ('1000', '0')."""
     n = int(nbytes)
-    for suffix, mult in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+    for suffix, mult in (_DECIMAL if decimal else _BINARY):
         if n >= mult and n % mult == 0:
             return f"{n // mult}{suffix}"
     return str(n)
@@ -163,3 +170,38 @@ def _figure(value, metric: str, unit: str | None, where: str) -> float:
         return float(q.to(ureg.Unit(unit)).magnitude)
     except pint.errors.PintError:
         raise BenchcastError(f"{where}: cannot express {value!r} in {unit}") from None
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+@functools.lru_cache(maxsize=None)
+def _scale(unit: str, target: str) -> tuple[float, bool]:
+    """(k, divide): a value in ``unit`` is ``value * k`` in ``target``, or ``value / k`` where
+    ``divide`` (the factor is below 1). pint gives the factor; a whole factor or inverse is taken
+    whole, so a conversion gives the float the hand-written one would (x / 1000, x * 1024). Sizes
+    (GB to B) are the config's (:func:`parse_size`: K/M/G/T binary, KB/MB/GB/TB decimal)."""
+    import pint
+
+    if unit.upper() in _SUFFIX and target.upper() in _SUFFIX:
+        f = _SUFFIX[unit.upper()] / _SUFFIX[target.upper()]
+    else:
+        try:
+            f = float(_registry().Quantity(1.0, unit).to(target).magnitude)
+        except (pint.errors.PintError, ValueError, AttributeError, TypeError):
+            raise BenchcastError(f"cannot convert {unit} to {target}") from None
+    k, divide = (f, False) if f >= 1 else (1.0 / f, True)
+    return (float(round(k)) if abs(k - round(k)) <= 1e-9 * k else k), divide
+
+
+def convert(value, unit: str, target: str):
+    """``value`` (a number, an array or a Series) in ``unit`` expressed in ``target``: ``ns`` to
+    ``us``, ``KiB/s`` to ``B/s``, ``GB`` to ``byte``, ``s`` to ``ms`` ..."""
+    k, divide = _scale(unit, target)
+    return value / k if divide else value * k
+
+
+def time_per_op(rate, unit: str = "us"):
+    """The time one operation takes (in ``unit``) at ``rate`` operations per second."""
+    k, divide = _scale("s", unit)
+    return (1.0 / k if divide else k) / rate

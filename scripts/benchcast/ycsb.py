@@ -9,14 +9,7 @@ The bindings are benchcast's own (``ycsb/``, built into one jar by :func:`build_
 and ``mariadb`` (a throwaway server, :mod:`benchcast.mariadb`, with its datadir on the device).
 
 YCSB writes its measurements (hdrhistogram, so percentiles are real) with the text exporter to a
-file; :func:`parse` turns that file into records (benchmark ``ycsb``; op ``read``, ``update``,
-``insert``, ``scan``, ``read-modify-write``, ``delete``, ``overall``; metric ``lat_mean``,
-``lat_p50``, ``lat_p95``, ``lat_p99``, ``lat_p99.9`` in us, ``ops`` count, and for ``overall``
-``throughput`` in ops/s and ``runtime`` in ms). Any Return code other than OK (or BATCHED_OK), or
-any failed op, is an error. YCSB's histogram logs beside that file (``<stem>.<OP>.hdr``,
-:func:`histogram_logs`) become one ``lat_hdr`` record per operation: value the operation count, the
-whole run's histogram in the ``hdr`` column (:mod:`benchcast.hdr`), so that aggregation can merge
-repeats into true percentiles.
+file, which :mod:`benchcast.ycsbout` turns into records.
 
 :func:`run_ycsb` loads once per repeat and runs the workloads in the given order on that data
 (or reloads per workload); the choice is kept in the ``reload`` provenance column.
@@ -24,8 +17,6 @@ repeats into true percentiles.
 
 from __future__ import annotations
 
-import glob
-import json
 import os
 import re
 import shutil
@@ -34,6 +25,8 @@ import platform
 import subprocess
 import time
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -41,6 +34,8 @@ import pandas as pd
 from . import BenchcastError, blockio
 from . import records as rec
 from .mariadb import die_with_parent
+from .settings import YcsbSettings
+from .ycsbout import histogram_logs, parse  # noqa: F401  (re-exported: a phase's records)
 from .workloads import CORE_WORKLOADS, PAPER_WORKLOADS, WORKLOADS  # noqa: F401  (re-exported)
 
 YCSB_VERSION = "0.17.0"
@@ -68,20 +63,6 @@ BASE_PROPERTIES = {
     "exporter": "site.ycsb.measurements.exporter.TextMeasurementsExporter",
 }
 
-#: The operations YCSB reports (CLEANUP, the client's own, is skipped).
-OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
-#: The return codes of a successful operation.
-OK_CODES = {"OK", "BATCHED_OK"}
-_METRICS = {
-    "AverageLatency(us)": ("lat_mean", "us"),
-    "50thPercentileLatency(us)": ("lat_p50", "us"),
-    "95thPercentileLatency(us)": ("lat_p95", "us"),
-    "99thPercentileLatency(us)": ("lat_p99", "us"),
-    "99.9PercentileLatency(us)": ("lat_p99.9", "us"),
-    "Operations": ("ops", "ops"),
-}
-_OVERALL = {"Throughput(ops/sec)": ("throughput", "ops/s"), "RunTime(ms)": ("runtime", "ms")}
-_LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
 
 
 # ----------------------------------------------------------------------------------------- properties
@@ -90,7 +71,7 @@ def workload_names() -> list[str]:
     return list(WORKLOADS)
 
 
-def record_count(data_size, fieldcount: int = 10, fieldlength: int = 100) -> int:
+def record_count(data_size, fieldcount: int, fieldlength: int) -> int:
     """Records needed for ``data_size`` bytes of field data (at least 1)."""
     nbytes = rec.parse_size(data_size, "ycsb data_size")
     if fieldcount < 1 or fieldlength < 1:
@@ -98,7 +79,7 @@ def record_count(data_size, fieldcount: int = 10, fieldlength: int = 100) -> int
     return max(1, nbytes // (fieldcount * fieldlength))
 
 
-def workload_properties(workload: str, data_size, *, fieldcount: int = 10, fieldlength: int = 100,
+def workload_properties(workload: str, data_size, *, fieldcount: int, fieldlength: int,
                         operationcount: int | None = None, maxexecutiontime: float | None = None,
                         extra: dict | None = None) -> dict[str, str]:
     """YCSB properties of one workload at one data size.
@@ -134,7 +115,7 @@ def properties_text(props: dict, comment: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def command(phase: str, *, jar, engine: str, props_file, overrides: dict | None = None, threads: int = 1,
+def command(phase: str, *, jar, engine: str, props_file, threads: int, overrides: dict | None = None,
             java: str = "java", jvm_args=(), status: bool = True) -> list[str]:
     """``java -cp JAR site.ycsb.Client -load|-t -db CLASS -P PROPS -p k=v ... -threads N -s``."""
     if phase not in ("load", "run"):
@@ -152,114 +133,6 @@ def command(phase: str, *, jar, engine: str, props_file, overrides: dict | None 
 
 
 # -------------------------------------------------------------------------------------------- parsing
-
-def _json_entries(text: str, where: str):
-    """(name, key, value) of YCSB's JSON exporters: JSONArrayMeasurementsExporter (one array) or
-    JSONMeasurementsExporter (objects one after another), each {"metric", "measurement", "value"}."""
-    decoder, pos, out = json.JSONDecoder(), 0, []
-    text = text.strip()
-    while pos < len(text):
-        try:
-            obj, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise BenchcastError(f"{where}: YCSB JSON output is malformed ({exc.msg} at line {exc.lineno})") from None
-        for item in obj if isinstance(obj, list) else [obj]:
-            if not isinstance(item, dict) or not {"metric", "measurement", "value"} <= set(item):
-                raise BenchcastError(f"{where}: YCSB JSON entries need metric, measurement and value")
-            out.append((str(item["metric"]), str(item["measurement"]), str(item["value"])))
-        pos = end
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-    return out
-
-
-def _text_entries(text: str):
-    """(name, key, value) of the lines of YCSB's text exporter: ``[UPDATE], AverageLatency(us), 12.5``."""
-    for line in text.splitlines():
-        m = _LINE.match(line.strip())
-        if m:
-            yield m.group(1).strip(), m.group(2).strip(), m.group(3)
-
-
-def parse_text(text: str, where: str) -> dict:
-    """Parse YCSB output (the text exporter's lines or either JSON exporter's entries) into
-    ``{"ops": {(op, metric): value}, "returns": {op: {code: n}}, "failed": {name: n}}``. Raises on
-    output without any measurement."""
-    values: dict[tuple[str, str], float] = {}
-    returns: dict[str, dict[str, int]] = {}
-    failed: dict[str, int] = {}
-    head = text.lstrip()[:200]
-    is_json = head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
-    for name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text)):
-        if name.startswith("TOTAL_GC") or name == "CLEANUP":
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            continue
-        if name not in OPERATIONS:
-            # READ-FAILED, or READ-NOT_FOUND when latency is tracked per error code
-            failed[name] = failed.get(name, 0) + (int(value) if key == "Operations" else 0)
-            continue
-        if key.startswith("Return="):
-            returns.setdefault(name.lower(), {})[key[len("Return="):]] = int(value)
-            continue
-        table = _OVERALL if name == "OVERALL" else _METRICS
-        if key in table:
-            values[(name.lower(), table[key][0])] = value
-    if not values:
-        raise BenchcastError(f"{where}: no YCSB measurements found")
-    if ("overall", "throughput") not in values:
-        raise BenchcastError(f"{where}: no [OVERALL] throughput line (YCSB did not finish?)")
-    if not any(op != "overall" for op, _ in values) and not failed:
-        raise BenchcastError(f"{where}: YCSB measured no operations (no client thread ran?)")
-    return {"ops": values, "returns": returns, "failed": failed}
-
-
-def check_ok(parsed: dict, where: str) -> None:
-    """Raise when YCSB reported any return code other than OK or any failed operation."""
-    bad = [f"{op} Return={code} x{n}" for op, codes in sorted(parsed["returns"].items())
-           for code, n in sorted(codes.items()) if code not in OK_CODES and n]
-    bad += [f"{name} x{n}" for name, n in sorted(parsed["failed"].items())]
-    if bad:
-        raise BenchcastError(f"{where}: YCSB reported failed operations: {', '.join(bad)}")
-
-
-def histogram_logs(path) -> list[Path]:
-    """YCSB's histogram logs of the measurement file ``path``: ``<stem>.<OP>.hdr`` beside it (YCSB
-    run with ``hdrhistogram.output.path=<stem>.``)."""
-    path = Path(path)
-    return sorted(path.parent.glob(glob.escape(path.stem) + ".*.hdr"))
-
-
-def parse(path, **columns) -> pd.DataFrame:
-    """Records of one YCSB measurement file and its histogram logs (:func:`histogram_logs`);
-    ``columns`` are added to every row (study, device, engine, workload, threads, data_size, run,
-    provenance ...). Raises on failed operations."""
-    from . import hdr
-
-    path = Path(path)
-    try:
-        text = path.read_text(errors="replace")
-    except FileNotFoundError:
-        raise BenchcastError(f"{path}: no such YCSB output file") from None
-    parsed = parse_text(text, str(path))
-    check_ok(parsed, str(path))
-    rows = []
-    for (op, metric), value in parsed["ops"].items():
-        unit = (_OVERALL if op == "overall" else _METRICS)
-        unit = next(u for m, u in unit.values() if m == metric)
-        rows.append({"op": op, "metric": metric, "unit": unit, "value": value})
-    measured = {op for op, _ in parsed["ops"]}
-    for log in histogram_logs(path):
-        name, hist = hdr.read_log(log)
-        if name.lower() in measured and name != "OVERALL":
-            rows.append({"op": name.lower(), "metric": "lat_hdr", "unit": "ops",
-                         "value": float(hist.get_total_count()), "hdr": hdr.encode(hist)})
-    base = {"study": "", "device": "", "source": "ycsb", "benchmark": "ycsb", "engine": "", "workload": "",
-            "block_size": 0, "threads": 0, "data_size": 0, "run": 0}
-    base.update(columns)
-    return rec.make(rows, **base)
 
 
 # ------------------------------------------------------------------------------------------ execution
@@ -321,39 +194,52 @@ def _mask(cmd: list[str]) -> str:
     return " ".join(re.sub(r"^(db\.passwd=).*", r"\1***", a) for a in cmd)
 
 
-def run_phase(phase: str, *, engine: str, jar, props: dict, overrides: dict, threads: int, prefix,
-              java: str = "java", jvm_args=(), timeout: float | None = None, columns: dict | None = None
-              ) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Phase:
+    """One YCSB load or run phase: what it runs (``props`` in the properties file, ``overrides`` as
+    ``-p``), with how many client threads, its files ``PREFIX.*``, the JVM's own arguments."""
+
+    phase: str
+    engine: str
+    props: dict
+    overrides: dict
+    threads: int
+    prefix: Path
+    jvm_args: tuple = ()
+    timeout: float | None = None
+
+
+def run_phase(p: Phase, jar, java: str = "java", columns: dict | None = None) -> pd.DataFrame:
     """Run one YCSB load or run phase and return its records.
 
     Writes ``PREFIX.properties``, ``PREFIX.cmd``, ``PREFIX.out`` (stdout), ``PREFIX.err`` (stderr,
     status lines) and ``PREFIX.txt`` (the measurements). Raises on a non-zero exit, a timeout (the JVM
     is killed) or failed operations; errors name the files.
     """
-    prefix = Path(prefix)
+    prefix = Path(p.prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     props_file = prefix.with_name(prefix.name + ".properties")
     export = prefix.with_name(prefix.name + ".txt")
     export.unlink(missing_ok=True)
-    props_file.write_text(properties_text(props, comment=f"benchcast ycsb {phase} ({engine})"))
+    props_file.write_text(properties_text(p.props, comment=f"benchcast ycsb {p.phase} ({p.engine})"))
     for old in histogram_logs(export):
         old.unlink()
-    overrides = {**overrides, "exportfile": export, "hdrhistogram.output.path": f"{prefix}."}
-    cmd = command(phase, jar=jar, engine=engine, props_file=props_file, overrides=overrides,
-                  threads=threads, java=java, jvm_args=jvm_args)
+    overrides = {**p.overrides, "exportfile": export, "hdrhistogram.output.path": f"{prefix}."}
+    cmd = command(p.phase, jar=jar, engine=p.engine, props_file=props_file, overrides=overrides,
+                  threads=p.threads, java=java, jvm_args=p.jvm_args)
     prefix.with_name(prefix.name + ".cmd").write_text(_mask(cmd) + "\n")
-    out_path = prefix.with_name(prefix.name + ".out")
     err_path = prefix.with_name(prefix.name + ".err")
     started = time.monotonic()
-    with open(out_path, "w") as out, open(err_path, "w") as err:
+    with open(prefix.with_name(prefix.name + ".out"), "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                 preexec_fn=die_with_parent(os.getpid(), signal.SIGKILL))
         try:
-            rc = proc.wait(timeout=timeout)
+            rc = proc.wait(timeout=p.timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            raise BenchcastError(f"{export}: YCSB {phase} ({engine}) killed after {timeout}s (see {err_path})") from None
+            raise BenchcastError(f"{export}: YCSB {p.phase} ({p.engine}) killed after {p.timeout}s "
+                                 f"(see {err_path})") from None
         except BaseException:
             proc.kill()
             proc.wait()
@@ -361,7 +247,7 @@ def run_phase(phase: str, *, engine: str, jar, props: dict, overrides: dict, thr
     elapsed = time.monotonic() - started
     if rc != 0:
         tail = " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-5:])
-        raise BenchcastError(f"{export}: YCSB {phase} ({engine}) exited with {rc}: {tail} (see {err_path})")
+        raise BenchcastError(f"{export}: YCSB {p.phase} ({p.engine}) exited with {rc}: {tail} (see {err_path})")
     try:
         df = parse(export, **(columns or {}))
     except BenchcastError as exc:
@@ -369,169 +255,188 @@ def run_phase(phase: str, *, engine: str, jar, props: dict, overrides: dict, thr
         lines = err_path.read_text(errors="replace").splitlines()
         cause = next((ln.strip() for ln in lines if "Exception" in ln or "Error:" in ln), "")
         raise BenchcastError(f"{exc}{'; ' + cause if cause else ''} (see {err_path})") from None
-    df["phase"] = phase
+    df["phase"] = p.phase
     df["wall_s"] = round(elapsed, 3)
     df["raw"] = str(export)
     return df
 
 
-def run_ycsb(engine: str, device_dir, workloads, data_size, threads: int, *, jar, out_dir, study: str,
-             device: str, operationcount: int | None = None, maxexecutiontime: float | None = None,
-             repeats=1, reload_per_workload: bool = False, fieldcount: int = 10, fieldlength: int = 100,
-             properties: dict | None = None, run_properties: dict | None = None,
-             load_threads: int | None = None, mariadb_options: dict | None = None, java: str = "java", jvm_args=(),
-             timeout: float | None = None, keep_data: bool = False, fast_load: bool = False,
-             io_counter=None) -> pd.DataFrame:
-    """Load and run YCSB workloads on one device with one engine at one data size; return records.
+@dataclass(frozen=True)
+class Place:
+    """Where and how one YCSB job runs, beside its settings (:class:`benchcast.settings.YcsbSettings`):
+    the database goes under ``device_dir``, raw files under ``out_dir/r{run}/``, records are named
+    ``study`` and ``device``. ``runs``: the run indices (one load each); ``io_counter``: a function
+    returning the device's I/O counters (:func:`benchcast.devices.io_counters`), read before and
+    after each workload run, the difference becoming op ``device`` records per operation
+    (:mod:`benchcast.blockio`); ``run_properties``: properties of the run phases only, over everything
+    (the record count too); ``load_threads``: the load's client threads (default the settings'
+    threads); ``keep_data``: leave the database in place."""
 
-    For each repeat (``repeats``: a count, or the run indices to use) the data is loaded into a fresh
-    database under ``device_dir`` (RocksDB directory, or MariaDB datadir of a fresh server), then the
-    ``workloads`` run in the given order on that data; with ``reload_per_workload`` every workload
-    gets a freshly loaded database instead. Records of the first load of a repeat are returned with
-    workload ``load`` (op ``insert``). Raw YCSB files go to ``out_dir/r{run}/``; the database is
-    removed afterwards unless ``keep_data``. A workload that inserts (d, e) grows the record count
-    seen by the next workload on the same data.
+    device_dir: Path
+    jar: Path
+    out_dir: Path
+    study: str
+    device: str
+    runs: tuple[int, ...] = (0,)
+    io_counter: Callable | None = None
+    run_properties: dict = field(default_factory=dict)
+    load_threads: int | None = None
+    java: str = "java"
+    jvm_args: tuple = ()
+    timeout: float | None = None
+    keep_data: bool = False
 
-    ``properties`` are extra YCSB/binding properties for every phase (``rocksdb.sync``,
-    ``db.batchsize`` ...), ``run_properties`` extra ones for the run phases only (they override
-    everything, the record count too); ``mariadb_options`` are :func:`benchcast.mariadb.start` keyword arguments
-    (``buffer_pool_size``, ``log_file_size``, ``options``). Every setting is kept as provenance.
+
+def _provenance(engine: str, s: YcsbSettings) -> dict:
+    """What every record of a job carries about how it was measured (the password left out)."""
+    versions = binding_versions()
+    return {
+        "ycsb_version": YCSB_VERSION, "binding": ENGINES[engine],
+        "binding_lib": (f"rocksdbjni {versions.get('rocksdbjni.version', '?')}" if engine == "rocksdb"
+                        else f"mariadb-java-client {versions.get('mariadb.jdbc.version', '?')}"),
+        "reload": "per-workload" if s.reload_per_workload else "once",
+        "fieldcount": int(s.fieldcount), "fieldlength": int(s.fieldlength),
+        "operationcount": int(s.operationcount or 0), "maxexecutiontime": float(s.maxexecutiontime or 0),
+        "load_mode": "fast" if s.fast_load else "measured settings",
+    }
+
+
+def run_ycsb(engine: str, data_size, s: YcsbSettings, at: Place) -> pd.DataFrame:
+    """Load and run the settings' YCSB workloads on one device with one engine at one data size;
+    return records.
+
+    For each run of ``at.runs`` the data is loaded into a fresh database under ``at.device_dir``
+    (RocksDB directory, or MariaDB datadir of a fresh server, :func:`benchcast.mariadb.server` with
+    the settings' ``mariadb``), then the workloads run in the given order on that data; with
+    ``reload_per_workload`` every workload gets a freshly loaded database instead. Records of the
+    first load of a run are returned with workload ``load`` (op ``insert``). The database is removed
+    afterwards unless ``at.keep_data``. A workload that inserts (d, e) grows the record count seen
+    by the next workload on the same data. Every setting is kept as provenance.
 
     ``fast_load``: the load is not a measurement, so it runs without a sync per insert (RocksDB
     ``rocksdb.sync=false``; MariaDB ``innodb_flush_log_at_trx_commit=0`` and batched inserts, the
     server's own setting restored before the workloads run).
-
-    ``io_counter``: a function returning the device's I/O counters (:func:`benchcast.devices.io_counters`);
-    read before and after each workload run, the difference becomes op ``device`` records per
-    operation (:mod:`benchcast.blockio`).
     """
     if engine not in ENGINES:
         raise BenchcastError(f"ycsb: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-    workloads = list(workloads)
-    for w in workloads:
-        if w not in WORKLOADS:
-            raise BenchcastError(f"ycsb: unknown workload {w!r} (known: {', '.join(WORKLOADS)})")
-    if not workloads:
-        raise BenchcastError("ycsb: no workloads to run")
-    jar = Path(jar)
-    if not jar.is_file():
-        raise BenchcastError(f"ycsb: jar {jar} not found (build it with scripts/build_ycsb.sh)")
-    device_dir, out_dir = Path(device_dir), Path(out_dir)
-    if not device_dir.is_dir():
-        raise BenchcastError(f"ycsb: device directory {device_dir} does not exist")
+    if not Path(at.jar).is_file():
+        raise BenchcastError(f"ycsb: jar {at.jar} not found (build it with scripts/build_ycsb.sh)")
+    if not Path(at.device_dir).is_dir():
+        raise BenchcastError(f"ycsb: device directory {at.device_dir} does not exist")
     nbytes = rec.parse_size(data_size, "ycsb data_size")
-    runs = list(range(repeats)) if isinstance(repeats, int) else [int(r) for r in repeats]
-    if timeout is None and maxexecutiontime is not None:
-        timeout = float(maxexecutiontime) + 600
-    common = {"study": study, "device": device, "engine": engine, "threads": int(threads), "data_size": nbytes}
-    versions = binding_versions()
-    provenance = {
-        "ycsb_version": YCSB_VERSION, "binding": ENGINES[engine],
-        "binding_lib": (f"rocksdbjni {versions.get('rocksdbjni.version', '?')}" if engine == "rocksdb"
-                        else f"mariadb-java-client {versions.get('mariadb.jdbc.version', '?')}"),
-        "reload": "per-workload" if reload_per_workload else "once",
-        "fieldcount": int(fieldcount), "fieldlength": int(fieldlength),
-        "operationcount": int(operationcount or 0), "maxexecutiontime": float(maxexecutiontime or 0),
-        "load_mode": "fast" if fast_load else "measured settings",
-    }
-    for prefix, extra in (("prop", properties), ("runprop", run_properties)):
-        for key, val in sorted((extra or {}).items()):
+    if at.timeout is None and s.maxexecutiontime is not None:
+        at = replace(at, timeout=float(s.maxexecutiontime) + 600)
+    provenance = _provenance(engine, s)
+    for prefix, extra in (("prop", s.properties), ("runprop", at.run_properties)):
+        for key, val in sorted(extra.items()):
             if key != "db.passwd":
                 provenance[f"{prefix}_{key}"] = str(val)
+    common = {"study": at.study, "device": at.device, "engine": engine, "threads": int(s.threads),
+              "data_size": nbytes, **provenance}
     frames = []
-    for run in runs:
-        run_dir = out_dir / f"r{run}"
-        if reload_per_workload:
-            units = [(f"{i:02d}-{w}-", [(i, w)]) for i, w in enumerate(workloads, start=1)]
+    for run in at.runs:
+        if s.reload_per_workload:
+            units = [(f"{i:02d}-{w}-", [(i, w)]) for i, w in enumerate(s.workloads, start=1)]
         else:
-            units = [("", list(enumerate(workloads, start=1)))]
+            units = [("", list(enumerate(s.workloads, start=1)))]
         for u, (label, unit) in enumerate(units):
-            frames += _run_unit(
-                engine, device_dir / f"benchcast-ycsb-{engine}-r{run}{'-' + label[:-1] if label else ''}",
-                run_dir, label, unit, run, keep_load=(u == 0), nbytes=nbytes, threads=threads,
-                load_threads=load_threads or threads, jar=jar, common=common, provenance=provenance,
-                fieldcount=fieldcount, fieldlength=fieldlength, operationcount=operationcount,
-                maxexecutiontime=maxexecutiontime, properties=properties or {},
-                run_properties=run_properties or {}, mariadb_options=mariadb_options or {}, java=java,
-                jvm_args=jvm_args, timeout=timeout, keep_data=keep_data, fast_load=fast_load,
-                io_counter=io_counter)
+            data_dir = Path(at.device_dir) / f"benchcast-ycsb-{engine}-r{run}{'-' + label[:-1] if label else ''}"
+            frames += _run_unit(_Unit(engine, nbytes, data_dir, Path(at.out_dir) / f"r{run}", label, tuple(unit),
+                                      run, u == 0, common), s, at)
     out = pd.concat(frames, ignore_index=True)
-    return rec.check(out, where=f"ycsb {engine} {device}")
+    return rec.check(out, where=f"ycsb {engine} {at.device}")
 
 
-def _run_unit(engine, data_dir, run_dir, label, unit, run, *, keep_load, nbytes, threads, load_threads, jar,
-              common, provenance, fieldcount, fieldlength, operationcount, maxexecutiontime, properties,
-              run_properties, mariadb_options, java, jvm_args, timeout, keep_data,
-              fast_load, io_counter=None) -> list[pd.DataFrame]:
-    """Load a fresh database in ``data_dir`` and run the ``unit`` workloads ((order, name) pairs) on it;
-    raw files are ``run_dir/{label}load.*`` and ``run_dir/{order:02d}-{name}.*``."""
+@dataclass(frozen=True)
+class _Unit:
+    """One load and the workloads run on it: raw files ``run_dir/{label}load.*`` and
+    ``run_dir/{order:02d}-{name}.*``; ``keep_load``: its load's records are returned."""
+
+    engine: str
+    nbytes: int
+    data_dir: Path
+    run_dir: Path
+    label: str
+    workloads: tuple  # (order, name) pairs
+    run: int
+    keep_load: bool
+    common: dict
+
+
+def _sizes(s: YcsbSettings) -> dict:
+    return {"fieldcount": s.fieldcount, "fieldlength": s.fieldlength, "operationcount": s.operationcount,
+            "maxexecutiontime": s.maxexecutiontime}
+
+
+def _run_unit(u: _Unit, s: YcsbSettings, at: Place) -> list[pd.DataFrame]:
+    """Load a fresh database in ``u.data_dir`` and run the unit's workloads on it."""
     from . import mariadb
 
-    if data_dir.exists():
-        shutil.rmtree(data_dir)
-    data_dir.mkdir(parents=True)
-    frames = []
-    sizes = {"fieldcount": fieldcount, "fieldlength": fieldlength, "operationcount": operationcount,
-             "maxexecutiontime": maxexecutiontime}
+    if u.data_dir.exists():
+        shutil.rmtree(u.data_dir)
+    u.data_dir.mkdir(parents=True)
     try:
-        if engine == "mariadb":
-            server_ctx = mariadb.server(data_dir / "data", run_dir / f"{label}mariadb", **mariadb_options)
+        if u.engine == "mariadb":
+            server_ctx = mariadb.server(u.data_dir / "data", u.run_dir / f"{u.label}mariadb", **s.mariadb)
         else:
             server_ctx = _null_server()
         with server_ctx as srv:
-            conn = {"rocksdb.dir": str(data_dir / "db")} if srv is None else srv.ycsb_properties()
-            prov = dict(provenance)
-            if srv is not None:
-                prov.update(srv.provenance())
-            props = workload_properties(unit[0][1], nbytes, **sizes, extra=properties)
-            records_now = int(props["recordcount"])
-            load_over = {**conn, "db.droptable": "true"} if engine == "mariadb" else dict(conn)
-            load_over["maxexecutiontime"] = "0"  # a load inserts every record, however long it takes
-            restore = None
-            if fast_load:  # loads are not measured: no sync per insert, batched inserts
-                if srv is None:
-                    load_over["rocksdb.sync"] = "false"
-                else:
-                    load_over["db.batchsize"] = "100"
-                    restore = srv.sql("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").strip()
-                    srv.sql("SET GLOBAL innodb_flush_log_at_trx_commit=0")
-            load_jvm = quick_start(jar, engine, write_archive=True)
-            try:
-                df = run_phase("load", engine=engine, jar=jar, props=props, overrides=load_over,
-                               threads=load_threads, prefix=run_dir / f"{label}load", java=java,
-                               jvm_args=[*jvm_args, *load_jvm],
-                               columns={**common, **prov, "workload": "load", "run": run,
-                                        "recordcount": records_now, "order": 0})
-            except BaseException:
-                keep_archive(load_jvm, ok=False)
-                raise
-            keep_archive(load_jvm, ok=True)
-            run_jvm = [*jvm_args, *quick_start(jar, engine)]
-            if restore is not None:  # the measured settings again, the loaded data made durable first
-                srv.sql(f"SET GLOBAL innodb_flush_log_at_trx_commit={int(restore)}")
-                srv.sql("FLUSH TABLES")
-            if keep_load:
+            conn = {"rocksdb.dir": str(u.data_dir / "db")} if srv is None else srv.ycsb_properties()
+            columns = {**u.common, **(srv.provenance() if srv is not None else {})}
+            df, records_now = _load(u, s, at, srv, conn, columns)
+            frames = [df] if u.keep_load else []
+            run_jvm = (*at.jvm_args, *quick_start(at.jar, u.engine))
+            for order, w in u.workloads:
+                props = workload_properties(w, u.nbytes, **_sizes(s),
+                                            extra={**s.properties, "recordcount": records_now, **at.run_properties})
+                io_before = at.io_counter() if at.io_counter else None
+                phase = Phase("run", u.engine, props, conn, s.threads, u.run_dir / f"{order:02d}-{w}", run_jvm,
+                              at.timeout)
+                df = run_phase(phase, at.jar, at.java, {**columns, "workload": w, "run": u.run,
+                                                         "recordcount": records_now, "order": order})
                 frames.append(df)
-            for order, w in unit:
-                props = workload_properties(w, nbytes, **sizes,
-                                            extra={**properties, "recordcount": records_now, **run_properties})
-                io_before = io_counter() if io_counter else None
-                df = run_phase("run", engine=engine, jar=jar, props=props, overrides=conn, threads=threads,
-                               prefix=run_dir / f"{order:02d}-{w}", java=java, jvm_args=run_jvm,
-                               timeout=timeout,
-                               columns={**common, **prov, "workload": w, "run": run,
-                                        "recordcount": records_now, "order": order})
-                frames.append(df)
-                if io_counter:
-                    io = _device_io(df, io_before, io_counter())
+                if at.io_counter:
+                    io = _device_io(df, io_before, at.io_counter())
                     if not io.empty:  # the device has no counters (a tmpfs)
                         frames.append(io)
                 inserted = df.loc[(df["op"] == "insert") & (df["metric"] == "ops"), "value"]
                 records_now += int(inserted.sum())
     finally:
-        if not keep_data:
-            shutil.rmtree(data_dir, ignore_errors=True)
+        if not at.keep_data:
+            shutil.rmtree(u.data_dir, ignore_errors=True)
     return frames
+
+
+def _load(u: _Unit, s: YcsbSettings, at: Place, srv, conn: dict, columns: dict) -> tuple[pd.DataFrame, int]:
+    """The unit's load (its records, and the record count it made): every record inserted however
+    long it takes; with ``fast_load`` without a sync per insert, the server's setting restored and
+    the data made durable before the workloads."""
+    props = workload_properties(u.workloads[0][1], u.nbytes, **_sizes(s), extra=s.properties)
+    records_now = int(props["recordcount"])
+    load_over = {**conn, "db.droptable": "true"} if u.engine == "mariadb" else dict(conn)
+    load_over["maxexecutiontime"] = "0"  # a load inserts every record, however long it takes
+    restore = None
+    if s.fast_load:  # loads are not measured: no sync per insert, batched inserts
+        if srv is None:
+            load_over["rocksdb.sync"] = "false"
+        else:
+            load_over["db.batchsize"] = "100"
+            restore = srv.sql("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").strip()
+            srv.sql("SET GLOBAL innodb_flush_log_at_trx_commit=0")
+    load_jvm = quick_start(at.jar, u.engine, write_archive=True)
+    phase = Phase("load", u.engine, props, load_over, at.load_threads or s.threads, u.run_dir / f"{u.label}load",
+                  (*at.jvm_args, *load_jvm))
+    try:
+        df = run_phase(phase, at.jar, at.java, {**columns, "workload": "load", "run": u.run,
+                                                 "recordcount": records_now, "order": 0})
+    except BaseException:
+        keep_archive(load_jvm, ok=False)
+        raise
+    keep_archive(load_jvm, ok=True)
+    if restore is not None:  # the measured settings again, the loaded data made durable first
+        srv.sql(f"SET GLOBAL innodb_flush_log_at_trx_commit={int(restore)}")
+        srv.sql("FLUSH TABLES")
+    return df, records_now
 
 
 def _device_io(df: pd.DataFrame, before, after) -> pd.DataFrame:
@@ -588,6 +493,6 @@ def build_jar(out=DEFAULT_JAR, *, module=MODULE, force: bool = False, timeout: f
 
 __all__ = [
     "WORKLOADS", "PAPER_WORKLOADS", "CORE_WORKLOADS", "ENGINES", "YCSB_VERSION", "DEFAULT_JAR",
-    "record_count", "workload_properties", "properties_text", "command", "parse_text", "check_ok", "parse",
-    "run_phase", "run_ycsb", "build_jar", "workload_names", "binding_versions",
+    "record_count", "workload_properties", "properties_text", "command", "parse", "histogram_logs",
+    "run_phase", "run_ycsb", "Phase", "Place", "build_jar", "workload_names", "binding_versions",
 ]

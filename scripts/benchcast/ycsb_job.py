@@ -18,12 +18,9 @@ from . import protect
 def run_job(job: dict) -> None:
     import pandas as pd
 
-    from . import devices, host, quality, records, ycsb
-    from .units import parse_size
+    from . import devices, quality, records, settings, ycsb
 
-    src = job["source"]
-    maria = src["mariadb"]  # the validated config: the schema filled in its defaults
-    props = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (src.get("properties") or {}).items()}
+    s = settings.ycsb(job["source"], job["source_name"])  # the validated config's source
     # raw files and records go under temporary names, renamed when the run is complete: a killed
     # job leaves nothing that could pass as a result
     for out in (job["raw"], job["records"]):
@@ -38,42 +35,19 @@ def run_job(job: dict) -> None:
         protect.commit(job["records"])
         return
     raw_part = protect.atomic_path(job["raw"])
-    limit = parse_size(src["memory_limit"], what="memory_limit") if src.get("memory_limit") else None
-    with host.cpu_latency(src.get("cpu_latency_us")), \
-            devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                              memory_limit=limit, shield=job.get("shield")) as state, \
+    with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
+                           memory_limit=s.memory_limit, shield=job.get("shield")) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ycsb", "device": job["device"], "engine": job["engine"],
                             "data_size": int(job["size"]), "run": int(job["repeat"])}):
-        recs = ycsb.run_ycsb(
-            job["engine"],
-            devices.target(state),
-            src["workloads"],
-            int(job["size"]),
-            src.get("threads", 1),
-            jar=Path(job["jar"]).resolve(),
-            out_dir=raw_part.resolve(),
-            study=job["study"],
-            device=job["device"],
-            operationcount=src.get("operationcount"),
-            maxexecutiontime=src.get("maxexecutiontime"),
-            repeats=[int(job["repeat"])],
-            reload_per_workload=src.get("reload_per_workload", False),
-            fieldcount=src.get("fieldcount", 10),
-            fieldlength=src.get("fieldlength", 100),
-            properties=props,
-            fast_load=src["fast_load"],
-            io_counter=lambda: devices.io_counters(state),
-            mariadb_options={
-                "buffer_pool_size": maria["buffer_pool_size"],
-                "log_file_size": maria["log_file_size"],
-                "options": maria.get("options"),
-            },
-        )
-    if src["fast_load"]:  # a load without its syncs measures nothing of the device: raw files only
+        at = ycsb.Place(device_dir=devices.target(state), jar=Path(job["jar"]).resolve(),
+                        out_dir=raw_part.resolve(), study=job["study"], device=job["device"],
+                        runs=(int(job["repeat"]),), io_counter=lambda: devices.io_counters(state))
+        recs = ycsb.run_ycsb(job["engine"], int(job["size"]), s, at)
+    if s.fast_load:  # a load without its syncs measures nothing of the device: raw files only
         recs = recs[recs["workload"] != "load"]
     # the memory cgroup the server and client ran in, where there was one (no column otherwise)
-    limited = {"memory_limit": limit} if limit else {}
+    limited = {"memory_limit": s.memory_limit} if s.memory_limit else {}
     records.write_job(recs, job, f"ycsb:{job['source_name']}", {**devices.provenance(state), **limited})
 
 
