@@ -177,7 +177,7 @@ def main() -> int:
     compared = work / "compare"
     compared.mkdir(exist_ok=True)
     tables.write_report_table(cells_ab, compared / "ratios.csv")
-    charts.save(charts.compare(cells_ab, ("a", "b")), compared / "ratios.svg", compared / "ratios.html")
+    charts.save(charts.compare(cells_ab, ("a", "b"), max_cells=100), compared / "ratios.svg", compared / "ratios.html")
     stage("compare (not in the report)", t0)
     print(f"  {len(cells_ab):,} cells compared: ratios.csv {(compared / 'ratios.csv').stat().st_size / 1e6:.1f} MB, "
           f"ratios.html {(compared / 'ratios.html').stat().st_size / 1e6:.1f} MB")

@@ -28,6 +28,7 @@ def paper_records():
         ROOT / "resources/soga2018/ycsb_mysql.csv",
         study="paper",
         source="import:soga2018",
+        benchmark="ycsb",
         devices=list(PAPER["devices"]),
     )
 

@@ -10,9 +10,9 @@ import subprocess
 import pandas as pd
 import pytest
 
-from benchcast import blockio, devices, records, ycsb
+from benchcast import blockio, devices, records
 from devices_util import clean, needs_blkio, needs_fuse, needs_loop  # noqa: F401
-from ycsb_util import ycsb_jar  # noqa: F401
+from ycsb_util import run_ycsb, ycsb_jar  # noqa: F401
 
 
 def test_per_op_by_hand():
@@ -134,7 +134,7 @@ def test_a_throttled_tier_counts_what_its_cap_charged(clean):
 def test_synced_rocksdb_updates_show_as_syncs_per_operation(ycsb_jar, clean):
     spec = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "128M"}, "sync_delay_us": 1}
     with devices.session("dl", spec, clean / "dl.json") as st:
-        df = ycsb.run_ycsb("rocksdb", st["target"], ["write-only"], "1MB", 1, jar=ycsb_jar,
+        df = run_ycsb("rocksdb", st["target"], ["write-only"], "1MB", 1, jar=ycsb_jar,
                            out_dir=clean / "out", study="t", device="dl", operationcount=500,
                            properties={"rocksdb.sync": "true"}, fast_load=True,
                            io_counter=lambda: devices.io_counters(st))

@@ -209,7 +209,7 @@ def test_latency_over_size_draws_the_memory_line_and_the_held_out_prediction(tmp
     res = {d: {s * mb: 50 + x * max(s - 33, 0) for s in (16, 32, 64, 128)} for d, x in (("a", 1), ("b", 2), ("c", 4))}
     agg = make_agg(figs, res, workload="read-only", op="read")
     memory = {"test": 32 * 2**20}
-    sc = screen.screen(agg, {"workloads": ["randread"], "block_sizes": [4096], "metrics": ["lat_mean"]}, min_devices=2)
+    sc = screen.screen(agg, {"workloads": ["randread"], "block_sizes": [4096], "metrics": ["lat_mean"]}, None, None, 2)
     folds, _, _ = sizes.validate(agg, sc, memory=memory)
     table = tables.latency_over_size(agg, memory, folds)
     assert set(table["kind"]) == {"measured", "predicted"} and (table["memory_limit"] == 2**25).all()

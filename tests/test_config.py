@@ -65,12 +65,25 @@ def test_nested_share_field_named():
     assert cfg["studies"]["local"]["validate"]["nested_share"] == ["data_size", "workload"]
 
 
-def test_cpu_latency_named_and_null_by_default():
-    check(lambda c: c["studies"]["local"]["sources"]["ycsb"].__setitem__("cpu_latency_us", -1),
-          r"^config: studies.local.sources.ycsb.cpu_latency_us: -1 is not a whole number of microseconds")
+def test_removed_levers_are_unknown_keys():
+    """cpu_latency_us and a fio source's memory_limit measured nothing better (docs/method.md): a
+    config that still names them is told so, by key."""
+    check(lambda c: c["studies"]["local"]["sources"]["ycsb"].__setitem__("cpu_latency_us", 0),
+          r"^config: studies.local.sources.ycsb: unknown key 'cpu_latency_us'")
+    check(lambda c: c["studies"]["local"]["sources"]["fio"].__setitem__("memory_limit", "32M"),
+          r"^config: studies.local.sources.fio: unknown key 'memory_limit'")
+
+
+def test_fio_defaults_come_from_the_schema():
     cfg = config.validate(copy.deepcopy(CONFIG))
-    assert {n: s["cpu_latency_us"] for n, s in cfg["studies"]["local"]["sources"].items()} == \
-        {"fio": None, "commit": None, "ycsb": None, "ooc": None}
+    fio = cfg["studies"]["local"]["sources"]["fio"]  # the config sets neither: the schema's
+    assert (fio["numjobs"], fio["rwmixread"], fio["extra"], fio["per_device"]) == (1, 50, {}, {})
+    assert fio["per_kind"] == {"tmpfs": {"direct": False}, "fsdax": {"ioengine": "libpmem"}}
+    # a kind's entry keeps the kind defaults it does not set
+    src = config.check_source({"type": "fio", "rw": ["read"], "block_sizes": ["4K"],
+                               "per_kind": {"tmpfs": {"iodepth": 4}}}, "f")
+    assert src["per_kind"] == {"tmpfs": {"iodepth": 4, "direct": False}, "fsdax": {"ioengine": "libpmem"}}
+    assert src["ioengine"] == "libaio" and src["runtime"] == 30 and src["size"] == "1G"
 
 
 def test_target_without_usable_feature():

@@ -75,11 +75,10 @@ def test_feature_and_series_tables_follow_the_study_settings():
 def test_feature_names_carry_sync_op_and_queue_depth():
     """The sync calls of a logging job and a queue depth above 1 are named; plain QD1 figures keep
     the paper's names (so the paper study's tables do not change)."""
-    assert features.feature_name("randwrite", 65536, "write", "lat_mean") == "randwrite_64K_lat_mean"
-    assert features.feature_name("randwrite", 65536, "write", "lat_mean", 1) == "randwrite_64K_lat_mean"
-    assert features.feature_name("write", 4096, "sync", "lat_mean") == "write_4K_sync_lat_mean"
-    assert features.feature_name("randread", 4096, "read", "lat_mean", 32) == "randread_4K_qd32_lat_mean"
-    assert features.feature_name("randrw", 4096, "read", "bw", 4) == "randrw_4K_qd4_read_bw"
+    assert features.feature_name("randwrite", 65536, "write", "lat_mean", 1, None, 1) == "randwrite_64K_lat_mean"
+    assert features.feature_name("write", 4096, "sync", "lat_mean", 1, None, 1) == "write_4K_sync_lat_mean"
+    assert features.feature_name("randread", 4096, "read", "lat_mean", 32, None, 1) == "randread_4K_qd32_lat_mean"
+    assert features.feature_name("randrw", 4096, "read", "bw", 4, None, 1) == "randrw_4K_qd4_read_bw"
     agg = make_agg({"a": {("write", 4096, "lat_mean"): 1.0, ("randread", 4096, "lat_mean"): 9.0}}, {"a": 2.0})
     agg.loc[agg["workload"] == "write", "op"] = "sync"
     agg.loc[agg["workload"] == "randread", "threads"] = 8

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from benchcast import BenchcastError, hdr, ycsb
-from ycsb_util import tmpfs, ycsb_jar  # noqa: F401 (fixtures)
+from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
 
 def _hist(values):
@@ -49,7 +49,7 @@ def test_ycsb_logs_give_the_percentiles_ycsb_prints(ycsb_jar, tmpfs, tmp_path):
     """A real run: every operation's log is read back into the exact p50/p95/p99/p99.9 and count
     that YCSB's text exporter printed, and the records carry the histogram for aggregation."""
     out = tmp_path / "out"
-    df = ycsb.run_ycsb("rocksdb", tmpfs, ["write-heavy"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+    df = run_ycsb("rocksdb", tmpfs, ["write-heavy"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
                        device="tmpfs", operationcount=3000, repeats=[0])
     run = df[df["workload"] == "write-heavy"]
     logs = ycsb.histogram_logs(out / "r0" / "01-write-heavy.txt")

@@ -6,9 +6,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, features, fio, importers, records
+from benchcast import BenchcastError, features, fiojson, importers, records
 from analysis_util import ROOT
-from ycsb_util import tmpfs, ycsb_jar  # noqa: F401  (fixtures)
+from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401  (fixtures)
 
 DEVICES = ["nand_flash", "3d_xpoint", "dram"]
 FIO = (ROOT / "resources/soga2018/fio.csv").read_text()
@@ -18,7 +18,7 @@ APP = (ROOT / "resources/soga2018/ycsb_mysql.csv").read_text()
 def run(tmp_path, fio=FIO, app=APP, devices=DEVICES):
     (tmp_path / "fio.csv").write_text(fio)
     (tmp_path / "app.csv").write_text(app)
-    return importers.soga2018(tmp_path / "fio.csv", tmp_path / "app.csv", "s", "import:x", devices=devices)
+    return importers.soga2018(tmp_path / "fio.csv", tmp_path / "app.csv", "s", "import:x", "ycsb", devices=devices)
 
 
 def test_import_shape(tmp_path):
@@ -189,7 +189,7 @@ def test_fio_json_sweep_every_setting_its_own_cell_equal_to_its_json(sweep_tree)
             assert "bw_log" not in rows["cell"].iloc[0]
             got = rows.set_index("metric")["value"].to_dict()
             assert got == pytest.approx(_expected(sweep_tree / dev / f"randread-{d}-{j}.json"), rel=1e-12)
-    agg = aggregate.aggregate(recs)
+    agg = aggregate.aggregate(recs, trim=1)
     assert (agg["n"] == 1).all() and tables.noisy_cells(agg, 0.0).empty
     names = set(features.feature_table(agg)["feature"])
     assert {"randread_4K_lat_mean", "randread_4K_qd4_lat_mean", "randread_4K_j4_lat_mean",
@@ -201,18 +201,18 @@ def test_jobs_reported_one_by_one_add_up_as_group_reporting_does(sweep_tree):
     reports (the same count), at its rate (IOPS, bandwidth within 25 %: two runs at a capped rate);
     a histogram's percentiles computed as fio computes them."""
     for d, j in SWEEP:
-        grouped = fio.load(sweep_tree / "grouped" / f"randread-{d}-{j}.json")
-        solo = fio.load(sweep_tree / "solo" / f"randread-{d}-{j}.json")
+        grouped = fiojson.load(sweep_tree / "grouped" / f"randread-{d}-{j}.json")
+        solo = fiojson.load(sweep_tree / "solo" / f"randread-{d}-{j}.json")
         assert len(solo["jobs"]) == j and len(grouped["jobs"]) == 1
-        (_, merged), = fio.file_cells(solo, "solo")
+        (_, merged), = fiojson.file_cells(solo, "solo")
         want, got = grouped["jobs"][0]["read"], merged["read"]
         assert got["total_ios"] == want["total_ios"] == 128 * j
         assert got["iops"] == pytest.approx(want["iops"], rel=0.25)
         assert got["bw_bytes"] == pytest.approx(want["bw_bytes"], rel=0.25)
         if j == 1:
             clat = solo["jobs"][0]["read"]["clat_ns"]
-            assert fio._bin_percentiles(clat["bins"], fio.PERCENTILES) == {
-                k: float(clat["percentile"][k]) for k in fio.PERCENTILES.values()}
+            assert fiojson._bin_percentiles(clat["bins"], fiojson.PERCENTILES) == {
+                k: float(clat["percentile"][k]) for k in fiojson.PERCENTILES.values()}
 
 
 def test_fio_json_outputs_differing_only_in_direct_or_ioengine_stay_two_cells(tmp_path):
@@ -282,7 +282,7 @@ def test_fio_json_files_of_one_cell_whose_numbers_differ_are_refused_not_average
 def aggregate_of(recs):
     from benchcast import aggregate
 
-    return aggregate.aggregate(recs)
+    return aggregate.aggregate(recs, trim=1)
 
 
 def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
@@ -366,7 +366,6 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     """Two imported bench-fio folders (YCSB outputs made elsewhere for one of them, the one with the
     same 4K figures as the measured devices) beside two measured devices running fio and YCSB: one
     study, from records to validity tables."""
-    from benchcast import ycsb
     from workflow_util import copy_workflow, edit_config, snakemake
 
     wd = copy_workflow(tmp_path / "wf")
@@ -378,7 +377,7 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     for dev in ("nvme_a",):
         for size in ("1MB", "2MB"):
             out = tmp_path / "ycsb" / dev / size
-            ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], size, 1, jar=ycsb_jar, out_dir=out, study="t",
+            run_ycsb("rocksdb", tmpfs, ["write-only"], size, 1, jar=ycsb_jar, out_dir=out, study="t",
                           device=dev, operationcount=300, repeats=[0], properties={"rocksdb.sync": "true"})
             dest = imports / f"ycsb-{dev}-{size}"
             dest.mkdir()
@@ -454,28 +453,26 @@ def test_ycsb_output_text_files_are_repeats_of_what_the_entry_says(tmp_path):
     assert {"lat_mean", "lat_p95", "lat_p99"} <= set(recs.loc[recs["op"] == "read", "metric"])
     with pytest.raises(BenchcastError, match=r"runs\[0\]: unknown device 'ssd'"):
         importers.ycsb_output([{"files": str(tmp_path), "device": "ssd", "engine": "rocksdb", "workload": "c",
-                                "data_size": "1GB"}], study="s", source="import:ycsb_output", devices=["nvme"])
+                                "data_size": "1GB", "threads": 1}], study="s", source="import:ycsb_output", devices=["nvme"])
     bad = tmp_path / "bad" / "x.txt"
     bad.parent.mkdir()
     shutil.copy(YCSB_DATA / "rocksdb-notfound.txt", bad)
     with pytest.raises(BenchcastError, match=r"x.txt: YCSB reported failed operations"):
         importers.ycsb_output([{"files": str(bad.parent), "device": "ssd", "engine": "rocksdb", "workload": "c",
-                                "data_size": "1GB"}], study="s", source="import:ycsb_output")
+                                "data_size": "1GB", "threads": 1}], study="s", source="import:ycsb_output")
 
 
 def test_ycsb_json_exporter_output_from_our_bindings(ycsb_jar, tmpfs, tmp_path):
     """A real run with YCSB's JSONArrayMeasurementsExporter: the import reads the same numbers as the
     text exporter would give (both go through one parser)."""
-    from benchcast import ycsb
-
     out = tmp_path / "out"
     exporter = "site.ycsb.measurements.exporter.JSONArrayMeasurementsExporter"
-    run = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+    run = run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
                         device="tmpfs", operationcount=500, repeats=[0], properties={"exporter": exporter})
     export = out / "r0" / "01-write-only.txt"
     assert export.read_text().lstrip().startswith("[")
     recs = importers.ycsb_output([{"files": str(export), "device": "d", "engine": "rocksdb",
-                                   "workload": "write-only", "data_size": "1MB"}], study="s",
+                                   "workload": "write-only", "data_size": "1MB", "threads": 1}], study="s",
                                  source="import:ycsb_output")
     mine = run[(run["workload"] == "write-only") & (run["op"] == "update")].set_index("metric")["value"]
     theirs = recs[recs["op"] == "update"].set_index("metric")["value"]
@@ -589,7 +586,7 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     folder.mkdir()
     for run in (0, 1):
         out = tmp_path / f"out{run}"
-        ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+        run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
                       device="tmpfs", operationcount=1000, repeats=[run])
         for f in (out / f"r{run}").glob("01-write-only*"):
             if f.suffix in (".txt", ".hdr"):
@@ -597,7 +594,7 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     assert sorted(p.name for p in folder.iterdir()) == [
         "run0.CLEANUP.hdr", "run0.UPDATE.hdr", "run0.txt", "run1.CLEANUP.hdr", "run1.UPDATE.hdr", "run1.txt"]
     recs = importers.ycsb_output([{"files": str(folder), "device": "d", "engine": "rocksdb",
-                                   "workload": "write-only", "data_size": "1MB"}], study="s",
+                                   "workload": "write-only", "data_size": "1MB", "threads": 1}], study="s",
                                  source="import:ycsb_output")
     hists = recs[recs["metric"] == "lat_hdr"]
     assert sorted(hists["run"]) == [0, 1] and set(hists["op"]) == {"update"} and (hists["value"] == 1000).all()
@@ -610,4 +607,4 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     assert agg.loc[agg["metric"] == "lat_mean", "aggregation"].eq("trimmed mean").all()
     with pytest.raises(BenchcastError, match="only histogram logs"):
         importers.ycsb_output([{"files": str(folder / "*.hdr"), "device": "d", "engine": "rocksdb",
-                                "workload": "write-only", "data_size": "1MB"}], study="s", source="x")
+                                "workload": "write-only", "data_size": "1MB", "threads": 1}], study="s", source="x")

@@ -16,9 +16,9 @@ PKG = ROOT / "scripts" / "benchcast"
 #: prediction -> tables / charts. A module may import its own layer or an earlier one.
 LAYERS = [
     {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop"},
-    {"config"},
+    {"config", "settings"},
     {"records"},
-    {"importers", "fio", "ycsb", "hdr", "ooc", "ooc_job", "mariadb", "ycsb_job", "devices", "preflight", "blockio",
+    {"importers", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb", "ycsb_job", "devices", "preflight", "blockio",
      "repeats", "quality"},
     {"aggregate"},
     {"features"},

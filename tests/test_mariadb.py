@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchcast import BenchcastError, config, mariadb, records, units, ycsb
-from ycsb_util import assert_no_processes_under, need_mariadb, processes_under, tmpfs, ycsb_jar  # noqa: F401
+from ycsb_util import assert_no_processes_under, need_mariadb, processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401
 
 SMALL = {"log_file_size": "8M"}  # a small redo log: tmpfs holds it
 
@@ -117,7 +117,7 @@ def test_sigterm_during_the_context_shuts_the_server_down(tmpfs, tmp_path):
 def test_ycsb_on_mariadb_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
     out = tmp_path / "out"
     t0 = time.monotonic()
-    df = ycsb.run_ycsb("mariadb", tmpfs, ["write-heavy", "read-only"], "1MB", 2, jar=ycsb_jar, out_dir=out,
+    df = run_ycsb("mariadb", tmpfs, ["write-heavy", "read-only"], "1MB", 2, jar=ycsb_jar, out_dir=out,
                        study="t", device="tmpfs", operationcount=2000, mariadb_options=SMALL)
     records.check(df, where="mariadb")
     assert time.monotonic() - t0 < 60
@@ -137,7 +137,7 @@ def test_ycsb_on_mariadb_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
 
 def test_fast_load_on_mariadb_batches_without_syncs_and_loses_no_record(ycsb_jar, tmpfs, tmp_path):
     out = tmp_path / "out"
-    df = ycsb.run_ycsb("mariadb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+    df = run_ycsb("mariadb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
                        device="tmpfs", operationcount=1000, mariadb_options=SMALL, fast_load=True)
     assert "-p db.batchsize=100" in (out / "r0" / "load.cmd").read_text()
     assert "db.batchsize" not in (out / "r0" / "01-write-only.cmd").read_text()
@@ -152,7 +152,7 @@ def test_ycsb_on_mariadb_failing_run_shuts_the_server_down(ycsb_jar, tmpfs, tmp_
     out = tmp_path / "out"
     with pytest.raises(BenchcastError, match=r"01-read-only\.txt: YCSB reported failed operations: "
                                              r"read Return=NOT_FOUND x\d+"):
-        ycsb.run_ycsb("mariadb", tmpfs, ["read-only"], "1MB", 2, jar=ycsb_jar, out_dir=out, study="t",
+        run_ycsb("mariadb", tmpfs, ["read-only"], "1MB", 2, jar=ycsb_jar, out_dir=out, study="t",
                       device="tmpfs", operationcount=1000, run_properties={"recordcount": 2000},
                       mariadb_options=SMALL)
     assert "Shutdown complete" in (out / "r0" / "mariadb" / "mariadbd.err").read_text()

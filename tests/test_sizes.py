@@ -13,7 +13,7 @@ FIG = ("randwrite", 4096, "lat_mean")
 def run(figures, results, memory=None):
     agg = make_agg({d: {FIG: x} for d, x in figures.items()}, results)
     sc = screen.screen(agg, {"workloads": ["randwrite"], "block_sizes": [4096], "metrics": ["lat_mean"]},
-                       min_devices=2)
+                       None, None, 2)
     return sizes.validate(agg, sc, memory=memory)
 
 

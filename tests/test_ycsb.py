@@ -7,27 +7,28 @@ import subprocess
 import pytest
 
 from benchcast import BenchcastError, records, ycsb
-from ycsb_util import DATA, assert_no_processes_under, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
+from ycsb_util import assert_no_processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
+SHAPE = {"fieldcount": 10, "fieldlength": 100}
 MIXES = ("readproportion", "updateproportion", "insertproportion", "scanproportion", "readmodifywriteproportion")
 
 
 # ------------------------------------------------------------------------------------------ properties
 
 def test_record_count_from_data_size():
-    assert ycsb.record_count("1MB") == 1000
-    assert ycsb.record_count("16GB") == 16_000_000
+    assert ycsb.record_count("1MB", 10, 100) == 1000
+    assert ycsb.record_count("16GB", 10, 100) == 16_000_000
     assert ycsb.record_count(4096, fieldcount=1, fieldlength=1024) == 4
-    assert ycsb.record_count(10) == 1
+    assert ycsb.record_count(10, 10, 100) == 1
     with pytest.raises(BenchcastError, match="fieldcount"):
-        ycsb.record_count("1MB", fieldcount=0)
+        ycsb.record_count("1MB", fieldcount=0, fieldlength=100)
     with pytest.raises(BenchcastError, match="not a size"):
-        ycsb.record_count("lots")
+        ycsb.record_count("lots", 10, 100)
 
 
 @pytest.mark.parametrize("name", list(ycsb.WORKLOADS))
 def test_every_workload_sets_every_proportion_summing_to_one(name):
-    props = ycsb.workload_properties(name, "1MB", operationcount=10)
+    props = ycsb.workload_properties(name, "1MB", operationcount=10, **SHAPE)
     assert sum(float(props[k]) for k in MIXES) == pytest.approx(1.0)
     assert props["measurementtype"] == "hdrhistogram"
     assert props["exporter"] == "site.ycsb.measurements.exporter.TextMeasurementsExporter"
@@ -45,18 +46,19 @@ def test_paper_and_core_workload_mixes():
 
 
 def test_workload_properties_bounds_and_errors():
-    timed = ycsb.workload_properties("a", "1MB", maxexecutiontime=30)
+    timed = ycsb.workload_properties("a", "1MB", maxexecutiontime=30, **SHAPE)
     assert timed["maxexecutiontime"] == "30" and int(timed["operationcount"]) == ycsb.UNBOUNDED_OPS
-    both = ycsb.workload_properties("a", "1MB", operationcount=5, maxexecutiontime=30, extra={"fieldlength": 7})
+    both = ycsb.workload_properties("a", "1MB", operationcount=5, maxexecutiontime=30, extra={"fieldlength": 7},
+                                   **SHAPE)
     assert both["operationcount"] == "5" and both["fieldlength"] == "7"
     with pytest.raises(BenchcastError, match="operationcount or maxexecutiontime"):
-        ycsb.workload_properties("a", "1MB")
+        ycsb.workload_properties("a", "1MB", **SHAPE)
     with pytest.raises(BenchcastError, match="unknown workload 'g'"):
-        ycsb.workload_properties("g", "1MB", operationcount=1)
+        ycsb.workload_properties("g", "1MB", operationcount=1, **SHAPE)
 
 
 def test_properties_text_and_command():
-    props = ycsb.workload_properties("write-only", "1MB", operationcount=2000)
+    props = ycsb.workload_properties("write-only", "1MB", operationcount=2000, **SHAPE)
     text = ycsb.properties_text(props, comment="hello")
     assert text.startswith("# hello\n")
     parsed = dict(line.split("=", 1) for line in text.splitlines() if not line.startswith("#"))
@@ -67,88 +69,10 @@ def test_properties_text_and_command():
                        threads=4)
     assert cmd == ["java", "-cp", "/j.jar", "site.ycsb.Client", "-t", "-db", "benchcast.ycsb.RocksDBClient",
                    "-P", "/p", "-p", "rocksdb.dir=/d", "-threads", "4", "-s"]
-    load = ycsb.command("load", jar="/j.jar", engine="mariadb", props_file="/p")
+    load = ycsb.command("load", jar="/j.jar", engine="mariadb", props_file="/p", threads=1)
     assert load[4:7] == ["-load", "-db", "benchcast.ycsb.JdbcClient"]
     with pytest.raises(BenchcastError, match="unknown engine"):
-        ycsb.command("run", jar="/j", engine="leveldb", props_file="/p")
-
-
-# --------------------------------------------------------------------------------------------- parser
-
-OK_FILES = {
-    "rocksdb-load.txt": {"insert": 1000},
-    "rocksdb-01-write-heavy.txt": {"read": None, "update": None},
-    "rocksdb-02-read-only.txt": {"read": 2000},
-    "rocksdb-03-e.txt": {"scan": None, "insert": None},
-    "rocksdb-04-f.txt": {"read": 2000, "read-modify-write": None, "update": None},
-    "mariadb-load.txt": {"insert": 1000},
-    "mariadb-01-write-only.txt": {"update": 2000},
-    "mariadb-02-read-heavy.txt": {"read": None, "update": None},
-    "mariadb-03-e.txt": {"scan": None, "insert": None},
-}
-
-
-@pytest.mark.parametrize("name", list(OK_FILES))
-def test_parse_captured_outputs(name):
-    df = ycsb.parse(DATA / name, study="s", device="tmpfs", engine=name.split("-")[0], workload="w", threads=2,
-                    data_size=1_000_000, run=3)
-    records.check(df, where=name)
-    ops = OK_FILES[name]
-    assert set(df["op"]) == set(ops) | {"overall"}
-    assert set(df["benchmark"]) == {"ycsb"} and set(df["source"]) == {"ycsb"} and set(df["run"]) == {3}
-    for op, count in ops.items():
-        rows = df[df["op"] == op].set_index("metric")
-        assert set(rows.index) == {"lat_mean", "lat_p95", "lat_p99", "ops"}
-        assert set(rows["unit"]) == {"us", "ops"}
-        assert 0 < rows.loc["lat_mean", "value"] and 0 < rows.loc["lat_p95", "value"] <= rows.loc["lat_p99", "value"]
-        if count is not None:
-            assert rows.loc["ops", "value"] == count
-    overall = df[df["op"] == "overall"].set_index("metric")
-    assert overall.loc["throughput", "unit"] == "ops/s" and overall.loc["throughput", "value"] > 0
-    assert overall.loc["runtime", "unit"] == "ms"
-    # the mixes add up to the 2000 operations of the run (f counts a read-modify-write's read as a read too)
-    if "load" not in name and "-f" not in name:
-        assert df[(df["op"] != "overall") & (df["metric"] == "ops")]["value"].sum() == 2000
-
-
-def test_parse_refuses_not_found_returns():
-    with pytest.raises(BenchcastError) as err:
-        ycsb.parse(DATA / "rocksdb-notfound.txt")
-    msg = str(err.value)
-    assert "rocksdb-notfound.txt" in msg
-    assert "read Return=NOT_FOUND x509" in msg and "update Return=NOT_FOUND x481" in msg
-    assert "READ-FAILED x509" in msg and "UPDATE-FAILED x481" in msg
-
-
-def test_parse_refuses_errors_after_dropped_table():
-    with pytest.raises(BenchcastError, match=r"mariadb-dropped-table\.txt: .*read Return=ERROR x29713.*"
-                                             r"update Return=ERROR x1517"):
-        ycsb.parse(DATA / "mariadb-dropped-table.txt")
-
-
-def test_parse_refuses_run_without_operations():
-    with pytest.raises(BenchcastError, match="opcount0-no-threads.txt: YCSB measured no operations"):
-        ycsb.parse(DATA / "mariadb-opcount0-no-threads.txt")
-
-
-def test_parse_text_failed_op_without_return_line_and_broken_files(tmp_path):
-    text = (DATA / "rocksdb-02-read-only.txt").read_text()
-    # an error-specific latency series (YCSB's latencytrackederrors) is a failure as well
-    bad = text + "[READ-NOT_FOUND], Operations, 3\n"
-    with pytest.raises(BenchcastError, match="READ-NOT_FOUND x3"):
-        ycsb.check_ok(ycsb.parse_text(bad, "x"), "x")
-    assert ycsb.parse_text(text.replace("Return=OK", "Return=BATCHED_OK"), "x")["returns"]["read"] == {
-        "BATCHED_OK": 2000}
-    truncated = tmp_path / "t.txt"
-    truncated.write_text("\n".join(line for line in text.splitlines() if "OVERALL" not in line))
-    with pytest.raises(BenchcastError, match="t.txt: no \\[OVERALL\\] throughput"):
-        ycsb.parse(truncated)
-    empty = tmp_path / "e.txt"
-    empty.write_text("")
-    with pytest.raises(BenchcastError, match="e.txt: no YCSB measurements"):
-        ycsb.parse(empty)
-    with pytest.raises(BenchcastError, match="no such YCSB output file"):
-        ycsb.parse(tmp_path / "missing.txt")
+        ycsb.command("run", jar="/j", engine="leveldb", props_file="/p", threads=1)
 
 
 def test_binding_versions_are_pinned():
@@ -163,12 +87,12 @@ def test_binding_versions_are_pinned():
 
 def test_run_ycsb_checks_arguments(tmp_path):
     kw = dict(jar=tmp_path / "x.jar", out_dir=tmp_path / "o", study="s", device="d", operationcount=10)
-    with pytest.raises(BenchcastError, match="unknown engine"):
-        ycsb.run_ycsb("leveldb", tmp_path, ["a"], "1MB", 1, **kw)
-    with pytest.raises(BenchcastError, match="unknown workload 'z'"):
-        ycsb.run_ycsb("rocksdb", tmp_path, ["z"], "1MB", 1, **kw)
+    with pytest.raises(BenchcastError, match=r"^source ycsb: engines\[0\]: 'leveldb' is not one of"):
+        run_ycsb("leveldb", tmp_path, ["a"], "1MB", 1, **kw)
+    with pytest.raises(BenchcastError, match=r"^source ycsb: workloads\[0\]: 'z' is not one of"):
+        run_ycsb("rocksdb", tmp_path, ["z"], "1MB", 1, **kw)
     with pytest.raises(BenchcastError, match="x.jar not found"):
-        ycsb.run_ycsb("rocksdb", tmp_path, ["a"], "1MB", 1, **kw)
+        run_ycsb("rocksdb", tmp_path, ["a"], "1MB", 1, **kw)
 
 
 # ---------------------------------------------------------------------------------- real runs (RocksDB)
@@ -179,7 +103,7 @@ def _kw(jar, out):
 
 def test_rocksdb_runs_workloads_in_order_on_tmpfs(ycsb_jar, tmpfs, tmp_path):
     out = tmp_path / "out"
-    df = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only", "read-only"], "1MB", 2, repeats=[1], **_kw(ycsb_jar, out))
+    df = run_ycsb("rocksdb", tmpfs, ["write-only", "read-only"], "1MB", 2, repeats=[1], **_kw(ycsb_jar, out))
     records.check(df, where="rocksdb")
     assert list(dict.fromkeys(df["workload"])) == ["load", "write-only", "read-only"]
     assert set(df["engine"]) == {"rocksdb"} and set(df["threads"]) == {2} and set(df["data_size"]) == {1_000_000}
@@ -204,7 +128,7 @@ def test_quick_start_unpacks_rocksdb_and_archives_classes_once(ycsb_jar, tmpfs, 
     jar.parent.mkdir()
     shutil.copy(ycsb_jar, jar)  # a new time: the archive is this copy's, not the original's
     out = tmp_path / "out"
-    df = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "500KB", 1, **_kw(jar, out))
+    df = run_ycsb("rocksdb", tmpfs, ["write-only"], "500KB", 1, **_kw(jar, out))
     assert df[df["metric"] == "ops"].set_index(["workload", "op"])["value"][("write-only", "update")] == 2000
     (cache,) = (jar.parent / "b.jvm").iterdir()
     assert sorted(p.name for p in cache.iterdir()) == ["librocksdbjni-linux64.so", "rocksdb.jsa"]
@@ -230,7 +154,7 @@ def test_keep_archive_renames_a_finished_archive_and_drops_a_failed_one(tmp_path
 
 def test_rocksdb_reload_per_workload_and_inserting_workloads(ycsb_jar, tmpfs, tmp_path):
     out = tmp_path / "out"
-    df = ycsb.run_ycsb("rocksdb", tmpfs, ["d", "f"], "500KB", 1, reload_per_workload=True,
+    df = run_ycsb("rocksdb", tmpfs, ["d", "f"], "500KB", 1, reload_per_workload=True,
                        **_kw(ycsb_jar, out))
     assert set(df["reload"]) == {"per-workload"}
     # two loads happened, the records of the first are kept once (no duplicate keys)
@@ -245,7 +169,7 @@ def test_timed_runs_leave_the_load_whole_and_fast_loads_unsynced(ycsb_jar, tmpfs
     """maxexecutiontime bounds the workloads, never the load (a cut load made later updates fail
     with NOT_FOUND); a fast load runs without the sync per write that the workloads keep."""
     out = tmp_path / "out"
-    df = ycsb.run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
+    df = run_ycsb("rocksdb", tmpfs, ["write-only"], "1MB", 1, jar=ycsb_jar, out_dir=out, study="t",
                        device="tmpfs", maxexecutiontime=1, properties={"rocksdb.sync": "true"}, fast_load=True)
     load_cmd = (out / "r0" / "load.cmd").read_text()
     assert "-p maxexecutiontime=0" in load_cmd and "-p rocksdb.sync=false" in load_cmd
@@ -261,7 +185,7 @@ def test_rocksdb_failing_run_raises_and_leaves_nothing(ycsb_jar, tmpfs, tmp_path
     out = tmp_path / "out"
     with pytest.raises(BenchcastError, match=r"01-read-only\.txt: YCSB reported failed operations: "
                                              r"read Return=NOT_FOUND x\d+, READ-FAILED x\d+"):
-        ycsb.run_ycsb("rocksdb", tmpfs, ["read-only", "write-only"], "1MB", 2, run_properties={"recordcount": 2000},
+        run_ycsb("rocksdb", tmpfs, ["read-only", "write-only"], "1MB", 2, run_properties={"recordcount": 2000},
                       **_kw(ycsb_jar, out))
     assert (out / "r0" / "01-read-only.err").is_file() and not (out / "r0" / "02-write-only.txt").exists()
     assert list(tmpfs.iterdir()) == []

@@ -81,3 +81,18 @@ def assert_no_processes_under(path, wait: float = 10):
 def need_mariadb():
     if reason := mariadb.available():
         pytest.skip(reason)
+
+
+def run_ycsb(engine, device_dir, workloads, data_size, threads, *, jar, out_dir, study, device, repeats=(0,),
+             run_properties=None, io_counter=None, mariadb_options=None, **source):
+    """:func:`benchcast.ycsb.run_ycsb` with a YCSB source's keys as keywords (operationcount,
+    properties, fast_load: false unless given, reload_per_workload ...), the rest as the place."""
+    from benchcast import settings
+
+    src = {"type": "ycsb", "engines": [engine], "workloads": list(workloads), "data_sizes": [data_size],
+           "threads": threads, "fast_load": False, **source}
+    if mariadb_options:
+        src["mariadb"] = mariadb_options
+    at = ycsb.Place(device_dir=Path(device_dir), jar=Path(jar), out_dir=Path(out_dir), study=study, device=device,
+                    runs=tuple(repeats), io_counter=io_counter, run_properties=run_properties or {})
+    return ycsb.run_ycsb(engine, data_size, settings.ycsb(src), at)

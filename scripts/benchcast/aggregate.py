@@ -27,7 +27,7 @@ HISTOGRAM_METRIC = "lat_hdr"
 PERCENTILES = {"lat_p50": 50.0, "lat_p95": 95.0, "lat_p99": 99.0, "lat_p99.9": 99.9}
 
 
-def trimmed_mean(values, trim: int = 1) -> float:
+def trimmed_mean(values, trim: int) -> float:
     """Trimmed mean of one sample (reference implementation, used by tests)."""
     v = np.sort(np.asarray(values, dtype=float))
     n = len(v)
@@ -37,7 +37,7 @@ def trimmed_mean(values, trim: int = 1) -> float:
     return float(v[k : n - k].mean())
 
 
-def aggregate(recs: pd.DataFrame, trim: int = 1) -> pd.DataFrame:
+def aggregate(recs: pd.DataFrame, trim: int) -> pd.DataFrame:
     """Aggregate a record table over ``run``: one row per measurement key.
 
     Columns: the record key columns, ``value`` (trimmed mean), ``n`` (runs), ``k`` (runs dropped at

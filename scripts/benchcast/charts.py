@@ -558,7 +558,7 @@ def _size(nbytes) -> str:
     return f"{n}B"
 
 
-def compare(cells: pd.DataFrame, names=("a", "b"), labels=None, max_cells: int = 100) -> alt.Chart:
+def compare(cells: pd.DataFrame, names: tuple[str, str], max_cells: int, labels=None) -> alt.Chart:
     """Per cell (:func:`benchcast.tables.compare_cells`), the ratio b / a of the trimmed means on a
     log axis (1 = unchanged), b's slowest-fastest run over a's mean as a bar, a's own spread (its
     runs over its mean) around 1 as a grey band; the ``max_cells`` cells furthest from 1 (the table

@@ -71,7 +71,9 @@ def _deepest(err):
     return err
 
 
+@functools.lru_cache(maxsize=None)
 def _schema(schema_path: Path = SCHEMA) -> dict:
+    """The schema (read once per process; callers never change it)."""
     try:
         return yaml.safe_load(Path(schema_path).read_text())
     except (OSError, yaml.YAMLError) as exc:
@@ -94,6 +96,15 @@ def defaults(definition: str, schema_path: Path = SCHEMA) -> dict:
     out: dict = {}
     _validator(sub).validate(out)
     return out
+
+
+def default_of(definition: str, key: str):
+    """The schema's default of one key of a definition (``$defs/<definition>``), e.g.
+    ``default_of("figure", "iodepth")`` -> 1: for a mapping given outside a validated config."""
+    prop = _schema()["$defs"].get(definition, {}).get("properties", {}).get(key)
+    if not isinstance(prop, dict) or "default" not in prop:
+        raise BenchcastError(f"{SCHEMA}: $defs/{definition} has no default for {key!r}")
+    return prop["default"]
 
 
 @functools.lru_cache(maxsize=None)

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, blockio, ooc, records
+from . import BenchcastError, blockio, config, ooc, records
 from .units import figure_value, size_label
 from .workloads import rw_op
 
@@ -70,8 +70,8 @@ def _select(df: pd.DataFrame, col: str, values) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def feature_name(workload: str, block_size: int, op: str, metric: str, iodepth: int = 1,
-                 engine: str | None = None, numjobs: int = 1, setting: str = "") -> str:
+def feature_name(workload: str, block_size: int, op: str, metric: str, iodepth: int,
+                 engine: str | None, numjobs: int, setting: str = "") -> str:
     """'randwrite_64K_lat_mean'. The op is named where the workload does not say it: a mixed
     workload ('randrw_4K_read_lat_mean') or the sync calls of a logging job
     ('write_4K_sync_lat_mean', fio with fdatasync=1); an iodepth above 1 is named too
@@ -261,7 +261,7 @@ def spec_features(targets: Mapping) -> pd.DataFrame:
             op = fig.get("op") or rw_op(fig["workload"])
             if op is None:
                 raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
-            qd, jobs = int(fig.get("iodepth", 1)), int(fig.get("numjobs", 1))
+            qd, jobs = (int(fig.get(k, config.default_of("figure", k))) for k in ("iodepth", "numjobs"))
             fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"), jobs)
             x = figure_value(fig["value"], fig["metric"], where=f"{where}.value")
             rows.append({"target": name, "feature": fid, "x": x})
@@ -481,7 +481,7 @@ def candidate_features(series: str, key: Mapping, candidates, available) -> list
     return [f for f in dict.fromkeys(wanted) if f in have]
 
 
-def feature_sets(candidates, max_figures: int = 2) -> list[tuple[str, ...]]:
+def feature_sets(candidates, max_figures: int) -> list[tuple[str, ...]]:
     """Single features and (if max_figures >= 2) pairs, ... from a candidate list, in order."""
     cands = list(dict.fromkeys(candidates))
     out = []

@@ -127,7 +127,7 @@ def job_keys(job: dict, global_options: dict | None, where) -> dict:
     try:
         rw = opts["rw"]
         bs = parse_size(opts.get("bs", "4K"), what=f"{where}: bs")
-        depth, jobs = int(opts.get("iodepth", 1)), int(opts.get("numjobs", 1))
+        depth, jobs = int(opts.get("iodepth", 1)), int(opts.get("numjobs", 1))  # not a schema default: fio's
     except KeyError:
         raise BenchcastError(f"{where}: fio JSON lacks the job option rw") from None
     except ValueError:

@@ -115,7 +115,7 @@ def soga2018_figures(fio_csv) -> set | None:
     return out
 
 
-def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark: str = "ycsb") -> pd.DataFrame:
+def soga2018(fio_csv, app_csv, study: str, source: str, benchmark: str, devices=None) -> pd.DataFrame:
     """Import the paper's published tables (already trimmed means, run = -1).
 
     ``fio_csv``: device, rw, bs, metric (lat_us | bw_MBps), value.
@@ -331,7 +331,7 @@ def ycsb_output(runs, study: str, source: str, devices=None) -> pd.DataFrame:
         for run, path in enumerate(ycsb_output_files(entry["files"])):
             frames.append(ycsbout.parse(path, study=study, source=source, device=entry["device"],
                                      engine=entry["engine"], workload=entry["workload"], data_size=size,
-                                     threads=int(entry.get("threads", 1)), run=run, file=str(path)))
+                                     threads=int(entry["threads"]), run=run, file=str(path)))
     return records.check(pd.concat(frames, ignore_index=True), where=source)
 
 
@@ -482,4 +482,4 @@ def _pkb_ycsb_records(rows: list[dict], ycsb: dict | None, path: Path, **columns
     df["workload"] = np.where(df["stage"] == "load", "load", ycsb["workload"])
     size = records.parse_size(ycsb["data_size"], what="ycsb.data_size")
     return records.make(df.drop(columns=["stage", "from_summary"]), benchmark="ycsb", engine=ycsb["engine"],
-                        threads=int(ycsb.get("threads", 1)), data_size=size, file=str(path), **columns)
+                        threads=int(ycsb["threads"]), data_size=size, file=str(path), **columns)

@@ -36,7 +36,7 @@ from .devices import memlimit
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "ooc"
 PROGRAMS = {"stream": ["copy", "scale", "add", "triad"], "stencil": ["stencil5"], "himeno": ["himeno"]}
-MODES = ("memory", "swap", "mmap")
+MODES = ("memory", "swap", "mmap")  # not a schema default: every mode there is
 BENCHMARK = "ooc"
 #: The mode that runs in memory: the reference the out-of-core modes are divided by, measured beside
 #: each device only to share its moment; not a result of the device.

@@ -38,7 +38,7 @@ def run_job(job: dict) -> None:
                              f"of to the device (swapoff it, or set existing_swap: warn)")
     raw_part = protect.atomic_path(job["raw"])
     with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                           memory_limit=limit, swap_size=swap_size, swap_priority=s.swap_priority,
+                           memory_limit=limit, swap_file=(swap_size, s.swap_priority) if swap_size else None,
                            enter_memory=False, shield=job.get("shield")) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):

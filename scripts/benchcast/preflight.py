@@ -33,7 +33,7 @@ def check_import(fio_csv: str, app_csv: str, devices) -> None:
     """Check the paper-shaped tables an import rule will read."""
     from . import importers
 
-    importers.soga2018(fio_csv, app_csv, study="check", source="check", devices=devices)
+    importers.soga2018(fio_csv, app_csv, study="check", source="check", benchmark="check", devices=devices)
 
 
 def check_import_source(src: dict, devices=None) -> None:

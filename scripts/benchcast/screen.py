@@ -30,7 +30,7 @@ SCREEN_COLUMNS = records.SERIES_COLUMNS + [
 ]
 
 
-def screen(agg: pd.DataFrame, features: dict, series: dict | None = None, pairing=None, min_devices: int = 3):
+def screen(agg: pd.DataFrame, features: dict, series: dict | None, pairing, min_devices: int):
     """Fit every series on every candidate feature its pairing rule allows.
 
     Returns the long screen table (``SCREEN_COLUMNS``), ranked by R^2 within each series (rank 1 best;

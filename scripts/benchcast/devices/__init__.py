@@ -397,7 +397,7 @@ def benchmark_lock(path: str | None = None):
 
 @contextlib.contextmanager
 def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False,
-              memory_limit: int | None = None, swap_size: int | None = None, swap_priority: int = 10,
+              memory_limit: int | None = None, swap_file: tuple[int, int] | None = None,
               enter_memory: bool = True, shield: dict | None = None):
     """What one benchmark job does around its work: make sure the device is provisioned (it may have
     been torn down since, when benchmarks are added later) and yield its state; with
@@ -405,8 +405,8 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
     with ``memory_limit`` (bytes), inside a fresh memory cgroup of that limit too (recorded in the
     device's state as ``created.memcg``, removed on the way out; with ``enter_memory=False`` only
     made, for the job to start its programs in, so that the limit holds them and not the job); with
-    ``swap_size`` (bytes), a swap file on the device is on while the job runs (:mod:`.swap`,
-    ``created.swapfile``). Always, this process and its children run in the benchmark's own CPU
+    ``swap_file`` (size in bytes, priority), a swap file on the device is on while the job runs
+    (:mod:`.swap`, ``created.swapfile``). Always, this process and its children run in the benchmark's own CPU
     cgroup (:mod:`.benchcg`, ``created.cpucg``: the interference records tell its CPU time from
     the machine's); ``shield`` (``cpu_shares``, ``nice``, ``ionice``, each None for as is) gives
     them a CPU weight and priorities (:func:`apply_shield`).
@@ -437,8 +437,8 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
 
         try:
             remove_own()
-            if swap_size:
-                swap.create(rec, state["target"], swap_size, swap_priority)
+            if swap_file:
+                swap.create(rec, state["target"], *swap_file)
             if enter_cgroup and state["kind"] == "throttled":
                 entered.append(throttled.enter(state))
             shield = shield or {}

@@ -206,6 +206,16 @@ def remove_tree(rec: "Recorder", key: str, errors: list) -> bool:
     return True
 
 
+def setting(spec: dict, kind: str, key: str):
+    """A device setting: the spec's, or the schema's default for that kind (a spec from a validated
+    config has it already; one from the command line or a test may not)."""
+    if key in spec:
+        return spec[key]
+    from ..config import device_default  # yaml + jsonschema: only when a spec lacks the key
+
+    return device_default(kind, key)
+
+
 def size_of(device_id: str, spec: dict, key: str, default=None, minimum: int = 1) -> int:
     if key not in spec:
         if default is None:

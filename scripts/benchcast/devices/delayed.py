@@ -47,7 +47,7 @@ def delays_ns(device_id: str, spec: dict) -> dict[str, int]:
         raise BenchcastError(f"device {device_id}: kind delayed needs at least one of {', '.join(DELAYS)}")
     out = {}
     for key in DELAYS:
-        v = spec.get(key, 0)
+        v = base.setting(spec, "delayed", key)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
             raise BenchcastError(f"device {device_id}: {key}: must be a number of microseconds >= 0, not {v!r}")
         out[key.replace("_us", "_ns")] = int(round(v * 1000))
@@ -55,9 +55,7 @@ def delays_ns(device_id: str, spec: dict) -> dict[str, int]:
 
 
 def threads_of(device_id: str, spec: dict) -> int:
-    from ..config import device_default  # yaml + jsonschema: only when a spec is checked
-
-    n = spec.get("threads", device_default("delayed", "threads"))
+    n = base.setting(spec, "delayed", "threads")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise BenchcastError(f"device {device_id}: threads: must be a positive integer, not {n!r}")
     return n

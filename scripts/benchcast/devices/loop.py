@@ -44,7 +44,7 @@ def make_block(rec: base.Recorder, spec: dict) -> str:
         os.ftruncate(fd, size)
     finally:
         os.close(fd)
-    dio = "on" if spec.get("direct_io", True) else "off"
+    dio = "on" if base.setting(spec, "loop", "direct_io") else "off"
     out = base.run(["losetup", "--find", "--show", f"--direct-io={dio}", str(bf)],
                    f"device {rec.device}: losetup").stdout.strip()
     rec.set("loop", out)

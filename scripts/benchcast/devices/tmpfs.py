@@ -18,14 +18,14 @@ def check(device_id: str, spec: dict) -> None:
 
 
 def available(device_id: str, spec: dict) -> None:
-    if not base.is_root() and not spec.get("shm_fallback", True):
+    if not base.is_root() and not base.setting(spec, "tmpfs", "shm_fallback"):
         base.ensure_root(device_id, "tmpfs")
 
 
 def provision(rec: base.Recorder, spec: dict) -> None:
     size = base.size_of(rec.device, spec, "size")
     if not base.is_root():
-        if not spec.get("shm_fallback", True):
+        if not base.setting(spec, "tmpfs", "shm_fallback"):
             base.ensure_root(rec.device, "tmpfs")
         d = tempfile.mkdtemp(prefix=f"benchcast-{rec.device}-", dir="/dev/shm")
         rec.set("shm_dir", d)
