@@ -12,7 +12,8 @@ from ycsb_util import ycsb_jar  # noqa: F401
 
 def test_bad_device_spec_is_one_line_and_exit_1(tmp_path):
     job = {"device": "x", "spec": {"kind": "floppy"}, "state": str(tmp_path / "x.json"), "study": "s",
-           "source_name": "ycsb", "source": {"workloads": ["write-only"], "mariadb": {}}, "engine": "rocksdb",
+           "source_name": "ycsb", "source": {"type": "ycsb", "engines": ["rocksdb"], "workloads": ["write-only"],
+                                            "data_sizes": ["1MB"], "operationcount": 10}, "engine": "rocksdb",
            "size": 1000000, "repeat": 0, "jar": "none.jar", "raw": str(tmp_path / "raw"),
            "records": str(tmp_path / "out.csv")}
     proc = subprocess.run([sys.executable, "-m", "benchcast.ycsb_job", "--job", json.dumps(job)],

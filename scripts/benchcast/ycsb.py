@@ -116,7 +116,7 @@ def properties_text(props: dict, comment: str = "") -> str:
 
 
 def command(phase: str, *, jar, engine: str, props_file, threads: int, overrides: dict | None = None,
-            java: str = "java", jvm_args=(), status: bool = True) -> list[str]:
+            java: str = "java", jvm_args=()) -> list[str]:
     """``java -cp JAR site.ycsb.Client -load|-t -db CLASS -P PROPS -p k=v ... -threads N -s``."""
     if phase not in ("load", "run"):
         raise BenchcastError(f"ycsb: phase must be load or run, not {phase!r}")
@@ -127,8 +127,7 @@ def command(phase: str, *, jar, engine: str, props_file, threads: int, overrides
     for key, val in (overrides or {}).items():
         cmd += ["-p", f"{key}={val}"]
     cmd += ["-threads", str(int(threads))]
-    if status:
-        cmd.append("-s")
+    cmd.append("-s")  # status lines on stderr
     return cmd
 
 
