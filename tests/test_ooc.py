@@ -23,8 +23,8 @@ def binaries(tmp_path_factory):
 
 
 def test_stream_and_stencil_in_memory_give_every_kernel(binaries, tmp_path):
-    df = ooc.run_ooc(["stream", "stencil"], [4 * MB], "memory", binaries=binaries, device_dir=tmp_path,
-                     out_dir=tmp_path / "raw", reps=2, run=1, study="s", device="d")
+    df = ooc.run_ooc(["stream", "stencil"], [4 * MB], "memory", 2,
+                     ooc.Place(binaries, tmp_path, tmp_path / "raw", study="s", device="d", run=1))
     records.check(df, where="t")
     passes = df[df["op"] == "pass"]
     assert set(passes["workload"]) == {"copy", "scale", "add", "triad", "stencil5"}
@@ -49,8 +49,7 @@ def test_himeno_iterates_toward_the_solution_in_memory_and_over_a_mapping(binari
     gosa = {}
     for mode, reps in (("memory", 1), ("memory", 4), ("mmap", 4)):
         out = tmp_path / f"{mode}{reps}"
-        df = ooc.run_ooc(["himeno"], [4 * MB], mode, binaries=binaries, device_dir=tmp_path, out_dir=out,
-                         reps=reps, run=0, study="s", device="d")
+        df = ooc.run_ooc(["himeno"], [4 * MB], mode, reps, ooc.Place(binaries, tmp_path, out, study="s", device="d"))
         records.check(df, where="t")
         passes = df[df["op"] == "pass"].set_index("metric")
         assert set(passes["workload"]) == {"himeno"} and passes.at["lat_mean", "value"] > 0
@@ -65,8 +64,7 @@ def test_himeno_iterates_toward_the_solution_in_memory_and_over_a_mapping(binari
 
 
 def test_mmap_mode_maps_a_file_in_the_device_directory_and_removes_it(binaries, tmp_path):
-    df = ooc.run_ooc(["stream"], [2 * MB], "mmap", binaries=binaries, device_dir=tmp_path, out_dir=tmp_path / "raw",
-                     reps=1, run=0, study="s", device="d")
+    df = ooc.run_ooc(["stream"], [2 * MB], "mmap", 1, ooc.Place(binaries, tmp_path, tmp_path / "raw", study="s", device="d"))
     assert set(df["engine"]) == {"mmap"} and (df["sync_s"] >= 0).all()
     assert not list(tmp_path.glob("benchcast-ooc-*"))
     assert '"mode": "mmap"' in (tmp_path / "raw" / f"stream-{2 * MB}.out").read_text()
@@ -86,8 +84,7 @@ def test_unknown_program_and_mode(tmp_path):
     with pytest.raises(BenchcastError, match="unknown program 'linpack'"):
         ooc.build("linpack", tmp_path / "h")
     with pytest.raises(BenchcastError, match="unknown mode 'zswap'"):
-        ooc.run_ooc(["stream"], [MB], "zswap", binaries={}, device_dir=tmp_path, out_dir=tmp_path, reps=1, run=0,
-                    study="s", device="d")
+        ooc.run_ooc(["stream"], [MB], "zswap", 1, ooc.Place({}, tmp_path, tmp_path, study="s", device="d"))
 
 
 @needs_root
@@ -106,8 +103,8 @@ def test_a_program_beyond_its_limit_without_swap_is_named_killed(binaries, clean
         with pytest.raises(ooc.ProgramKilled, match=r"stream was killed \(out of memory.*" + said):
             with devices.on_device("d", {"kind": "dir", "path": str(clean)}, sp, memory_limit=16 * MB,
                                    enter_memory=False) as st:
-                ooc.run_ooc(["stream"], [64 * MB], "swap", binaries=binaries, device_dir=st["target"],
-                            out_dir=clean / "raw", reps=1, run=0, study="s", device="d",
-                            cgroup=st["created"]["memcg"], kill_retries=retries)
+                ooc.run_ooc(["stream"], [64 * MB], "swap", 1,
+                            ooc.Place(binaries, st["target"], clean / "raw", study="s", device="d",
+                                      cgroup=st["created"]["memcg"], kill_retries=retries))
         assert devices.base.read_state(sp)["created"] == {}
     assert capfd.readouterr().err.count("was killed") == 2  # the two attempts that were retried

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -142,38 +143,55 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
     return df
 
 
-def run_ooc(programs, working_sets, mode: str, *, binaries: dict, device_dir, out_dir, reps: int, run: int,
-            study: str, device: str, cgroup=None, timeout: float | None = None,
-            provenance: dict | None = None, kill_retries: int = 0, kill_pause: float = 0.0) -> pd.DataFrame:
-    """Every program at every working set, in one mode, on one device, each program inside the
-    memory cgroup ``cgroup`` (made by the caller with the swap file:
-    :func:`benchcast.devices.on_device`); mmap files go in ``device_dir`` and are removed after
-    each program. A program the kernel kills runs again after ``kill_pause`` seconds, up to
-    ``kill_retries`` more times (each attempt's output replaces the last); the last kill is raised,
-    saying how many times. Records of all runs."""
+@dataclass(frozen=True)
+class Place:
+    """Where and how one out-of-core job runs: the built ``binaries`` (program -> path), mmap files
+    in ``device_dir``, raw outputs in ``out_dir``, records named ``study``, ``device`` and ``run``
+    with ``provenance`` on every row; each program inside the memory cgroup ``cgroup`` (made by the
+    caller with the swap file: :func:`benchcast.devices.on_device`) for at most ``timeout`` s; a
+    program the kernel kills runs again after ``kill_pause`` seconds, up to ``kill_retries`` times."""
+
+    binaries: dict
+    device_dir: Path
+    out_dir: Path
+    study: str
+    device: str
+    run: int = 0
+    cgroup: Path | None = None
+    timeout: float | None = None
+    provenance: dict = field(default_factory=dict)
+    kill_retries: int = 0
+    kill_pause: float = 0.0
+
+
+def run_ooc(programs, working_sets, mode: str, reps: int, at: Place) -> pd.DataFrame:
+    """Every program at every working set (``reps`` passes each), in one mode, on one device (see
+    :class:`Place`); mmap files are removed after each program. Each attempt of a killed program
+    replaces the last one's output; the last kill is raised, saying how many times. Records of all
+    runs."""
     if mode not in MODES:
         raise BenchcastError(f"ooc: unknown mode {mode!r} (known: {', '.join(MODES)})")
     frames = []
     for program in programs:
         for ws in working_sets:
-            mapped = Path(device_dir) / f"benchcast-ooc-{program}-{os.getpid()}.dat" if mode == "mmap" else None
-            for attempt in range(kill_retries + 1):
+            mapped = Path(at.device_dir) / f"benchcast-ooc-{program}-{os.getpid()}.dat" if mode == "mmap" else None
+            for attempt in range(at.kill_retries + 1):
                 try:
                     frames.append(run_program(
-                        binaries[program], int(ws), reps, prefix=Path(out_dir) / f"{program}-{int(ws)}",
-                        mmap_file=mapped, timeout=timeout, cgroup=cgroup,
-                        columns={"study": study, "device": device, "engine": mode, "data_size": int(ws),
-                                 "run": run, **(provenance or {})}))
+                        at.binaries[program], int(ws), reps, prefix=Path(at.out_dir) / f"{program}-{int(ws)}",
+                        mmap_file=mapped, timeout=at.timeout, cgroup=at.cgroup,
+                        columns={"study": at.study, "device": at.device, "engine": mode, "data_size": int(ws),
+                                 "run": at.run, **at.provenance}))
                     break
                 except ProgramKilled as exc:
-                    if attempt == kill_retries:
+                    if attempt == at.kill_retries:
                         raise ProgramKilled(f"{exc} ({attempt + 1} times)" if attempt else str(exc)) from None
-                    print(f"benchcast: {exc}; again in {kill_pause:g} s", file=sys.stderr, flush=True)
-                    time.sleep(kill_pause)
+                    print(f"benchcast: {exc}; again in {at.kill_pause:g} s", file=sys.stderr, flush=True)
+                    time.sleep(at.kill_pause)
                 finally:
                     if mapped is not None:
                         mapped.unlink(missing_ok=True)
-    return rec.check(pd.concat(frames, ignore_index=True), where=f"ooc {device} {mode}")
+    return rec.check(pd.concat(frames, ignore_index=True), where=f"ooc {at.device} {mode}")
 
 
 def main(argv=None) -> int:

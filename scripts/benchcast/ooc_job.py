@@ -42,13 +42,13 @@ def run_job(job: dict) -> None:
                            enter_memory=False, shield=job.get("shield")) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
-        recs = ooc.run_ooc(
-            list(s.programs), list(s.working_sets), mode, binaries=job["binaries"], device_dir=devices.target(state),
-            out_dir=raw_part.resolve(), reps=s.passes, run=int(job["repeat"]), study=job["study"],
-            device=job["device"], cgroup=state["created"].get("memcg"), timeout=s.timeout,
-            provenance={"memory_limit": limit or 0, "swap_size": swap_size or 0,
-                        "other_swap": ",".join(o["filename"] for o in other)},
+        at = ooc.Place(
+            binaries=job["binaries"], device_dir=devices.target(state), out_dir=raw_part.resolve(),
+            study=job["study"], device=job["device"], run=int(job["repeat"]), cgroup=state["created"].get("memcg"),
+            timeout=s.timeout, provenance={"memory_limit": limit or 0, "swap_size": swap_size or 0,
+                                           "other_swap": ",".join(o["filename"] for o in other)},
             kill_retries=ooc.KILL_RETRIES, kill_pause=ooc.KILL_PAUSE_S)
+        recs = ooc.run_ooc(list(s.programs), list(s.working_sets), mode, s.passes, at)
     records.write_job(recs, job, f"ooc:{job['source_name']}", devices.provenance(state))
 
 
