@@ -133,16 +133,22 @@ def device_default(kind: str, key: str):
 
 
 def _check(validator, instance, prefix: str) -> None:
-    """Raise the most specific schema error of ``instance`` as one line starting with ``prefix``."""
+    """Raise the most specific schema error of ``instance`` as one line starting with ``prefix``
+    (a prefix that names the instance, ``source NAME: ``, stands for the top level)."""
     errors = sorted(validator.iter_errors(instance), key=lambda e: (len(list(e.absolute_path)), e.path))
-    if errors:
-        err = errors[-1]
-        expected = err.schema.get("x-expected") if isinstance(err.schema, dict) else None
-        if expected:  # a value of a described shape (a size): say so in words, not as a regex
-            raise BenchcastError(f"{prefix}{_path(err)}: {err.instance!r} is not {expected}")
+    if not errors:
+        return
+    err = errors[-1]
+    expected = err.schema.get("x-expected") if isinstance(err.schema, dict) else None
+    if expected:  # a value of a described shape (a size): say so in words, not as a regex
+        line = f"{_path(err)}: {err.instance!r} is not {expected}"
+    else:
         if err.validator in ("oneOf", "anyOf", "allOf") and err.context:
             err = _deepest(err)
-        raise BenchcastError(f"{prefix}{_message(err)}")
+        line = _message(err)
+    if prefix != "config: ":
+        line = line.removeprefix("(top level): ")
+    raise BenchcastError(f"{prefix}{line}")
 
 
 def validate(config: dict, schema_path: Path = SCHEMA) -> dict:
