@@ -396,7 +396,7 @@ def _pkb_ycsb_row(s: dict, op: str, stat: str, where: str) -> dict | None:
     """A record row of one PKB YCSB sample (None for statistics benchcast does not keep); a failed
     return code stops the import."""
     from . import units
-    from .ycsb import OK_CODES
+    from .ycsbout import OK_CODES
 
     if stat.startswith("Return="):
         if stat[len("Return="):] not in OK_CODES and float(s["value"]) > 0:
@@ -431,7 +431,7 @@ def pkb(device_files: dict, study: str, source: str, ycsb: dict | None = None) -
 
     Other samples (machine facts, other statistics) are skipped. One device per entry (device id ->
     folder, glob or file)."""
-    from .ycsb import OPERATIONS
+    from .ycsbout import OPERATIONS
 
     ycsb_ops = {op.lower() for op in OPERATIONS}
     frames = []
