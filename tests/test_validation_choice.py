@@ -7,13 +7,13 @@ import pytest
 from analysis_util import make_agg
 from benchcast import features
 from benchcast.validation import choice
-from benchcast.validation import folds as loo
+from benchcast.validation import folds as vfolds
 from validation_util import F4, F64, four_devices, hand_loo, pooled, six_tiers
 
 
 def test_select_simple_both_choices_and_differ_flag():
     agg, *_ = four_devices()
-    _, summary = loo.loo_simple(agg)
+    _, summary = vfolds.loo_simple(agg)
     sel = choice.select_simple(summary)
     row = sel.iloc[0]
     best_r2 = summary.loc[summary["r2"].idxmax()]
@@ -33,7 +33,7 @@ def test_nested_choice_never_sees_the_held_out_device():
     """For each held-out device the feature is chosen by leave-one-out error over the others only,
     and the prediction is the fold fitted without that device: checked by hand for every device."""
     agg, x64, x4, y = six_tiers()
-    folds, _ = loo.loo_simple(agg)
+    folds, _ = vfolds.loo_simple(agg)
     nested = choice.nested_choice(agg, folds, None)
     devs = list(x64)
     for d in devs:
@@ -60,7 +60,7 @@ def test_nested_choice_takes_the_median_of_the_three_best_by_hand():
     agg, x64, x4, y = six_tiers()
     x16 = {"a": 2.0, "b": 12.0, "c": 25.0, "d": 70.0, "e": 90.0, "f": 230.0}  # a rougher copy of x64
     agg = make_agg({d: {F64: x64[d], F4: x4[d], ("randwrite", 16384, "lat_mean"): x16[d]} for d in x64}, y)
-    folds, _ = loo.loo_simple(agg)
+    folds, _ = vfolds.loo_simple(agg)
     devs = list(x64)
     figures = {"randwrite_64K_lat_mean": x64, "randwrite_4K_lat_mean": x4, "randwrite_16K_lat_mean": x16}
     for top in (1, 3):
@@ -114,7 +114,7 @@ def test_nested_choice_shares_the_score_over_data_sizes_by_hand():
     y = {d: {1: 50 + 2 * x64[d] * (1.3 if d == "e" else 1.0), 2: 40 + 3 * x4[d] * (0.9 if d == "c" else 1.0)}
          for d in x64}
     agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in x64}, y)
-    folds, _ = loo.loo_simple(agg)
+    folds, _ = vfolds.loo_simple(agg)
     alone = choice.nested_choice(agg, folds, None)
     shared = choice.nested_choice(agg, folds, None, how=choice.Nested(share=("data_size",)))
     figures = {"randwrite_64K_lat_mean": x64, "randwrite_4K_lat_mean": x4}
@@ -160,8 +160,8 @@ def test_nested_choice_weighs_multiple_models_on_the_other_devices_only():
     agg, x64, x4, _ = six_tiers()
     y = {d: 50 + 2 * x64[d] + 30 * x4[d] for d in x64}
     agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in x64}, y)
-    folds, _ = loo.loo_simple(agg)
-    mfolds, _, _ = loo.loo_multiple(agg)
+    folds, _ = vfolds.loo_simple(agg)
+    mfolds, _, _ = vfolds.loo_multiple(agg)
     nested = choice.nested_choice(agg, folds, None, mfolds).set_index("held_out")
     assert set(nested["model"]) == {"multiple"}
     assert set(nested["features"]) == {"randwrite_4K_lat_mean+randwrite_64K_lat_mean"}
@@ -175,9 +175,9 @@ def test_fold_scores_of_the_multiple_folds_are_the_nested_choices_inner_scores()
     """The scores that rank multiple models on all devices (from loo_multiple's folds) are those
     the nested choice computes for a table itself: one computation, two ways to reach it."""
     agg, _ = pooled(5)
-    folds, _, _ = loo.loo_multiple(agg)
+    folds, _, _ = vfolds.loo_multiple(agg)
     a = choice.fold_scores(folds).set_index(["series", "features"])["mape"].sort_index()
-    b = choice.fold_scores(loo.multiple_inner(agg, None, features.POOL_PER_WORKLOAD, None, 2))
+    b = choice.fold_scores(vfolds.multiple_inner(agg, None, features.POOL_PER_WORKLOAD, None, 2))
     b = b.set_index(["series", "features"])["mape"].sort_index()
     assert len(a) > 1 and a.index.equals(b.index)
     assert a.to_numpy() == pytest.approx(b.to_numpy())

@@ -9,13 +9,13 @@ import statsmodels.api as sm
 from analysis_util import io_records, make_agg
 from benchcast import features, fits, workloads
 from benchcast.validation import choice
-from benchcast.validation import folds as loo
+from benchcast.validation import folds as vfolds
 from validation_util import F4, F64, four_devices, hand_loo, pooled, six_tiers
 
 
 def test_loo_simple_matches_hand_computation():
     agg, x64, x4, y = four_devices()
-    folds, summary = loo.loo_simple(agg, alpha=0.1)
+    folds, summary = vfolds.loo_simple(agg, alpha=0.1)
     devs = ["a", "b", "c", "d"]
     yv = np.array([y[d] for d in devs])
     for fid, xd in (("randwrite_64K_lat_mean", x64), ("randwrite_4K_lat_mean", x4)):
@@ -44,7 +44,7 @@ def test_loo_simple_agrees_with_statsmodels():
     x = rng.uniform(5, 50, 7)
     y = 100 + 8 * x + rng.normal(0, 20, 7)
     agg = make_agg({d: {F64: v} for d, v in zip(devs, x)}, dict(zip(devs, y)))
-    folds, _ = loo.loo_simple(agg)
+    folds, _ = vfolds.loo_simple(agg)
     for i, d in enumerate(devs):
         train = pd.DataFrame({"x": np.delete(x, i)})
         fit = fits.fit_ols(fits.design_matrix(train, ["x"]), np.delete(y, i))
@@ -56,7 +56,7 @@ def test_loo_simple_agrees_with_statsmodels():
 
 def test_loo_simple_three_devices_zero_df_flagged_not_crashing():
     agg = make_agg({"a": {F64: 10.0}, "b": {F64: 20.0}, "c": {F64: 40.0}}, {"a": 110.0, "b": 190.0, "c": 420.0})
-    folds, summary = loo.loo_simple(agg)
+    folds, summary = vfolds.loo_simple(agg)
     hand = hand_loo(np.array([10.0, 20.0, 40.0]), np.array([110.0, 190.0, 420.0]))
     assert folds.set_index("held_out").loc[["a", "b", "c"], "prediction"].to_numpy() == pytest.approx(hand[:, 0])
     assert folds["lower"].isna().all() and folds["upper"].isna().all() and folds["covered"].isna().all()
@@ -68,7 +68,7 @@ def test_loo_simple_three_devices_zero_df_flagged_not_crashing():
 def test_loo_simple_missing_figure_and_candidates():
     agg, *_ = four_devices()
     agg = agg[~((agg["device"] == "d") & (agg["block_size"] == 4096))]
-    folds, summary = loo.loo_simple(agg, candidates=lambda k: ["randwrite_4K_lat_mean", "randwrite_64K_lat_mean"])
+    folds, summary = vfolds.loo_simple(agg, candidates=lambda k: ["randwrite_4K_lat_mean", "randwrite_64K_lat_mean"])
     assert set(summary["features"]) == {"randwrite_4K_lat_mean", "randwrite_64K_lat_mean"}
     s4 = summary.set_index("features").loc["randwrite_4K_lat_mean"]
     assert (s4["n_devices"], s4["n_folds"], s4["n_predicted"]) == (3, 3, 3)
@@ -82,7 +82,7 @@ def test_loo_simple_coverage_on_known_linear_model():
     x = dict(zip(devs, rng.uniform(10, 100, 8)))
     res = {d: {(k + 1) * 10**9: 50 + 4 * x[d] + rng.normal(0, 5) for k in range(200)} for d in devs}
     agg = make_agg({d: {F64: x[d]} for d in devs}, res)
-    folds, summary = loo.loo_simple(agg)
+    folds, summary = vfolds.loo_simple(agg)
     assert len(summary) == 200 and len(folds) == 1600
     cov = folds["covered"].astype(float).mean()
     assert 0.90 <= cov <= 0.99
@@ -90,7 +90,7 @@ def test_loo_simple_coverage_on_known_linear_model():
 
 def test_loo_multiple_matches_hand_least_squares_and_holds_out_device_rows_together():
     agg, devs = pooled(4)
-    folds, summary, refusals = loo.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"])
+    folds, summary, refusals = vfolds.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"])
     assert refusals.empty and len(summary) == 1
     s = summary.iloc[0]
     assert s["variables"] == "data_gb+log2_data_gb" and (s["n_rows"], s["n_devices"]) == (12, 4)
@@ -111,7 +111,7 @@ def test_loo_multiple_matches_hand_least_squares_and_holds_out_device_rows_toget
 
 def test_loo_multiple_refuses_over_parameterised_models():
     agg, _ = pooled(3)
-    folds, summary, refusals = loo.loo_multiple(agg)
+    folds, summary, refusals = vfolds.loo_multiple(agg)
     assert set(summary["features"]) == {"randwrite_4K_lat_mean", "randwrite_64K_lat_mean"}
     assert refusals["features"].tolist() == ["randwrite_4K_lat_mean+randwrite_64K_lat_mean"]
     r = refusals.iloc[0]
@@ -121,7 +121,7 @@ def test_loo_multiple_refuses_over_parameterised_models():
     assert (folds["device_df"] == 0).all() and (folds["interval_flag"] == fits.FLAG_NO_DEVICE_DF).all()
     # with 4 devices the pair is allowed
     agg4, _ = pooled(4)
-    _, summary4, refusals4 = loo.loo_multiple(agg4)
+    _, summary4, refusals4 = vfolds.loo_multiple(agg4)
     assert refusals4.empty and len(summary4) == 3
     sel = choice.select_multiple(summary, refusals)
     assert sel.iloc[0]["n_refused"] == 1 and sel.iloc[0]["selected_features"] in set(summary["features"])
@@ -132,10 +132,10 @@ def test_loo_multiple_across_workloads_needs_read_fraction():
     agg_r, _ = pooled(4, seed=2)
     app = agg_r[agg_r["benchmark"] != "fio"].assign(workload="write-heavy")
     agg = pd.concat([agg_w, app], ignore_index=True)
-    _, summary, refusals = loo.loo_multiple(agg, pool_by=features.POOL_ACROSS_WORKLOADS, max_figures=1)
+    _, summary, refusals = vfolds.loo_multiple(agg, pool_by=features.POOL_ACROSS_WORKLOADS, max_figures=1)
     assert summary.empty and len(refusals) == 2
     assert refusals["reason"].str.contains("read fraction unknown for workload").all()
-    _, summary, refusals = loo.loo_multiple(agg, pool_by=features.POOL_ACROSS_WORKLOADS, max_figures=1,
+    _, summary, refusals = vfolds.loo_multiple(agg, pool_by=features.POOL_ACROSS_WORKLOADS, max_figures=1,
                                                  read_fraction=workloads.read_fractions())
     assert refusals.empty and (summary["variables"] == "data_gb+log2_data_gb+read_fraction").all()
     assert (summary["n_rows"] == 24).all()
@@ -143,7 +143,7 @@ def test_loo_multiple_across_workloads_needs_read_fraction():
 
 def test_baseline_mape_is_leave_one_out_mean():
     agg, _, _, y = four_devices()
-    _, summary = loo.loo_simple(agg)
+    _, summary = vfolds.loo_simple(agg)
     yv = np.array(list(y.values()))
     pred = (yv.sum() - yv) / 3
     expect = np.abs(100 * (pred - yv) / yv).mean()
@@ -167,7 +167,7 @@ def test_io_path_figures_are_weighted_without_the_held_out_devices_counters():
     agg = pd.concat([agg, io], ignore_index=True)
     name = "io_path[mysql/write-only]"
     shaped = features.profile_candidates(agg, {})
-    folds, summary = loo.loo_simple(agg, shaped, io_paths=0.05)
+    folds, summary = vfolds.loo_simple(agg, shaped, io_paths=0.05)
     assert set(summary["features"]) == {"randread_16K_lat_mean", "write_16K_sync_lat_mean", name}
     f = folds[folds["features"] == name].set_index("held_out")
     for d in rr:  # weight: the median of the other four devices' reads per operation
@@ -177,7 +177,7 @@ def test_io_path_figures_are_weighted_without_the_held_out_devices_counters():
         ys = np.array([y[o] for o in rr if o != d])
         b, a = np.polyfit(xs, ys, 1)
         assert f.at[d, "prediction"] == pytest.approx(a + b * f.at[d, "x"])
-    assert loo.loo_simple(agg, shaped)[1]["features"].tolist() == ["randread_16K_lat_mean",
+    assert vfolds.loo_simple(agg, shaped)[1]["features"].tolist() == ["randread_16K_lat_mean",
                                                                        "write_16K_sync_lat_mean"]
     nested = choice.nested_choice(agg, folds, shaped, how=choice.Nested(io_paths=0.05))
     assert set(nested["held_out"]) == set(rr)
@@ -191,13 +191,13 @@ def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
     _, x64, x4, _ = six_tiers()
     y = {d: 3 * x64[d] ** 0.5 for d in x64}
     agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in x64}, y)
-    folds, summary = loo.loo_simple(agg, alpha=0.1, loglog=True)
+    folds, summary = vfolds.loo_simple(agg, alpha=0.1, loglog=True)
     devs = list(x64)
     lx, ly = np.log([x64[d] for d in devs]), np.log([y[d] for d in devs])
-    ll = folds[folds["features"] == loo.LOGLOG + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
+    ll = folds[folds["features"] == vfolds.LOGLOG + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
     lx4 = np.log([x4[d] for d in devs])
     hand = np.exp(hand_loo(lx4, ly, alpha=0.1))  # a log-log line that does not fit: a real interval
-    l4 = folds[folds["features"] == loo.LOGLOG + "randwrite_4K_lat_mean"].set_index("held_out").loc[devs]
+    l4 = folds[folds["features"] == vfolds.LOGLOG + "randwrite_4K_lat_mean"].set_index("held_out").loc[devs]
     assert l4["prediction"].to_numpy() == pytest.approx(hand[:, 0])
     assert l4["lower"].to_numpy() == pytest.approx(hand[:, 1])
     assert l4["upper"].to_numpy() == pytest.approx(hand[:, 2])
@@ -205,16 +205,16 @@ def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
     assert ll["pct_error"].abs().max() < 1e-9 and ll["x"].to_numpy() == pytest.approx(np.exp(lx))
     lin = folds[folds["features"] == "randwrite_64K_lat_mean"]
     assert lin["pct_error"].abs().max() > 5
-    row = summary.set_index("features").loc[loo.LOGLOG + "randwrite_64K_lat_mean"]
+    row = summary.set_index("features").loc[vfolds.LOGLOG + "randwrite_64K_lat_mean"]
     assert row["slope"] == pytest.approx(0.5) and row["intercept"] == pytest.approx(np.log(3))
     sel = choice.select_simple(summary).iloc[0]
-    assert not sel["selected_feature"].startswith(loo.LOGLOG)
-    assert not sel["paper_feature"].startswith(loo.LOGLOG)
+    assert not sel["selected_feature"].startswith(vfolds.LOGLOG)
+    assert not sel["paper_feature"].startswith(vfolds.LOGLOG)
     nested = choice.nested_choice(agg, folds, None, how=choice.Nested(loglog=True))
-    assert set(nested["features"]) == {loo.LOGLOG + "randwrite_64K_lat_mean"}
+    assert set(nested["features"]) == {vfolds.LOGLOG + "randwrite_64K_lat_mean"}
     # without loglog the same data gives straight lines only
-    plain, _ = loo.loo_simple(agg)
-    assert not plain["features"].str.startswith(loo.LOGLOG).any()
+    plain, _ = vfolds.loo_simple(agg)
+    assert not plain["features"].str.startswith(vfolds.LOGLOG).any()
 
 
 def test_relative_lines_by_hand_and_only_in_the_nested_choice():
@@ -227,8 +227,8 @@ def test_relative_lines_by_hand_and_only_in_the_nested_choice():
     noise = dict(zip(devs, [1.10, 0.92, 1.06, 0.95, 1.08, 0.93]))
     y = {d: (5 + 2 * x64[d]) * noise[d] for d in devs}
     agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in devs}, y)
-    folds, summary = loo.loo_simple(agg, alpha=0.1, relative=True)
-    rel = folds[folds["features"] == loo.RELATIVE + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
+    folds, summary = vfolds.loo_simple(agg, alpha=0.1, relative=True)
+    rel = folds[folds["features"] == vfolds.RELATIVE + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
     xs, ys = np.array([x64[d] for d in devs]), np.array([y[d] for d in devs])
     for i, d in enumerate(devs):
         m = np.arange(len(devs)) != i
@@ -242,9 +242,9 @@ def test_relative_lines_by_hand_and_only_in_the_nested_choice():
     for d in ("a", "b"):  # the two fastest devices: the slow ones no longer pull the line away
         assert abs(rel.loc[d, "pct_error"]) < abs(line.loc[d, "pct_error"])
     sel = choice.select_simple(summary).iloc[0]
-    assert not sel["selected_feature"].startswith(loo.RELATIVE)
-    assert not sel["paper_feature"].startswith(loo.RELATIVE)
+    assert not sel["selected_feature"].startswith(vfolds.RELATIVE)
+    assert not sel["paper_feature"].startswith(vfolds.RELATIVE)
     nested = choice.nested_choice(agg, folds, None, how=choice.Nested(relative=True))
-    assert nested["features"].str.startswith(loo.RELATIVE).any()
-    plain, _ = loo.loo_simple(agg)
-    assert not plain["features"].str.startswith(loo.RELATIVE).any()
+    assert nested["features"].str.startswith(vfolds.RELATIVE).any()
+    plain, _ = vfolds.loo_simple(agg)
+    assert not plain["features"].str.startswith(vfolds.RELATIVE).any()
