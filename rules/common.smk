@@ -279,12 +279,10 @@ STOP_KEYS = ("max_repeats", "stable_cv")
 MACHINE = 100
 
 
-def shield():
-    """The shield settings a measuring job gets (run.shield: CPU weight, nice, ionice), only those
-    set: with none set (the default) the params stay as they were, so nothing is measured again.
-    """
-    got = {k: v for k, v in (RUN.get("shield") or {}).items() if v is not None}
-    return {"shield": got} if got else {}
+#: How the measuring jobs protect their runs (run.shield, run.interference.wait_run): handed to them
+#: in the environment (benchcast.quality.guard), not as params: how a run is protected is not what
+#: it measures, so a change of it never plans a measurement again (each run's record says what it had).
+os.environ[bc_quality.GUARD_ENV] = json.dumps(bc_quality.guard_settings(RUN))
 
 
 def fio_output(study, source, device, cell, repeat):
@@ -339,7 +337,7 @@ def stop_rule(wildcards):
 
 
 def get_fio_job_cell(wildcards):
-    return {**get_fio_cell(wildcards), **stop_rule(wildcards), **shield()}
+    return {**get_fio_cell(wildcards), **stop_rule(wildcards)}
 
 
 def _ycsb_runs(study, name, src):

@@ -64,7 +64,6 @@ rule ooc_run:
                 "raw": ooc_run_output(
                     wc.study, wc.source, wc.device, wc.mode, wc.repeat, ""
                 ),
-                **shield(),
             }
         ),
     shell:

@@ -60,7 +60,6 @@ rule ycsb_run:
                 "records": ycsb_output(wc, ".csv"),
                 "raw": ycsb_output(wc, ""),
                 **stop_rule(wc),
-                **shield(),
             }
         ),
     shell:

@@ -681,7 +681,7 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
         return _skip(cell, why, jobfile, output)
     with host.cpu_latency(cell.get("cpu_latency_us")), \
             devices.on_device(device_id, spec, state_path, memory_limit=cell.get("memory_limit"),
-                              enter_memory=False, shield=cell.get("shield")) as state:
+                              enter_memory=False, shield=quality.guard()["shield"]) as state:
         why = unaligned(cell, state)
         if why:
             return _skip(cell, why, jobfile, output)

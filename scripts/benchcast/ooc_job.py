@@ -43,7 +43,7 @@ def run_job(job: dict) -> None:
             devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
                               memory_limit=limit, swap_size=swap_size,
                               swap_priority=src["swap_priority"], enter_memory=False,
-                              shield=job.get("shield")) as state, \
+                              shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
         recs = ooc.run_ooc(

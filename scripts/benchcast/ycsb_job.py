@@ -41,7 +41,7 @@ def run_job(job: dict) -> None:
     limit = parse_size(src["memory_limit"], what="memory_limit") if src.get("memory_limit") else None
     with host.cpu_latency(src.get("cpu_latency_us")), \
             devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                              memory_limit=limit, shield=job.get("shield")) as state, \
+                              memory_limit=limit, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ycsb", "device": job["device"], "engine": job["engine"],
                             "data_size": int(job["size"]), "run": int(job["repeat"])}):
