@@ -163,6 +163,69 @@ def soga2018_figures(fio_csv) -> set | None:
     return out
 
 
+def source_names(src: dict) -> tuple[set, set] | None:
+    """What an import source brings, read from its files before any job runs, for the checks of
+    spec cards and of the report's focus: (figures, series), figures as (workload, block size,
+    metric or None: any) of its device figures, series as (benchmark, engine, workload, op or None)
+    of its application results. None where a file cannot be read: the import's own check (run
+    before any job, :mod:`benchcast.preflight`) then names the file and what is wrong."""
+    try:
+        return _NAMES[src["type"]](src)
+    except (BenchcastError, OSError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _soga2018_names(src: dict) -> tuple[set, set]:
+    figures = soga2018_figures(src["fio"])
+    if figures is None:
+        raise BenchcastError("unreadable")
+    app = _read_csv(Path(src["app"]), ["engine", "workload", "op"])
+    bench = src.get("benchmark", "ycsb")
+    return figures, {(bench, e, w, op) for e, w, op in app[["engine", "workload", "op"]].itertuples(index=False)}
+
+
+def _fio_json_names(src: dict) -> tuple[set, set]:
+    from . import fio
+
+    figures = set()
+    for spec in src["files"].values():
+        for path in input_files(spec, FILE_PATTERNS["fio_json"]):
+            data = fio.load(path)
+            for job in [] if data.get("benchcast_skipped") else data["jobs"]:
+                keys = fio.job_keys(job, data.get("global options"), path)
+                figures.add((keys["workload"], keys["block_size"], None))
+    return figures, set()
+
+
+def _pkb_names(src: dict) -> tuple[set, set]:
+    figures, series, spec = set(), set(), src.get("ycsb") or {}
+    for files in src["files"].values():
+        for path in input_files(files, FILE_PATTERNS["pkb"]):
+            rows, app = _pkb_samples(path)
+            figures |= {(r["workload"], r["block_size"], r["metric"]) for r in rows}
+            series |= {("ycsb", spec.get("engine"), "load" if r["stage"] == "load" else spec.get("workload"),
+                        r["op"]) for r in app}
+    return figures, series
+
+
+def _records_names(src: dict) -> tuple[set, set]:
+    figures, series = set(), set()
+    for path in input_files(src["files"], FILE_PATTERNS["records"]):
+        df = records.read(path)
+        fio = (df["benchmark"] == "fio").to_numpy()
+        figures |= set(df.loc[fio, ["workload", "block_size", "metric"]].itertuples(index=False, name=None))
+        series |= set(df.loc[~fio, ["benchmark", "engine", "workload", "op"]].itertuples(index=False, name=None))
+    return figures, series
+
+
+def _ycsb_output_names(src: dict) -> tuple[set, set]:
+    return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}
+
+
+_NAMES = {"soga2018": _soga2018_names, "fio_json": _fio_json_names, "pkb": _pkb_names,
+          "records": _records_names, "ycsb_output": _ycsb_output_names}
+
+
 def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark: str = "ycsb") -> pd.DataFrame:
     """Import the paper's published tables (already trimmed means, run = -1).
 
