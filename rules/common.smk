@@ -37,6 +37,14 @@ if workflow.is_main_process:
             f"{', '.join(map(str, _others))}); wait for it to end, or stop it, and run again. "
             f"Nothing was run"
         )
+    # before Snakemake's many-line LockException: a lock no live run holds
+    if bc_smk.stale_lock():
+        raise WorkflowError(
+            "benchcast: a previous run in this folder was killed and left its lock in "
+            ".snakemake/locks (no snakemake process of this folder runs on this machine); "
+            "`./benchcast.sh teardown` clears it (and tears down what that run left), then "
+            "run again. Nothing was run"
+        )
 
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
