@@ -45,21 +45,21 @@ def test_missing_column_names_file(tmp_path):
 def test_non_numeric_value_names_file_and_row(tmp_path):
     lines = APP.splitlines()
     lines[5] = lines[5].rsplit(",", 1)[0] + ",fast"
-    with pytest.raises(BenchcastError, match=r"app.csv: row 6: column latency_us is not a number: 'fast'"):
+    with pytest.raises(BenchcastError, match=r"app.csv: line 6: column latency_us is not a number: 'fast'"):
         run(tmp_path, app="\n".join(lines) + "\n")
 
 
 def test_unknown_device_names_file_and_row(tmp_path):
     lines = FIO.splitlines()
     lines[3] = lines[3].replace("dram", "optane_pmem")
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 4: unknown device 'optane_pmem'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 4: unknown device 'optane_pmem'"):
         run(tmp_path, fio="\n".join(lines) + "\n")
 
 
 def test_bad_block_size_and_metric(tmp_path):
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 2: bs: not a size: '1Q'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: bs: not a size: '1Q'"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1Q,lat_us", 1))
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 2: unknown metric 'lat_ms'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: unknown metric 'lat_ms'"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1K,lat_ms", 1))
 
 
@@ -288,6 +288,14 @@ def aggregate_of(recs):
 def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
     for i in (1, 2):
         (tmp_path / f"copy{i}.json").write_text((bench_fio_tree / "nvme_a" / "randread-1-1.json").read_text())
+    # the same output twice is no repeat
+    with pytest.raises(BenchcastError, match=r"copy2.json: jobs\[0\] \(benchfio\): duplicate job \(the same as "
+                                             r".*copy1.json: jobs\[0\] \(benchfio\): device d, cell rw=randread"):
+        importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+    # another run of the same job is
+    data = json.loads((tmp_path / "copy2.json").read_text())
+    data["jobs"][0]["read"]["iops"] *= 1.01
+    (tmp_path / "copy2.json").write_text(json.dumps(data))
     recs = importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
     assert sorted(recs.drop_duplicates("file")["run"]) == [0, 1]
     # an absolute glob names the same files as the folder
@@ -323,7 +331,9 @@ def test_fio_json_older_versions_report_usec(tmp_path):
     ("hello", "no JSON object"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "error": 5}]}), "ended with error 5"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {"total_ios": 3, "iops": 1.0}}]}), "lack"),
-    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), "2 jobs of the same cell"),
+    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), r"jobs\[1\] \(old\): duplicate job \(the same as jobs\[0\]"),
+    (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "jobname": n} for n in ("one", "two")]}),
+     r"jobs\[1\] \(two\): 2 jobs of the same cell .*, the first jobs\[0\] \(one\)"),
 ])
 def test_fio_json_refuses_malformed_files_naming_them(tmp_path, text, message):
     (tmp_path / "good.json").write_text(json.dumps(OLD_FIO))
@@ -342,16 +352,16 @@ def test_fio_json_an_empty_folder_is_named(tmp_path):
 
 
 def test_record_files_join_another_machines_results(tmp_path):
-    rows = [{"op": "read", "metric": "lat_mean", "unit": "us", "value": v} for v in (10.0, 11.0)]
+    rows = [{"op": "read", "metric": "lat_mean", "unit": "us", "value": v, "run": r} for v, r in ((10.0, 0), (11.0, 1))]
     theirs = records.make(rows, study="theirs", source="fio", device="ssd", benchmark="fio", workload="randread",
-                          block_size=4096, threads=1, run=0)
+                          block_size=4096, threads=1)
     records.write(theirs, tmp_path / "other" / "records" / "fio" / "fio.csv")
     recs = importers.record_files(str(tmp_path / "other"), study="s", source="import:records", devices=["ssd2"],
                                   rename={"ssd": "ssd2"})
     assert set(recs["device"]) == {"ssd2"} and set(recs["study"]) == {"s"}
     assert set(recs["origin_study"]) == {"theirs"} and set(recs["origin_source"]) == {"fio"}
     assert list(recs["value"]) == [10.0, 11.0]
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 2: unknown device 'ssd'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: unknown device 'ssd'"):
         importers.record_files(str(tmp_path / "other"), study="s", source="import:records", devices=["ssd2"])
     (tmp_path / "bad.csv").write_text("study,source\nx,y\n")
     with pytest.raises(BenchcastError, match=r"bad.csv: missing record column"):
