@@ -621,3 +621,114 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     with pytest.raises(BenchcastError, match="only histogram logs"):
         importers.ycsb_output([{"files": str(folder / "*.hdr"), "device": "d", "engine": "rocksdb",
                                 "workload": "write-only", "data_size": "1MB"}], study="s", source="x")
+
+
+# --- every imported row checked, with its file and its own line (fio JSON: its job) ----------------
+
+
+def _fio_variant(**read):
+    data = json.loads(json.dumps(OLD_FIO))
+    data["jobs"][0]["read"].update(read)
+    return data
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["jobs"][0]["read"]["lat"].update(mean=0), r"bad.json: jobs\[0\] \(old\): column value: value is zero: "
+                                                           r"0.0 \(read lat_mean: it must be above 0\)"),
+    (lambda d: d["jobs"][0]["read"].update(iops=-3.0), r"bad.json: jobs\[0\] \(old\): column value: value is negative"),
+    (lambda d: d["jobs"][0]["read"]["clat"]["percentile"].update({"99.00": float("nan")}),
+     r"bad.json: jobs\[0\] \(old\): column value: value is not finite"),
+    (lambda d: d["global options"].update(rw="randwirte"), r"bad.json: jobs\[0\] \(old\): unknown rw 'randwirte'"),
+])
+def test_fio_json_jobs_checked_naming_file_and_job(tmp_path, edit, message):
+    data = _fio_variant(iops=9000.0)
+    edit(data)
+    (tmp_path / "good.json").write_text(json.dumps(OLD_FIO))
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(BenchcastError, match=message):
+        importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+
+
+def test_fio_json_the_same_output_for_two_devices_is_no_error_for_one_it_is(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(OLD_FIO))
+    (tmp_path / "b.json").write_text(json.dumps(OLD_FIO))
+    recs = importers.fio_json({"d": str(tmp_path / "a.json"), "e": str(tmp_path / "b.json")}, study="s", source="x")
+    assert set(recs["device"]) == {"d", "e"}
+    with pytest.raises(BenchcastError, match=r"b.json: jobs\[0\] \(old\): duplicate job \(the same as .*a.json: "
+                                             r"jobs\[0\] \(old\): device d, cell rw=randread"):
+        importers.fio_json({"d": [str(tmp_path / "a.json"), str(tmp_path / "b.json")]}, study="s", source="x")
+
+
+def _record_file(path, runs=(0, 1)):
+    rows = [{"op": "read", "metric": "lat_mean", "unit": "us", "value": 10.0 + r, "run": r} for r in runs]
+    records.write(records.make(rows, study="theirs", source="fio", device="ssd", benchmark="fio", workload="randread",
+                               block_size=4096, threads=1), path)
+    return path.read_text().splitlines()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda ln: ln + [ln[2]], r"c.csv: line 4: duplicate record \(the same as line 3: device ssd, benchmark fio, "
+                              r"workload randread, .* run 1\)"),
+    (lambda ln: ln + [ln[2].replace(",11.0,", ",12.0,")], r"c.csv: line 4: conflicting duplicate of line 3 \(.*: "
+                                                          r"value 11.0 vs 12.0\)"),
+    (lambda ln: ln[:1], r"c.csv: no rows \(only a header\)"),
+    (lambda ln: [ln[0], "", ln[1].replace(",10.0,", ",0,")], r"c.csv: line 3: column value: value is zero"),
+    (lambda ln: [ln[0], ln[1], "", ln[2].replace(",11.0,", ",-1,")], r"c.csv: line 4: value is negative"),
+    (lambda ln: [ln[0], ln[1].replace("randread", "randreed")], r"c.csv: line 2: unknown workload 'randreed'"),
+    (lambda ln: [ln[0], ln[1].replace(",10.0,", ",fast,")], r"c.csv: line 2: column value is not a number: 'fast'"),
+])
+def test_record_files_rows_checked_naming_file_and_line(tmp_path, edit, message):
+    lines = _record_file(tmp_path / "a.csv")
+    (tmp_path / "c.csv").write_text("\n".join(edit(lines)) + "\n")
+    with pytest.raises(BenchcastError, match=message):
+        importers.record_files(str(tmp_path / "c.csv"), study="s", source="import:records")
+
+
+def test_record_files_the_same_record_in_two_files(tmp_path):
+    _record_file(tmp_path / "a" / "fio.csv")
+    _record_file(tmp_path / "b" / "fio.csv", runs=(1, 2))
+    with pytest.raises(BenchcastError, match=r"b/fio.csv: line 2: duplicate record \(the same as .*a/fio.csv: "
+                                             r"line 3: device ssd, .*run 1\)"):
+        importers.record_files([str(tmp_path / "a"), str(tmp_path / "b")], study="s", source="import:records")
+    # renamed apart, they are two devices
+    recs = importers.record_files(str(tmp_path / "a"), study="s", source="import:records", rename={"ssd": "x"})
+    assert set(recs["device"]) == {"x"}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (PKB_FILE.splitlines()[2], r"a.json: line 10: duplicate sample \(the same as line 3: sample rr:read:latency:p99\)"),
+    (pkb_line("rr:read:latency:p99", 950, "usec"), r"a.json: line 10: conflicting duplicate of line 3 \(cell rw=randread"
+                                                   r".* op read, metric clat_p99: value 900.0 vs 950.0\)"),
+    (pkb_line("rr:read:iops", 0, ""), r"a.json: line 10: column value: value is zero: 0.0 \(read iops: it must be"),
+    (pkb_line("zz:read:iops", 5, "", rw="randwirte"), r"a.json: line 10: unknown workload 'randwirte'"),
+    (pkb_line("rr:read:latency:mean", 310.5, "usec"), None),  # one figure twice, agreeing: PKB's latency and :mean
+])
+def test_pkb_samples_checked_naming_file_and_line(tmp_path, extra, message):
+    (tmp_path / "a.json").write_text(PKB_FILE.rstrip("\n") + "\n\n" + extra + "\n")
+    if message is None:
+        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
+        return
+    with pytest.raises(BenchcastError, match=message):
+        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
+
+
+def test_source_names_read_from_the_files_before_any_job(tmp_path):
+    """What an import brings, for the checks of spec cards and of the report's focus before any job:
+    figures (workload, block size, metric or None) and series (benchmark, engine, workload, op)."""
+    (tmp_path / "old.json").write_text(json.dumps(OLD_FIO))
+    assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) == (
+        {("randread", 4096, None)}, set())
+    (tmp_path / "p.json").write_text(PKB_YCSB_FILE + PKB_FILE)
+    figs, series = importers.source_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
+                                           "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB"}})
+    assert ("randread", 4096, "clat_mean") in figs and ("randread", 4096, "lat_mean") not in figs
+    assert ("ycsb", "redis", "b", "update") in series and ("ycsb", "redis", "load", "insert") in series
+    soga = {"type": "soga2018", "fio": str(ROOT / "resources/soga2018/fio.csv"),
+            "app": str(ROOT / "resources/soga2018/ycsb_mysql.csv"), "benchmark": "ycsb"}
+    figs, series = importers.source_names(soga)
+    assert ("randwrite", 65536, "lat_mean") in figs and ("ycsb", "mysql", "write-only", "write") in series
+    recs = importers.soga2018(soga["fio"], soga["app"], "s", "x")
+    records.write(recs, tmp_path / "paper.csv")
+    assert importers.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) == (figs, series)
+    (tmp_path / "old.json").write_text("{")
+    assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
