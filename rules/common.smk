@@ -120,8 +120,8 @@ def study_names(study):
     """What the study's sources bring, before any job runs: (figures, series). Figures: (workload,
     block size, metric or None: any) of every device figure it measures (its fio grids on the
     devices this machine has) or imports; series: (benchmark, engine, workload, op; None: any) of
-    its application results. Imported names are read from the import's files; either is None
-    where a file cannot be read (the import's own check, before any job, names it)."""
+    its application results. Imports are read by the import itself (benchcast.importers); both
+    are None where it refuses a file (its own check, before any job, names it)."""
     from benchcast import importers as bc_importers
 
     sources = STUDIES[study]["sources"]
@@ -132,7 +132,9 @@ def study_names(study):
         if src["type"] == "fio":
             figures |= {(c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()}
         elif src["type"] in ("soga2018", "fio_json", "pkb", "records", "ycsb_output"):
-            got = bc_importers.source_names(src)
+            got = bc_importers.source_names(
+                src, list(STUDIES[study].get("devices", {})) or None
+            )
             if got is None:
                 return None, None
             figures |= got[0]

@@ -232,10 +232,10 @@ CASES.update({
                                           "value": "9000 IOPS"}]}}),
         "studies.again.targets.X: none of its figures is measured or imported by the study"),
     "fio JSON: card no job measures": (again(FIO_JSON_SOURCES, FIO_JSON_FILES),
-                                       "studies.again.targets.S-SCM: none of its figures is measured or imported"),
+                                       "studies.again.targets.M-SCM: none of its figures is measured or imported"),
     "PKB: card of a latency PKB does not report": (
         again(PKB_SOURCES, PKB_FILES),  # PKB reports fio's completion latency (clat_mean), the card lat_mean
-        "studies.again.targets.S-SCM: none of its figures is measured or imported"),
+        "studies.again.targets.M-SCM: none of its figures is measured or imported"),
 })
 
 

@@ -717,7 +717,8 @@ def test_source_names_read_from_the_files_before_any_job(tmp_path):
     figures (workload, block size, metric or None) and series (benchmark, engine, workload, op)."""
     (tmp_path / "old.json").write_text(json.dumps(OLD_FIO))
     assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) == (
-        {("randread", 4096, None)}, set())
+        {("randread", 4096, m) for m in ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")},
+        set())
     (tmp_path / "p.json").write_text(PKB_YCSB_FILE + PKB_FILE)
     figs, series = importers.source_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
                                            "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB"}})
@@ -730,5 +731,9 @@ def test_source_names_read_from_the_files_before_any_job(tmp_path):
     recs = importers.soga2018(soga["fio"], soga["app"], "s", "x")
     records.write(recs, tmp_path / "paper.csv")
     assert importers.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) == (figs, series)
+    # what the import refuses is its own check's to name: no names then
     (tmp_path / "old.json").write_text("{")
     assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
+    (tmp_path / "paper.csv").write_text((tmp_path / "paper.csv").read_text().splitlines()[0] + "\n")
+    assert importers.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
+    assert importers.source_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None

@@ -146,84 +146,29 @@ def _known_devices(df: pd.DataFrame, places: list, devices) -> None:
                              f"(study devices: {', '.join(devices)})")
 
 
-def soga2018_figures(fio_csv) -> set | None:
-    """(workload, block size, metric) of the device figures of the paper-shaped fio table, for the
-    config's check of spec cards before any job runs; None where the table cannot be read (the
-    import's own check then names the file and what is wrong; rows it cannot read are its errors)."""
-    out = set()
+def source_names(src: dict, devices=None) -> tuple[set, set] | None:
+    """What an import source brings, for the checks of spec cards and of the report's focus before
+    any job runs: (figures, series), figures as (workload, block size, metric) of its device
+    figures, series as (benchmark, engine, workload, op or None: any) of its application results.
+    Read by the import itself, its checks included (``devices``: the study's); None where it
+    refuses a file: its own check (before any job, :mod:`benchcast.preflight`) then names it."""
+    kind = src["type"]
+    if kind == "ycsb_output":  # the outputs do not say what they measured: the config does
+        return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}
     try:
-        df = _read_csv(Path(fio_csv), ["rw", "bs", "metric"])
-    except BenchcastError:
+        if kind == "soga2018":
+            recs = soga2018(src["fio"], src["app"], "check", "check", devices, src.get("benchmark", "ycsb"))
+        elif kind == "fio_json":
+            recs = fio_json(src["files"], study="check", source="check")
+        elif kind == "pkb":
+            recs = pkb(src["files"], study="check", source="check", ycsb=src.get("ycsb"))
+        else:
+            recs = record_files(src["files"], "check", "check", devices=devices, rename=src.get("rename"))
+    except (BenchcastError, OSError):
         return None
-    for rw, bs, metric in df[["rw", "bs", "metric"]].itertuples(index=False):
-        try:
-            out.add((rw, records.parse_size(bs), SOGA_FIO_METRICS[metric][0]))
-        except (BenchcastError, KeyError):
-            continue
-    return out
-
-
-def source_names(src: dict) -> tuple[set, set] | None:
-    """What an import source brings, read from its files before any job runs, for the checks of
-    spec cards and of the report's focus: (figures, series), figures as (workload, block size,
-    metric or None: any) of its device figures, series as (benchmark, engine, workload, op or None)
-    of its application results. None where a file cannot be read: the import's own check (run
-    before any job, :mod:`benchcast.preflight`) then names the file and what is wrong."""
-    try:
-        return _NAMES[src["type"]](src)
-    except (BenchcastError, OSError, KeyError, TypeError, ValueError):
-        return None
-
-
-def _soga2018_names(src: dict) -> tuple[set, set]:
-    figures = soga2018_figures(src["fio"])
-    if figures is None:
-        raise BenchcastError("unreadable")
-    app = _read_csv(Path(src["app"]), ["engine", "workload", "op"])
-    bench = src.get("benchmark", "ycsb")
-    return figures, {(bench, e, w, op) for e, w, op in app[["engine", "workload", "op"]].itertuples(index=False)}
-
-
-def _fio_json_names(src: dict) -> tuple[set, set]:
-    from . import fio
-
-    figures = set()
-    for spec in src["files"].values():
-        for path in input_files(spec, FILE_PATTERNS["fio_json"]):
-            data = fio.load(path)
-            for job in [] if data.get("benchcast_skipped") else data["jobs"]:
-                keys = fio.job_keys(job, data.get("global options"), path)
-                figures.add((keys["workload"], keys["block_size"], None))
-    return figures, set()
-
-
-def _pkb_names(src: dict) -> tuple[set, set]:
-    figures, series, spec = set(), set(), src.get("ycsb") or {}
-    for files in src["files"].values():
-        for path in input_files(files, FILE_PATTERNS["pkb"]):
-            rows, app = _pkb_samples(path)
-            figures |= {(r["workload"], r["block_size"], r["metric"]) for r in rows}
-            series |= {("ycsb", spec.get("engine"), "load" if r["stage"] == "load" else spec.get("workload"),
-                        r["op"]) for r in app}
-    return figures, series
-
-
-def _records_names(src: dict) -> tuple[set, set]:
-    figures, series = set(), set()
-    for path in input_files(src["files"], FILE_PATTERNS["records"]):
-        df = records.read(path)
-        fio = (df["benchmark"] == "fio").to_numpy()
-        figures |= set(df.loc[fio, ["workload", "block_size", "metric"]].itertuples(index=False, name=None))
-        series |= set(df.loc[~fio, ["benchmark", "engine", "workload", "op"]].itertuples(index=False, name=None))
-    return figures, series
-
-
-def _ycsb_output_names(src: dict) -> tuple[set, set]:
-    return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}
-
-
-_NAMES = {"soga2018": _soga2018_names, "fio_json": _fio_json_names, "pkb": _pkb_names,
-          "records": _records_names, "ycsb_output": _ycsb_output_names}
+    fio = (recs["benchmark"] == "fio").to_numpy()
+    figures = {(w, int(bs), m) for w, bs, m in recs.loc[fio, ["workload", "block_size", "metric"]].itertuples(index=False)}
+    return figures, set(recs.loc[~fio, ["benchmark", "engine", "workload", "op"]].itertuples(index=False, name=None))
 
 
 def soga2018(fio_csv, app_csv, study: str, source: str, devices=None, benchmark: str = "ycsb") -> pd.DataFrame:
