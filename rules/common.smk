@@ -130,7 +130,9 @@ def study_names(study):
     )
     for name, src in sources.items():
         if src["type"] == "fio":
-            figures |= {(c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()}
+            figures |= {
+                (c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()
+            }
         elif src["type"] in ("soga2018", "fio_json", "pkb", "records", "ycsb_output"):
             got = bc_importers.source_names(
                 src, list(STUDIES[study].get("devices", {})) or None
@@ -145,7 +147,8 @@ def study_names(study):
 def check_cards(study):
     """A spec card no device figure of the study can feed is an error, or with allow_unused: true a
     warning (here and in the run's last lines, onsuccess); returns the warnings. The report's
-    focus must name application results the study has (its runs' names, its imported files')."""
+    focus must name application results the study has (its runs' names, its imported files').
+    """
     # device figures alone: no card is predicted, no focus
     if not bc_config.has_series(STUDIES[study]):
         return []
