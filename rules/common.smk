@@ -37,6 +37,14 @@ if workflow.is_main_process:
             f"{', '.join(map(str, _others))}); wait for it to end, or stop it, and run again. "
             f"Nothing was run"
         )
+    # before Snakemake's many-line LockException: a lock no live run holds
+    if bc_smk.stale_lock():
+        raise WorkflowError(
+            "benchcast: a previous run in this folder was killed and left its lock in "
+            ".snakemake/locks (no snakemake process of this folder runs on this machine); "
+            "`./benchcast.sh teardown` clears it (and tears down what that run left), then "
+            "run again. Nothing was run"
+        )
 
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
@@ -108,34 +116,53 @@ FIO_CELLS = {
 }
 
 
-def measured_figures(study):
-    """(workload, block size, metric or None: any) of every device figure the study measures (its
-    fio grids on the devices this machine has) or imports (the paper's table); None when a source
-    imports figures known only once imported (fio JSON, PKB, records)."""
+def study_names(study):
+    """What the study's sources bring, before any job runs: (figures, series). Figures: (workload,
+    block size, metric or None: any) of every device figure it measures (its fio grids on the
+    devices this machine has) or imports; series: (benchmark, engine, workload, op; None: any) of
+    its application results. Imports are read by the import itself (benchcast.importers); both
+    are None where it refuses a file (its own check, before any job, names it)."""
     from benchcast import importers as bc_importers
 
-    out = set()
-    for name, src in STUDIES[study]["sources"].items():
+    sources = STUDIES[study]["sources"]
+    figures, series = set(), bc_config.measured_series(
+        {n: s for n, s in sources.items() if s["type"] in ("ycsb", "ooc")}
+    )
+    for name, src in sources.items():
         if src["type"] == "fio":
-            out |= {(c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()}
-        elif src["type"] == "soga2018":
-            figures = bc_importers.soga2018_figures(src["fio"])
-            if figures is None:  # unreadable: the import's own check says why
-                return None
-            out |= figures
-        elif src["type"] in ("fio_json", "pkb", "records"):
-            return None
-    return out
+            figures |= {
+                (c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()
+            }
+        elif src["type"] in ("soga2018", "fio_json", "pkb", "records", "ycsb_output"):
+            got = bc_importers.source_names(
+                src, list(STUDIES[study].get("devices", {})) or None
+            )
+            if got is None:
+                return None, None
+            figures |= got[0]
+            series |= got[1]
+    return figures, series
 
 
 def check_cards(study):
     """A spec card no device figure of the study can feed is an error, or with allow_unused: true a
-    warning (here and in the run's last lines, onsuccess); returns the warnings."""
-    # device figures alone: no card is predicted
+    warning (here and in the run's last lines, onsuccess); returns the warnings. The report's
+    focus must name application results the study has (its runs' names, its imported files').
+    """
+    # device figures alone: no card is predicted, no focus
     if not bc_config.has_series(STUDIES[study]):
         return []
     targets = STUDIES[study].get("targets", {})
-    measured = measured_figures(study)
+    measured, series = study_names(study)
+    if series is not None:
+        try:
+            bc_config.check_focus(
+                f"config: studies.{study}",
+                STUDIES[study].get("report", {}).get("focus", {}),
+                series,
+            )
+        except BenchcastError as exc:
+            raise WorkflowError(str(exc)) from None
     unused = [] if measured is None else bc_config.unused_cards(targets, measured)
     warnings = []
     for name in unused:
@@ -153,7 +180,12 @@ def check_cards(study):
     return warnings
 
 
-UNUSED_CARDS = [w for study in SELECTED for w in check_cards(study)]
+# the import sources' files are read here once, by the run's own process (not by each job's)
+UNUSED_CARDS = (
+    [w for study in SELECTED for w in check_cards(study)]
+    if workflow.is_main_process
+    else []
+)
 for _warning in UNUSED_CARDS:
     logger.warning(_warning)
 

@@ -79,6 +79,27 @@ def dry_run_requested(argv=None) -> bool:
     return False
 
 
+#: Options with which Snakemake does not lock the working directory (or clears its lock).
+NO_LOCK_OPTIONS = ("--unlock", "--nolock", "--report", "--lint", "--list-rules", "--summary",
+                   "--detailed-summary", "--list-target-rules", "--dag", "--rulegraph", "--filegraph")
+
+
+def stale_lock(argv=None, cwd: str | None = None) -> bool:
+    """Whether this Snakemake command would stop at a lock no run holds: the command locks the
+    working directory (no dry run, none of :data:`NO_LOCK_OPTIONS`) and ``.snakemake/locks`` holds
+    a lock, where no other Snakemake process runs (:func:`runs_here`: a run killed with SIGKILL,
+    or a power loss, leaves its lock behind)."""
+    argv = sys.argv if argv is None else argv
+    if dry_run_requested(argv) or any(a.split("=")[0] in NO_LOCK_OPTIONS for a in argv[1:]):
+        return False
+    locks = os.path.join(cwd or os.getcwd(), ".snakemake", "locks")
+    try:
+        held = [f for f in os.listdir(locks) if f.endswith(".lock")]
+    except OSError:
+        return False
+    return bool(held) and not runs_here(cwd)
+
+
 def package_digest(package_dir: str, exclude=("devices",)) -> str:
     """A digest of the package's Python code (its ``*.py`` files by relative path and content,
     leaving out the subpackages ``exclude``: the device code that shapes measurements, not their
