@@ -497,34 +497,6 @@ def get_device_labels(wildcards):
     return {d: spec.get("label", d) for d, spec in devs.items()}
 
 
-TABLES_SCREENING = [
-    "table08_r2_by_feature",
-    "table09_10_best_feature",
-    "table11_mean_best_r2",
-]
-TABLES_PREDICTION = [
-    "table12_predictions",
-    "table13_extrapolated",
-    "table14_size_fit_r2",
-]
-CHARTS = [
-    "fig3_scatter",
-    "fig4_data_size",
-    "heatmap_best_r2",
-    "heldout",
-    "target_intervals",
-    "latency_size",
-]
-TABLES_VALIDITY = [
-    "validity_simple_selection",
-    "validity_multiple_selection",
-    "validity_coverage",
-    "validity_refusals",
-    "validity_target_intervals",
-    "validity_data_size",
-]
-
-
 def has_series(study):
     return bc_config.has_series(STUDIES[study])
 
@@ -578,80 +550,39 @@ def get_quality_inputs(wildcards):
 
 
 def get_final_outputs():
+    """What rule all asks for: every output of the report's rules (rules/report.smk: REPORT_RULES,
+    with out-of-core sources REPORT_OOC_RULES, with series REPORT_SERIES_RULES), the quality tables
+    of the measured sources; with series also every analysis output (rules/analysis.smk:
+    ANALYSIS_RULES) and the record tables."""
     out = []
     for study in SELECTED:
-        out += expand(REPORT_OUTPUTS, study=study)
+        out += rule_outputs(REPORT_RULES, study)
         # the per-source quality tables, made beside each source's records
         out += quality_tables(study)
-        out += [
-            f"results/{study}/tables/device_figures.csv",
-            f"results/{study}/charts/device_figures.svg",
-        ]
         if has_ooc(study):
-            out += [
-                f"results/{study}/tables/ooc_relative.csv",
-                f"results/{study}/charts/ooc_relative.svg",
-            ]
-        if not has_series(study):
-            continue
-        out += expand(
-            "results/{study}/tables/{table}.csv",
+            out += rule_outputs(REPORT_OOC_RULES, study)
+        if has_series(study):
+            out += rule_outputs(REPORT_SERIES_RULES + ANALYSIS_RULES, study)
+            out += get_record_files_of(study)
+    return out
+
+
+def rule_outputs(names, study):
+    """Every output of the named per-study rules, not only those a later rule reads (a chart's HTML
+    beside its SVG, every table of a table rule, predictions.csv behind the tables): Snakemake
+    plans a missing file only when it is needed, so a file a failed or killed job left missing
+    would otherwise stay missing, with exit 0 and stale results beside it."""
+    return [
+        f
+        for name in names
+        for f in expand(
+            [
+                strip_wildcard_constraints(str(p))
+                for p in workflow.get_rule(name).output
+            ],
             study=study,
-            table=TABLES_SCREENING + TABLES_PREDICTION + TABLES_VALIDITY,
         )
-        out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
-        out.append(f"results/{study}/tables/workload_classes.csv")
-        out += expand(ANALYSIS_OUTPUTS, study=study)
-        out += get_record_files_of(study)
-    return with_siblings(out)
-
-
-def with_siblings(targets):
-    """``targets`` and every other output of the per-study jobs that make one of them (a chart's
-    HTML beside its SVG, a table rule's other tables): Snakemake reruns a job whose output is
-    missing only when that file is needed, so a sibling a killed job left missing stays missing.
-    """
-    out = dict.fromkeys(targets)
-    for made_by in workflow.rules:
-        if set(made_by.wildcard_names) != {"study"}:
-            continue
-        patterns = [strip_wildcard_constraints(str(f)) for f in made_by.output]
-        for study in SELECTED:
-            files = expand(patterns, study=study)
-            if any(f in out for f in files):
-                out.update(dict.fromkeys(files))
-    return list(out)
-
-
-#: Every analysis output between the records and the tables, also a final target. Snakemake plans
-#: a missing file only when a job that needs it must run, so a file that a failed or killed job
-#: left missing (predictions.csv after a failed predict) behind tables that still exist would
-#: otherwise stay missing, with exit 0 and stale tables.
-ANALYSIS_OUTPUTS = [
-    "results/{study}/aggregated.csv",
-    "results/{study}/features.csv",
-    "results/{study}/screen.csv",
-    "results/{study}/best.csv",
-    "results/{study}/predictions.csv",
-    "results/{study}/extrapolation_fits.csv",
-    "results/{study}/extrapolation.csv",
-    "results/{study}/validation/chosen_folds.csv",
-    "results/{study}/validation/tiers.csv",
-    "results/{study}/validation/verdicts.csv",
-    "results/{study}/validation/simple_folds.csv",
-    "results/{study}/validation/simple_summary.csv",
-    "results/{study}/validation/simple_selection.csv",
-    "results/{study}/validation/multiple_folds.csv",
-    "results/{study}/validation/multiple_summary.csv",
-    "results/{study}/validation/multiple_refusals.csv",
-    "results/{study}/validation/multiple_selection.csv",
-    "results/{study}/validation/nested_selection.csv",
-    "results/{study}/validation/target_predictions.csv",
-    "results/{study}/validation/target_skipped.csv",
-    "results/{study}/validation/size_folds.csv",
-    "results/{study}/validation/size_summary.csv",
-    "results/{study}/validation/size_forms.csv",
-]
+    ]
 
 
 def refuse_remeasure():
