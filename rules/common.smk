@@ -550,10 +550,10 @@ def get_quality_inputs(wildcards):
 
 
 def get_final_outputs():
-    """What rule all asks for: every output of the report's rules (rules/report.smk: REPORT_RULES,
-    with out-of-core sources REPORT_OOC_RULES, with series REPORT_SERIES_RULES), the quality tables
-    of the measured sources; with series also every analysis output (rules/analysis.smk:
-    ANALYSIS_RULES) and the record tables."""
+    """The final targets, every output of the report's rules (REPORT_RULES; with out-of-core sources
+    REPORT_OOC_RULES; with series REPORT_SERIES_RULES, in rules/report.smk) and the quality tables of
+    the measured sources; with series also every analysis output (ANALYSIS_RULES, in
+    rules/analysis.smk) and the record tables."""
     out = []
     for study in SELECTED:
         out += rule_outputs(REPORT_RULES, study)
