@@ -20,7 +20,7 @@ LAYERS = [
     {"config"},
     {"records"},
     {"importers", "fio", "ycsb", "hdr", "ooc", "ooc_job", "mariadb", "ycsb_job", "devices", "preflight", "blockio",
-     "repeats", "quality"},
+     "repeats", "quality", "plan"},
     {"aggregate"},
     {"features"},
     {"fits"},

@@ -114,22 +114,6 @@ def _normalise(opts: dict, source_name: str, where: str) -> dict:
     return out
 
 
-def fio_devices(source: dict, devices: dict, source_name: str = "fio") -> list[str]:
-    """The study devices a fio source measures: its ``devices`` list, or all non-imported ones."""
-    devices = devices or {}
-    if "devices" in source:
-        wanted = source["devices"]
-        if not isinstance(wanted, list) or not all(isinstance(d, str) for d in wanted):
-            raise _err(source_name, "devices", "must be a list of device ids")
-        for d in wanted:
-            if d not in devices:
-                raise _err(source_name, "devices", f"{d!r} is not a device of the study")
-            if devices[d].get("kind") == "imported":
-                raise _err(source_name, "devices", f"{d!r} is an imported device; fio cannot measure it")
-        return list(wanted)
-    return [d for d, spec in devices.items() if (spec or {}).get("kind") != "imported"]
-
-
 def device_options(source: dict, devices: dict, source_name: str = "fio") -> dict[str, dict]:
     """Resolved options per measured device (see the module doc for the precedence)."""
     for key in source:
@@ -143,8 +127,10 @@ def device_options(source: dict, devices: dict, source_name: str = "fio") -> dic
             if key not in OVERRIDE_KEYS:
                 raise _err(source_name, f"per_kind.{kind}.{key}", "not an option that can be set per kind")
         per_kind.setdefault(kind, {}).update(over)
+    from .plan import measured_devices
+
     per_device = source.get("per_device") or {}
-    ids = fio_devices(source, devices, source_name)
+    ids = measured_devices(source, devices, source_name)
     for dev in per_device:
         if dev not in ids:
             raise _err(source_name, f"per_device.{dev}", "not a device this source measures")
