@@ -52,3 +52,28 @@ def test_runs_here_finds_another_snakemake_in_this_folder_only(tmp_path):
         proc.kill()
         proc.wait()
     assert runs_here(str(tmp_path)) == []
+
+
+def test_stale_lock_only_where_no_snakemake_runs_and_the_command_locks(tmp_path):
+    """A lock in .snakemake/locks with no Snakemake of the folder alive is what a killed run left;
+    a dry run, --unlock or --report does not lock, so for them it is none."""
+    import subprocess
+    import sys
+    import time
+
+    assert not smk.stale_lock(["snakemake", "--cores", "2"], str(tmp_path))
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("results/x.csv\n")
+    assert smk.stale_lock(["snakemake", "--cores", "2"], str(tmp_path))
+    for argv in (["snakemake", "-n"], ["snakemake", "-pn"], ["snakemake", "--unlock"],
+                 ["snakemake", "--report", "r.html"], ["snakemake", "--nolock", "--cores", "1"]):
+        assert not smk.stale_lock(argv, str(tmp_path)), argv
+    fake = tmp_path / "snakemake"  # a run in progress holds the lock: not stale
+    fake.write_text("import time\ntime.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, str(fake)], cwd=tmp_path)
+    try:
+        time.sleep(0.3)
+        assert not smk.stale_lock(["snakemake", "--cores", "2"], str(tmp_path))
+    finally:
+        proc.kill()
+        proc.wait()

@@ -236,13 +236,15 @@ FOCUS_KEYS = ("benchmark", "engine", "workload", "op")
 
 def measured_series(sources: dict) -> set | None:
     """(benchmark, engine, workload, op) of the application results the study's own runs make (None
-    in a field: not known before they run): YCSB engines and workloads, out-of-core modes as engines.
+    in a field: not known before they run): YCSB engines and workloads (and ``load``, the load
+    phase, where it is measured), out-of-core modes as engines.
     None where a source imports application results (their names are in its files)."""
     out = set()
     for src in sources.values():
         kind = src.get("type")
-        if kind == "ycsb":
-            out |= {("ycsb", e, w, None) for e in src.get("engines", []) for w in src.get("workloads", [])}
+        if kind == "ycsb":  # its load phase is a series too, unless a fast load measures nothing
+            workloads = [*src.get("workloads", []), *([] if src.get("fast_load") else ["load"])]
+            out |= {("ycsb", e, w, None) for e in src.get("engines", []) for w in workloads}
         elif kind == "ooc":
             out |= {("ooc", m, None, None) for m in src.get("modes", [])}
         elif has_series({"sources": {"s": src}}):
