@@ -15,6 +15,8 @@ from snakemake.io import strip_wildcard_constraints  # noqa: E402
 # params or shell text: the environment is no rerun trigger, so a results tree copied or moved
 # elsewhere (cp -a, rsync to a cluster) plans nothing, however Snakemake is started.
 bc_smk.job_environment(_SCRIPTS)
+# Snakemake's scheduler would otherwise spin a CPU beside every benchmark (benchcast.smk)
+bc_smk.coalesce_reevaluations()
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
 

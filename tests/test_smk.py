@@ -77,3 +77,54 @@ def test_stale_lock_only_where_no_snakemake_runs_and_the_command_locks(tmp_path)
     finally:
         proc.kill()
         proc.wait()
+
+
+SPIN_SNAKEFILE = '''
+import os, sys, threading
+sys.path.insert(0, os.environ["BENCHCAST_SCRIPTS"])
+if os.environ.get("COALESCE") == "1":
+    from benchcast import smk
+    smk.coalesce_reevaluations()
+_Timer = threading.Timer
+STARTED = [0]
+class Counting(_Timer):
+    def start(self):
+        STARTED[0] += 1
+        super().start()
+threading.Timer = Counting
+
+rule all:
+    input: expand("out/{i}.txt", i=range(30))
+
+rule one:
+    output: "out/{i}.txt"
+    resources: slot=1
+    shell: "sleep 0.2; touch {output}"
+
+onsuccess:
+    open("timers.txt", "w").write(str(STARTED[0]))
+'''
+
+
+def test_the_scheduler_keeps_one_wakeup_timer(tmp_path):
+    """30 jobs that wait in turn for one resource, as benchmarks wait for the machine: Snakemake
+    alone starts a wake-up timer on every pass and each timer runs another pass (the passes
+    multiply and the main process spins a CPU); with :func:`smk.coalesce_reevaluations` it keeps
+    one pending timer at a time, a few per finished job."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    counts = {}
+    for coalesce in ("0", "1"):
+        wd = tmp_path / coalesce
+        wd.mkdir()
+        (wd / "Snakefile").write_text(SPIN_SNAKEFILE)
+        env = {**os.environ, "COALESCE": coalesce,
+               "BENCHCAST_SCRIPTS": str(Path(__file__).resolve().parents[1] / "scripts")}
+        subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "slot=1", "--quiet",
+                        "all"], cwd=wd, env=env, check=True, capture_output=True, timeout=300)
+        counts[coalesce] = int((wd / "timers.txt").read_text())
+    assert counts["1"] <= 3 * 30 + 10, counts
+    assert counts["0"] > 2 * counts["1"], counts  # the control: without it the timers multiply
