@@ -117,10 +117,11 @@ case "$cmd" in
         "$VENV/bin/python" -m pytest "$@"
         ;;
     teardown)
-        # after a killed run: stop its servers, undo its devices, then release the locks it left
+        # after a killed run: release the locks it left (refused while a run is in progress), then
+        # stop its servers and undo its devices
         setup_python
-        "$VENV/bin/snakemake" teardown
         "$VENV/bin/snakemake" --unlock
+        "$VENV/bin/snakemake" teardown
         ;;
     *)
         sed -n '2,10p' "$0"

@@ -30,7 +30,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from benchcast import aggregate, config, heldout, records, screen  # noqa: E402
+from benchcast import config, records, validation  # noqa: E402
 
 FAMILIES = {
     "RocksDB write latency": lambda v: (v["engine"] == "rocksdb") & v["op"].isin(["update", "insert"]),
@@ -40,16 +40,18 @@ FAMILIES = {
 
 
 def analyse(recs: pd.DataFrame, study: dict, devices, workloads, candidates: str) -> pd.DataFrame:
+    """The verdicts of the study's validation (:func:`benchcast.validation.run_study`: aggregate,
+    screen, validate) on the records of ``devices``, with the figures of ``workloads`` and the
+    candidates ``candidates``."""
     recs = recs[recs["device"].isin(devices)]
-    agg = aggregate.aggregate(recs, trim=study["aggregate"]["trim"])
     feats = {**study["features"], "workloads": workloads}
     # appends explain what in-place writes may explain, when the lever uses them
     extra = ["append"] if "append" in workloads else []
     pairing = [{**r, "workloads": r["workloads"] + (extra if "write" in r["workloads"] else [])}
                for r in study["pairing"]]
-    scr = screen.screen(agg, feats, study.get("series"), pairing, study["screen"]["min_devices"])
     settings = {**study["validate"], "candidates": candidates}
-    return heldout.run(agg, scr, feats, study.get("series"), pairing, settings)["verdicts"]
+    lever = {**study, "features": feats, "pairing": pairing, "validate": settings}
+    return validation.run_study(validation.Study.of(lever), records=recs)["verdicts"]
 
 
 def main(argv=None) -> int:

@@ -3,7 +3,7 @@
 Adds device tiers of the supported kinds that ``config/config.yaml`` does not have to the default
 ``local`` study (an overlay config written to ``results/acceptance/extra_tiers.yaml``), runs the
 workflow (only the new tiers are measured; everything already measured is kept), then checks the
-study's validity tables against the criteria:
+study's validity tables against the criteria (:mod:`benchcast.validation.acceptance`):
 
 * write-latency series (update, insert) of every engine: nested-choice held-out error <= 10 % on
   every interior tier;
@@ -14,6 +14,11 @@ study's validity tables against the criteria:
     .venv/bin/python benchmarks/acceptance.py              # measure the extra tiers, then check
     .venv/bin/python benchmarks/acceptance.py --check-only # check the tree as it is (a default run)
     .venv/bin/python benchmarks/acceptance.py --no-extra   # run the default study alone, then check
+    .venv/bin/python benchmarks/acceptance.py --recompute  # validate the tree's records again, then check
+
+``--recompute`` measures nothing and runs no workflow: it redoes the study's validation from the
+records of ``results/<study>`` with the code as it is (:func:`benchcast.validation.run_study`, the
+study's settings from ``--config``) and checks that.
 
 Prints every interior tier's error per series, the failures, and exits 1 when a criterion fails.
 Measuring the extra tiers takes a few minutes each and needs root, like the default study.
@@ -32,7 +37,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchcast import floor, heldout  # noqa: E402
+from benchcast import config, records, validation  # noqa: E402
+from benchcast.validation import acceptance  # noqa: E402
 
 #: Tiers of the supported kinds, none of them in config/config.yaml: a delayed device over zram
 #: with delays shorter than the default ones, a slower delayed tmpfs, and a loop device capped at
@@ -54,9 +60,6 @@ EXTRA_TIERS = {
         "label": "throttled loop device (cgroup blkio: 1500 IOPS, 40 MiB/s)",
     },
 }
-WRITE_OPS = ("update", "insert")
-WRITE_TOLERANCE = 10.0
-READ_TOLERANCE = 15.0
 
 
 def overlay(study: str, tiers: dict) -> dict:
@@ -71,34 +74,11 @@ def run_workflow(study: str, extra: Path | None) -> None:
     subprocess.run(cmd, cwd=ROOT, check=True)
 
 
-def check(tree: Path) -> tuple[pd.DataFrame, list[str]]:
-    """The interior tiers' errors per series (with the ``limit`` each is judged by, NaN where it
-    is not judged) and the list of failed criteria."""
-    tiers = pd.read_csv(tree / "validation" / "tiers.csv")
-    verdicts = pd.read_csv(tree / "validation" / "verdicts.csv")
-    independent = set(verdicts.loc[verdicts["verdict"].isin(heldout.DEVICE_INDEPENDENT), "series"])
-    inner = tiers[tiers["position"] == "interior"].copy()
-    inner["kind"] = inner["op"].map(lambda op: "write" if op in WRITE_OPS else ("read" if op == "read" else "other"))
-    inner["limit"] = float("nan")
-    inner.loc[inner["kind"] == "write", "limit"] = WRITE_TOLERANCE
-    inner.loc[(inner["kind"] == "read") & ~inner["series"].isin(independent), "limit"] = READ_TOLERANCE
-    failures = []
-    for row in inner[inner["limit"].notna()].itertuples():
-        err = abs(row.nested_pct_error)
-        if not err <= row.limit:
-            failures.append(f"{row.series} on {row.held_out}: {err:.1f} % > {row.limit:g} %")
-    for v in verdicts.itertuples():
-        if v.verdict not in (heldout.VERDICT_PREDICTABLE, heldout.VERDICT_BETTER, *heldout.DEVICE_INDEPENDENT):
-            failures.append(f"{v.series}: {v.verdict}")
-    return inner, failures
-
-
-def noise_floor(inner: pd.DataFrame) -> dict:
-    """What a perfect model would score on the judged tiers, from the truths' standard errors
-    alone (:mod:`benchcast.floor`): cells with a standard error, expected misses, P(no miss)."""
-    judged = inner[inner["limit"].notna()]
-    se = judged["truth_se_pct"] if "truth_se_pct" in judged else pd.Series(float("nan"), index=judged.index)
-    return floor.expected_misses(se.to_numpy(dtype=float), judged["limit"].to_numpy(dtype=float))
+def recompute(tree: Path, study: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The criteria over the study's validation redone from the tree's records."""
+    recs = records.read_many(sorted(tree.glob("records/*/*.csv")))
+    out = validation.run_study(validation.Study.of(study), records=recs)
+    return acceptance.criteria(out["tiers"], out["verdicts"])
 
 
 def main(argv=None) -> int:
@@ -107,15 +87,23 @@ def main(argv=None) -> int:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--check-only", action="store_true", help="measure nothing; check results/<study> as it is")
     g.add_argument("--no-extra", action="store_true", help="run the study without extra tiers, then check")
+    g.add_argument("--recompute", action="store_true",
+                   help="measure nothing; validate results/<study>'s records again with this code, then check")
+    p.add_argument("--config", default="config/config.yaml", help="the settings of --recompute")
     args = p.parse_args(argv)
-    if not args.check_only:
+    if not (args.check_only or args.recompute):
         extra = None
         if not args.no_extra:
             extra = ROOT / "results" / "acceptance" / "extra_tiers.yaml"
             extra.parent.mkdir(parents=True, exist_ok=True)
             extra.write_text(yaml.safe_dump(overlay(args.study, EXTRA_TIERS), sort_keys=False))
         run_workflow(args.study, extra)
-    inner, failures = check(ROOT / "results" / args.study)
+    tree = ROOT / "results" / args.study
+    if args.recompute:
+        cfg = config.validate(yaml.safe_load((ROOT / args.config).read_text()))
+        inner, failures = recompute(tree, cfg["studies"][args.study])
+    else:
+        inner, failures = acceptance.check(tree)
     pd.set_option("display.width", 250)
     pd.set_option("display.max_rows", 500)
     table = inner.pivot_table(index=["engine", "workload", "data_size", "op"], columns="held_out",
@@ -125,7 +113,7 @@ def main(argv=None) -> int:
     by = inner.groupby(["engine", "kind"])["nested_pct_error"].apply(lambda s: s.abs().mean()).round(1)
     print("\nMAPE by engine and kind:")
     print(by.to_string())
-    f = noise_floor(inner)
+    f = acceptance.noise_floor(inner)
     print(f"\nnoise floor: a perfect model, from the truths' standard errors alone, would miss {f['expected']:.1f} "
           f"of the {f['cells']} judged tiers (P(no miss) {f['p_none']:.2g})")
     print(f"\n{len(failures)} failed criteria" + (":" if failures else ""))

@@ -24,6 +24,7 @@ first). ``--compare`` takes two results/<study> folders (or clones) and prints t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import subprocess
 import sys
 import time
@@ -42,6 +43,8 @@ NEIGHBOUR = ROOT.parent / "shared" / "tools" / "busy-neighbour"
 READ_OPS = ("read", "scan")
 #: busy-neighbour runs this much longer than the idle run took, so it covers the busy run
 NEIGHBOUR_MARGIN = 2.0
+#: busy-neighbour's time limit when the busy half runs alone (--one busy): longer than any run
+BUSY_SECONDS = 2 * 3600
 
 
 def tree_of(path: Path) -> Path:
@@ -146,17 +149,34 @@ def clone_and_run(work: Path, name: str, neighbour_seconds: float | None, neighb
     dest = work / name
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(dest)], check=True)
     nb = None
-    if neighbour_seconds:
+    if neighbour_seconds:  # a session of its own: its spinners are stopped with it (stop_neighbour)
         nb = subprocess.Popen([sys.executable, str(neighbour), "--seconds", str(int(neighbour_seconds)),
-                               "--dir", str(dest), "--log", str(work / f"{name}-neighbour.log")])
+                               "--dir", str(dest), "--log", str(work / f"{name}-neighbour.log")],
+                              start_new_session=True)
     t0 = time.monotonic()
     try:
         subprocess.run(["./benchcast.sh", "run"], cwd=dest, check=True)
     finally:
         if nb is not None:
-            nb.terminate()
-            nb.wait()
+            stop_neighbour(nb)
     return time.monotonic() - t0
+
+
+def stop_neighbour(nb: subprocess.Popen, grace: float = 5.0) -> None:
+    """Stop busy-neighbour and every process it forked: SIGTERM to its process group, SIGKILL after
+    ``grace`` seconds (its spinners inherit its SIGTERM handler and would spin on to --seconds)."""
+    import os
+    import signal
+
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(nb.pid, signal.SIGTERM)
+    try:
+        nb.wait(grace)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(nb.pid, signal.SIGKILL)
+    nb.wait()
 
 
 def main(argv=None) -> int:
@@ -164,12 +184,22 @@ def main(argv=None) -> int:
     p.add_argument("--work", type=Path, default=Path("/var/tmp/benchcast-busy"), help="where the clones go")
     p.add_argument("--neighbour", type=Path, default=NEIGHBOUR, help="the busy-neighbour script")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("IDLE", "BUSY"), help="only compare two trees")
+    p.add_argument("--one", choices=("idle", "busy"), help="run one half only (into --work/NAME)")
+    p.add_argument("--name", help="the clone's folder name for --one (default: idle or busy)")
+    p.add_argument("--walls", nargs=2, type=float, metavar=("IDLE_S", "BUSY_S"),
+                   help="with --compare: the wall times of the two runs, printed beside the rest")
     args = p.parse_args(argv)
     if args.compare:
-        print(report(compare(*args.compare)))
+        walls = {"idle": args.walls[0], "busy": args.walls[1]} if args.walls else None
+        print(report(compare(*args.compare, walls)))
         return 0
     print(quality.machine_line(quality.machine_now(5.0)))
-    args.work.mkdir(parents=True, exist_ok=False)
+    args.work.mkdir(parents=True, exist_ok=args.one is not None)
+    if args.one:  # one half of a pair (e.g. a second idle run): its wall time, to compare later
+        wall = clone_and_run(args.work, args.name or args.one, BUSY_SECONDS if args.one == "busy" else None,
+                             args.neighbour)
+        print(f"{args.name or args.one}: wall time {wall:.0f} s")
+        return 0
     idle = clone_and_run(args.work, "idle", None, args.neighbour)
     busy = clone_and_run(args.work, "busy", NEIGHBOUR_MARGIN * idle, args.neighbour)
     print(report(compare(args.work / "idle", args.work / "busy", {"idle": idle, "busy": busy})))

@@ -29,10 +29,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import acceptance  # noqa: E402
 from benchcast import features, floor, tables  # noqa: E402
+from benchcast.validation import acceptance  # noqa: E402
 
 
 def judged(tree: Path) -> pd.DataFrame:

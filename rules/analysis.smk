@@ -153,3 +153,15 @@ rule size_validation:
         memory=get_memory_limits,
     script:
         "../scripts/size_validation.py"
+
+
+# Every analysis output is also a final target of a study with series (get_final_outputs).
+ANALYSIS_RULES = [
+    "aggregate",
+    "screen",
+    "predict",
+    "extrapolate",
+    "heldout",
+    "predict_intervals",
+    "size_validation",
+]

@@ -15,6 +15,8 @@ from snakemake.io import strip_wildcard_constraints  # noqa: E402
 # params or shell text: the environment is no rerun trigger, so a results tree copied or moved
 # elsewhere (cp -a, rsync to a cluster) plans nothing, however Snakemake is started.
 bc_smk.job_environment(_SCRIPTS)
+# Snakemake's scheduler would otherwise spin a CPU beside every benchmark (benchcast.smk)
+bc_smk.coalesce_reevaluations()
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
 
@@ -37,6 +39,14 @@ if workflow.is_main_process:
             f"{', '.join(map(str, _others))}); wait for it to end, or stop it, and run again. "
             f"Nothing was run"
         )
+    # before Snakemake's many-line LockException: a lock no live run holds
+    if bc_smk.stale_lock():
+        raise WorkflowError(
+            "benchcast: a previous run in this folder was killed and left its lock in "
+            ".snakemake/locks (no snakemake process of this folder runs on this machine); "
+            "`./benchcast.sh teardown` clears it (and tears down what that run left), then "
+            "run again. Nothing was run"
+        )
 
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
@@ -56,6 +66,7 @@ for _name in SELECTED:
 
 from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
+from benchcast import plan as bc_plan  # noqa: E402
 from benchcast import quality as bc_quality  # noqa: E402
 from benchcast import settings as bc_settings  # noqa: E402
 from benchcast import units as bc_units  # noqa: E402
@@ -91,51 +102,74 @@ def _usable(study):
 USABLE = {s: _usable(s) for s in SELECTED}
 
 
-def _cells(study, name, src):
-    devs = STUDIES[study].get("devices", {})
+def _plan(study):
+    inter = RUN.get("interference", {})
     try:
-        cells = bc_fio.expand_grid(src, devs, name)
+        return bc_plan.build(
+            study,
+            STUDIES[study],
+            USABLE[study],
+            grid=bc_fio.expand_grid,
+            extra_runs=inter.get("extra_runs", 0),
+        )
     except BenchcastError as exc:
-        raise WorkflowError(f"config: studies.{study}.sources.{name}: {exc}") from None
-    return {(c["device"], c["cell"]): c for c in cells if c["device"] in USABLE[study]}
+        raise WorkflowError(str(exc)) from None
 
 
-FIO_CELLS = {
-    (study, name): _cells(study, name, src)
-    for study in SELECTED
-    for name, src in STUDIES[study]["sources"].items()
-    if src["type"] == "fio"
-}
+#: Every run each selected study measures (fio cells, YCSB and ooc jobs on the devices this machine
+#: has), built once (benchcast.plan): the get_* functions below read it.
+PLAN = {study: _plan(study) for study in SELECTED}
 
 
-def measured_figures(study):
-    """(workload, block size, metric or None: any) of every device figure the study measures (its
-    fio grids on the devices this machine has) or imports (the paper's table); None when a source
-    imports figures known only once imported (fio JSON, PKB, records)."""
+def study_names(study):
+    """What the study's sources bring, before any job runs: (figures, series). Figures: (workload,
+    block size, metric or None: any) of every device figure it measures (its fio grids on the
+    devices this machine has) or imports; series: (benchmark, engine, workload, op; None: any) of
+    its application results. Imports are read by the import itself (benchcast.importers); both
+    are None where it refuses a file (its own check, before any job, names it)."""
     from benchcast import importers as bc_importers
 
-    out = set()
-    for name, src in STUDIES[study]["sources"].items():
+    sources = STUDIES[study]["sources"]
+    figures, series = set(), bc_config.measured_series(
+        {n: s for n, s in sources.items() if s["type"] in ("ycsb", "ooc")}
+    )
+    for name, src in sources.items():
         if src["type"] == "fio":
-            out |= {(c["rw"], c["bs"], None) for c in FIO_CELLS[(study, name)].values()}
-        elif src["type"] == "soga2018":
-            figures = bc_importers.soga2018_figures(src["fio"])
-            if figures is None:  # unreadable: the import's own check says why
-                return None
-            out |= figures
-        elif src["type"] in ("fio_json", "pkb", "records"):
-            return None
-    return out
+            figures |= {
+                (c["rw"], c["bs"], None)
+                for (s, _, _), c in PLAN[study].cells.items()
+                if s == name
+            }
+        elif src["type"] in ("soga2018", "fio_json", "pkb", "records", "ycsb_output"):
+            got = bc_importers.source_names(
+                src, list(STUDIES[study].get("devices", {})) or None
+            )
+            if got is None:
+                return None, None
+            figures |= got[0]
+            series |= got[1]
+    return figures, series
 
 
 def check_cards(study):
     """A spec card no device figure of the study can feed is an error, or with allow_unused: true a
-    warning (here and in the run's last lines, onsuccess); returns the warnings."""
-    # device figures alone: no card is predicted
+    warning (here and in the run's last lines, onsuccess); returns the warnings. The report's
+    focus must name application results the study has (its runs' names, its imported files').
+    """
+    # device figures alone: no card is predicted, no focus
     if not bc_config.has_series(STUDIES[study]):
         return []
     targets = STUDIES[study].get("targets", {})
-    measured = measured_figures(study)
+    measured, series = study_names(study)
+    if series is not None:
+        try:
+            bc_config.check_focus(
+                f"config: studies.{study}",
+                STUDIES[study].get("report", {}).get("focus", {}),
+                series,
+            )
+        except BenchcastError as exc:
+            raise WorkflowError(str(exc)) from None
     unused = [] if measured is None else bc_config.unused_cards(targets, measured)
     warnings = []
     for name in unused:
@@ -153,7 +187,12 @@ def check_cards(study):
     return warnings
 
 
-UNUSED_CARDS = [w for study in SELECTED for w in check_cards(study)]
+# the import sources' files are read here once, by the run's own process (not by each job's)
+UNUSED_CARDS = (
+    [w for study in SELECTED for w in check_cards(study)]
+    if workflow.is_main_process
+    else []
+)
 for _warning in UNUSED_CARDS:
     logger.warning(_warning)
 
@@ -164,16 +203,20 @@ def warn_unused_cards():
         logger.warning(warning)
 
 
+#: What each wildcard matches (benchcast.plan: the engines, modes and programs of their modules).
+WILDCARDS = bc_plan.wildcard_constraints(STUDIES)
+
+
 wildcard_constraints:
-    study="|".join(map(re.escape, STUDIES)),
-    source="[A-Za-z0-9][A-Za-z0-9_-]*",
-    device="[A-Za-z0-9][A-Za-z0-9_.-]*",
-    cell="[A-Za-z0-9][A-Za-z0-9_.-]*",
-    repeat="[0-9]+",
-    engine="rocksdb|mariadb",
-    size="[0-9]+",
-    mode="memory|swap|mmap",
-    program="stream|stencil|himeno",
+    study=WILDCARDS["study"],
+    source=WILDCARDS["source"],
+    device=WILDCARDS["device"],
+    cell=WILDCARDS["cell"],
+    repeat=WILDCARDS["repeat"],
+    engine=WILDCARDS["engine"],
+    size=WILDCARDS["size"],
+    mode=WILDCARDS["mode"],
+    program=WILDCARDS["program"],
 
 
 def get_package_digest(wildcards):
@@ -236,28 +279,6 @@ def get_round(wildcards):
     return -int(wildcards.repeat)
 
 
-def run_count(src):
-    """Runs planned per fio cell or YCSB job: ``max_repeats`` when the source repeats until stable
-    (the runs beyond ``repeats`` that are not needed end as skip notes), else ``repeats``; and the
-    extra runs for runs spoiled by interference (:func:`extra_runs`).
-    """
-    return planned_runs(src) + extra_runs(src)
-
-
-def planned_runs(src):
-    """The runs before any extra run: ``repeats``, or ``max_repeats`` when larger."""
-    return max(src["repeats"], src.get("max_repeats") or 0)
-
-
-def extra_runs(src):
-    """Measure again what interference spoiled: fio cells and YCSB jobs get up to
-    ``run.interference.extra_runs`` runs beyond the planned ones, each a skip note unless enough
-    earlier runs were spoiled (benchcast.quality.extra_run_not_needed)."""
-    if src["type"] not in ("fio", "ycsb"):
-        return 0
-    return RUN.get("interference", {}).get("extra_runs", 0)
-
-
 def get_quality_params(wildcards):
     """What a records rule needs to leave out the runs interference spoiled."""
     return {"thresholds": thresholds(), "repeats": get_source(wildcards)["repeats"]}
@@ -279,47 +300,27 @@ STOP_KEYS = ("max_repeats", "stable_cv")
 MACHINE = 100
 
 
-def shield():
-    """The shield settings a measuring job gets (run.shield: CPU weight, nice, ionice), only those
-    set: with none set (the default) the params stay as they were, so nothing is measured again.
-    """
-    got = {k: v for k, v in (RUN.get("shield") or {}).items() if v is not None}
-    return {"shield": got} if got else {}
+#: How the measuring jobs protect their runs (run.shield, run.interference.wait_run): handed to them
+#: in the environment (benchcast.quality.guard), not as params: how a run is protected is not what
+#: it measures, so a change of it never plans a measurement again (each run's record says what it had).
+os.environ[bc_quality.GUARD_ENV] = json.dumps(bc_quality.guard_settings(RUN))
 
 
-def fio_output(study, source, device, cell, repeat):
-    """The fio JSON of one run of one cell."""
-    return f"results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json"
-
-
-def ycsb_run_output(study, source, device, engine, size, repeat, suffix):
-    """A YCSB job's output (records: suffix .csv; raw folder: no suffix)."""
-    return f"results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}{suffix}"
-
-
-def get_fio_outputs(study, source, device=None):
-    n = run_count(STUDIES[study]["sources"][source])
-    return [
-        fio_output(study, source, dev, cell, r)
-        for (dev, cell), c in FIO_CELLS[(study, source)].items()
-        if device is None or dev == device
-        for r in range(n)
-    ]
+def run_of(wildcards):
+    """The planned run (benchcast.plan.Run) a measuring job's wildcards name."""
+    w = dict(wildcards.items())
+    fields = {k: int(v) if k == "size" else v for k, v in w.items()}
+    fields["repeat"] = int(fields["repeat"])
+    return bc_plan.Run(type=get_source(wildcards)["type"], **fields)
 
 
 def get_previous_runs(wildcards):
     """Repeat until stable: a run beyond the source's ``repeats`` reads the earlier runs of its fio
     cell or YCSB job (and waits for them); the runs within ``repeats`` read nothing."""
-    w = wildcards
-    src = get_source(w)
-    if int(w.repeat) < src["repeats"]:
+    run = run_of(wildcards)
+    if run.repeat < get_source(wildcards)["repeats"]:
         return []
-    if src["type"] == "fio":
-        return [
-            fio_output(w.study, w.source, w.device, w.cell, r)
-            for r in range(int(w.repeat))
-        ]
-    return [ycsb_output(w, ".csv", repeat=r) for r in range(int(w.repeat))]
+    return [run.again(r).path() for r in range(run.repeat)]
 
 
 def stop_rule(wildcards):
@@ -329,7 +330,7 @@ def stop_rule(wildcards):
     if not previous:
         return {}
     src = get_source(wildcards)
-    extra = int(wildcards.repeat) - planned_runs(src)
+    extra = int(wildcards.repeat) - bc_plan.planned_runs(src)
     if extra >= 0:
         return {
             "previous": previous,
@@ -338,94 +339,69 @@ def stop_rule(wildcards):
     return {"previous": previous, "stable_cv": src["stable_cv"]}
 
 
-def get_fio_job_cell(wildcards):
-    return {**get_fio_cell(wildcards), **stop_rule(wildcards), **shield()}
+def get_device_spec(wildcards):
+    """The device's spec as a job gets it (JSON; without the keys that shape no measurement)."""
+    return json.dumps(device_spec(wildcards.study, wildcards.device))
 
 
-def _ycsb_runs(study, name, src):
-    devs = STUDIES[study].get("devices", {})
-    wanted = src.get("devices") or [
-        d for d, s in devs.items() if s["kind"] != "imported"
-    ]
-    for d in wanted:
-        if d not in devs or devs[d]["kind"] == "imported":
-            raise WorkflowError(
-                f"config: studies.{study}.sources.{name}.devices: {d!r} is not a measured device of the study"
-            )
-    what = f"studies.{study}.sources.{name}.data_sizes"
-    sizes = [bc_units.parse_size(s, what=what) for s in src["data_sizes"]]
-    return [
-        (d, e, size, r)
-        for d in wanted
-        if d in USABLE[study]
-        for e in src["engines"]
-        for size in sizes
-        for r in range(run_count(src))
-    ]
+def get_state_path(wildcards):
+    return state_path(wildcards.study, wildcards.device)
 
 
-YCSB_RUNS = {
-    (study, name): _ycsb_runs(study, name, src)
-    for study in SELECTED
-    for name, src in STUDIES[study]["sources"].items()
-    if src["type"] == "ycsb"
-}
-YCSB_SOURCES = sorted(str(p) for p in Path(BASE, "ycsb", "src").rglob("*.java"))
+def get_fio_job(wildcards):
+    """What a fio run measures (param ``cell``, JSON): the cell's options, the stop rule of a run
+    beyond ``repeats``."""
+    return json.dumps({**get_fio_cell(wildcards), **stop_rule(wildcards)})
 
 
-def get_ycsb_outputs(study, source, device=None):
-    return [
-        ycsb_run_output(study, source, d, e, size, r, ".csv")
-        for (d, e, size, r) in YCSB_RUNS[(study, source)]
-        if device is None or d == device
-    ]
-
-
-def get_ycsb_record_inputs(wildcards):
-    devs = sorted({run[0] for run in YCSB_RUNS[(wildcards.study, wildcards.source)]})
+def _job(wildcards):
+    """What every YCSB and ooc job names first: study, device and its spec, state, source name."""
     return {
-        "runs": get_ycsb_outputs(wildcards.study, wildcards.source),
-        "torn_down": [
-            f"results/{wildcards.study}/devices/{d}/torn_down.json" for d in devs
-        ],
+        "study": wildcards.study,
+        "device": wildcards.device,
+        "spec": device_spec(wildcards.study, wildcards.device),
+        "state": state_path(wildcards.study, wildcards.device),
+        "source_name": wildcards.source,
     }
 
 
-#: Device kinds whose filesystem holds a swap file (ooc mode swap), and those whose mapped files are
-#: written back to the device (mode mmap; FUSE too); on tmpfs both would be memory. No swap on FUSE
-#: (delayed): a loop device over a FUSE file deadlocks as soon as the daemon's memory or its tmpfs
-#: backing is paged out to that very swap (seen here with 128 MiB against a 32 MiB limit).
-SWAP_KINDS = {"dir", "zram", "loop", "blockdev", "throttled"}
-MMAP_KINDS = SWAP_KINDS | {"delayed"}
-OOC_KINDS = {"memory": None, "swap": SWAP_KINDS, "mmap": MMAP_KINDS}
+def get_ycsb_job(wildcards):
+    """A YCSB job's settings (param ``job``, JSON): a function of the wildcards alone, so Snakemake
+    records it and a changed YCSB setting is a change of the measurement."""
+    run = run_of(wildcards)
+    return json.dumps(
+        {
+            **_job(wildcards),
+            "source": get_ycsb_job_source(wildcards),
+            "engine": run.engine,
+            "size": run.size,
+            "repeat": run.repeat,
+            "jar": YCSB_JAR,
+            "records": run.path(".csv"),
+            "raw": run.path(""),
+            **stop_rule(wildcards),
+        }
+    )
 
 
-def _ooc_runs(study, name, src):
-    devs = STUDIES[study].get("devices", {})
-    wanted = src.get("devices") or [
-        d for d, s in devs.items() if s["kind"] != "imported"
-    ]
-    for d in wanted:
-        if d not in devs or devs[d]["kind"] == "imported":
-            raise WorkflowError(
-                f"config: studies.{study}.sources.{name}.devices: {d!r} is not a measured device of the study"
-            )
-    return [
-        (d, mode, r)
-        for d in wanted
-        if d in USABLE[study]
-        for mode in src["modes"]
-        if OOC_KINDS[mode] is None or devs[d]["kind"] in OOC_KINDS[mode]
-        for r in range(src["repeats"])
-    ]
+def get_ooc_job(wildcards):
+    """An out-of-core job's settings (param ``job``, JSON), recorded as :func:`get_ycsb_job`'s."""
+    run = run_of(wildcards)
+    return json.dumps(
+        {
+            **_job(wildcards),
+            "source": get_source(wildcards),
+            "mode": run.mode,
+            "repeat": run.repeat,
+            "binaries": get_ooc_binaries(wildcards),
+            "records": run.path(".csv"),
+            "raw": run.path(""),
+        }
+    )
 
 
-OOC_RUNS = {
-    (study, name): _ooc_runs(study, name, src)
-    for study in SELECTED
-    for name, src in STUDIES[study]["sources"].items()
-    if src["type"] == "ooc"
-}
+YCSB_SOURCES = sorted(str(p) for p in Path(BASE, "ycsb", "src").rglob("*.java"))
+YCSB_JAR = "results/ycsb/benchcast-ycsb.jar"
 OOC_DIR = str(Path(BASE, "ooc"))
 
 
@@ -433,63 +409,27 @@ def ooc_binary(program):
     return f"results/ooc/bin/{program}"
 
 
-def ooc_run_output(study, source, device, mode, repeat, suffix):
-    """An out-of-core job's output (records: suffix .csv; raw folder: no suffix)."""
-    return f"results/{study}/ooc/{source}/{device}/{mode}/run{repeat}{suffix}"
-
-
-def get_ooc_outputs(study, source, device=None):
-    return [
-        ooc_run_output(study, source, d, m, r, ".csv")
-        for (d, m, r) in OOC_RUNS[(study, source)]
-        if device is None or d == device
-    ]
-
-
 def get_ooc_binaries(wildcards):
     return {p: ooc_binary(p) for p in get_source(wildcards)["programs"]}
 
 
-def get_ooc_record_inputs(wildcards):
-    devs = sorted({run[0] for run in OOC_RUNS[(wildcards.study, wildcards.source)]})
-    return {
-        "runs": get_ooc_outputs(wildcards.study, wildcards.source),
-        "torn_down": [
-            f"results/{wildcards.study}/devices/{d}/torn_down.json" for d in devs
-        ],
-    }
+def get_ooc_binary_inputs(wildcards):
+    """The programs an ooc job runs, ancient: rebuilding them never re-measures by itself."""
+    return [ancient(b) for b in get_ooc_binaries(wildcards).values()]
 
 
 def get_device_benchmarks(wildcards):
     """Every benchmark output on one device: the device's teardown waits for all of them."""
-    out = []
-    for study, source in FIO_CELLS:
-        if study == wildcards.study:
-            out += get_fio_outputs(study, source, wildcards.device)
-    for study, source in YCSB_RUNS:
-        if study == wildcards.study:
-            out += get_ycsb_outputs(study, source, wildcards.device)
-    for study, source in OOC_RUNS:
-        if study == wildcards.study:
-            out += get_ooc_outputs(study, source, wildcards.device)
-    return out
-
-
-YCSB_JAR = "results/ycsb/benchcast-ycsb.jar"
-
-
-def ycsb_output(wildcards, suffix, repeat=None):
-    """A YCSB job's output path from its wildcards (``repeat``: another run of the same job)."""
-    w = wildcards
-    r = w.repeat if repeat is None else repeat
-    return ycsb_run_output(w.study, w.source, w.device, w.engine, w.size, r, suffix)
+    if wildcards.study not in PLAN:
+        return []
+    return PLAN[wildcards.study].outputs(device=wildcards.device)
 
 
 def get_fio_cell(wildcards):
     try:
-        return FIO_CELLS[(wildcards.study, wildcards.source)][
-            (wildcards.device, wildcards.cell)
-        ]
+        return PLAN[wildcards.study].cell(
+            wildcards.source, wildcards.device, wildcards.cell
+        )
     except KeyError:
         raise WorkflowError(
             f"fio: no cell {wildcards.cell} on device {wildcards.device} in "
@@ -497,27 +437,24 @@ def get_fio_cell(wildcards):
         )
 
 
-def get_fio_record_inputs(wildcards):
-    devs = sorted({d for (d, _c) in FIO_CELLS[(wildcards.study, wildcards.source)]})
-    return {
-        "runs": get_fio_outputs(wildcards.study, wildcards.source),
-        "provisioned": [
-            f"results/{wildcards.study}/devices/{d}/provisioned.json" for d in devs
-        ],
-        "torn_down": [
-            f"results/{wildcards.study}/devices/{d}/torn_down.json" for d in devs
-        ],
-    }
+def get_run_records_inputs(wildcards):
+    """A measured source's runs and its devices' teardown records; a fio source also their
+    provisioning records (the devices' provenance)."""
+    study, source = wildcards.study, wildcards.source
+    devs = PLAN[study].devices(source)
+    out = {"runs": PLAN[study].outputs(source=source)}
+    if get_source(wildcards)["type"] == "fio":
+        out["provisioned"] = [
+            f"results/{study}/devices/{d}/provisioned.json" for d in devs
+        ]
+    out["torn_down"] = [f"results/{study}/devices/{d}/torn_down.json" for d in devs]
+    return out
 
 
 def get_ycsb_job_source(wildcards):
     """The YCSB source's settings as a job sees them: without the repeat-until-stable keys, which
     say how many runs there are, not how one is made."""
-    return {
-        k: v
-        for k, v in get_source(wildcards).items()
-        if k not in STOP_KEYS
-    }
+    return {k: v for k, v in get_source(wildcards).items() if k not in STOP_KEYS}
 
 
 def get_source(wildcards):
@@ -587,34 +524,6 @@ def get_device_labels(wildcards):
     return {d: spec.get("label", d) for d, spec in devs.items()}
 
 
-TABLES_SCREENING = [
-    "table08_r2_by_feature",
-    "table09_10_best_feature",
-    "table11_mean_best_r2",
-]
-TABLES_PREDICTION = [
-    "table12_predictions",
-    "table13_extrapolated",
-    "table14_size_fit_r2",
-]
-CHARTS = [
-    "fig3_scatter",
-    "fig4_data_size",
-    "heatmap_best_r2",
-    "heldout",
-    "target_intervals",
-    "latency_size",
-]
-TABLES_VALIDITY = [
-    "validity_simple_selection",
-    "validity_multiple_selection",
-    "validity_coverage",
-    "validity_refusals",
-    "validity_target_intervals",
-    "validity_data_size",
-]
-
-
 def has_series(study):
     return bc_config.has_series(STUDIES[study])
 
@@ -668,80 +577,39 @@ def get_quality_inputs(wildcards):
 
 
 def get_final_outputs():
+    """The final targets, every output of the report's rules (REPORT_RULES; with out-of-core sources
+    REPORT_OOC_RULES; with series REPORT_SERIES_RULES, in rules/report.smk) and the quality tables of
+    the measured sources; with series also every analysis output (ANALYSIS_RULES, in
+    rules/analysis.smk) and the record tables."""
     out = []
     for study in SELECTED:
-        out += expand(REPORT_OUTPUTS, study=study)
+        out += rule_outputs(REPORT_RULES, study)
         # the per-source quality tables, made beside each source's records
         out += quality_tables(study)
-        out += [
-            f"results/{study}/tables/device_figures.csv",
-            f"results/{study}/charts/device_figures.svg",
-        ]
         if has_ooc(study):
-            out += [
-                f"results/{study}/tables/ooc_relative.csv",
-                f"results/{study}/charts/ooc_relative.svg",
-            ]
-        if not has_series(study):
-            continue
-        out += expand(
-            "results/{study}/tables/{table}.csv",
+            out += rule_outputs(REPORT_OOC_RULES, study)
+        if has_series(study):
+            out += rule_outputs(REPORT_SERIES_RULES + ANALYSIS_RULES, study)
+            out += get_record_files_of(study)
+    return out
+
+
+def rule_outputs(names, study):
+    """Every output of the named per-study rules, not only those a later rule reads (a chart's HTML
+    beside its SVG, every table of a table rule, predictions.csv behind the tables): Snakemake
+    plans a missing file only when it is needed, so a file a failed or killed job left missing
+    would otherwise stay missing, with exit 0 and stale results beside it."""
+    return [
+        f
+        for name in names
+        for f in expand(
+            [
+                strip_wildcard_constraints(str(p))
+                for p in workflow.get_rule(name).output
+            ],
             study=study,
-            table=TABLES_SCREENING + TABLES_PREDICTION + TABLES_VALIDITY,
         )
-        out += expand("results/{study}/charts/{chart}.svg", study=study, chart=CHARTS)
-        out.append(f"results/{study}/tables/workload_classes.csv")
-        out += expand(ANALYSIS_OUTPUTS, study=study)
-        out += get_record_files_of(study)
-    return with_siblings(out)
-
-
-def with_siblings(targets):
-    """``targets`` and every other output of the per-study jobs that make one of them (a chart's
-    HTML beside its SVG, a table rule's other tables): Snakemake reruns a job whose output is
-    missing only when that file is needed, so a sibling a killed job left missing stays missing.
-    """
-    out = dict.fromkeys(targets)
-    for made_by in workflow.rules:
-        if set(made_by.wildcard_names) != {"study"}:
-            continue
-        patterns = [strip_wildcard_constraints(str(f)) for f in made_by.output]
-        for study in SELECTED:
-            files = expand(patterns, study=study)
-            if any(f in out for f in files):
-                out.update(dict.fromkeys(files))
-    return list(out)
-
-
-#: Every analysis output between the records and the tables, also a final target. Snakemake plans
-#: a missing file only when a job that needs it must run, so a file that a failed or killed job
-#: left missing (predictions.csv after a failed predict) behind tables that still exist would
-#: otherwise stay missing, with exit 0 and stale tables.
-ANALYSIS_OUTPUTS = [
-    "results/{study}/aggregated.csv",
-    "results/{study}/features.csv",
-    "results/{study}/screen.csv",
-    "results/{study}/best.csv",
-    "results/{study}/predictions.csv",
-    "results/{study}/extrapolation_fits.csv",
-    "results/{study}/extrapolation.csv",
-    "results/{study}/validation/chosen_folds.csv",
-    "results/{study}/validation/tiers.csv",
-    "results/{study}/validation/verdicts.csv",
-    "results/{study}/validation/simple_folds.csv",
-    "results/{study}/validation/simple_summary.csv",
-    "results/{study}/validation/simple_selection.csv",
-    "results/{study}/validation/multiple_folds.csv",
-    "results/{study}/validation/multiple_summary.csv",
-    "results/{study}/validation/multiple_refusals.csv",
-    "results/{study}/validation/multiple_selection.csv",
-    "results/{study}/validation/nested_selection.csv",
-    "results/{study}/validation/target_predictions.csv",
-    "results/{study}/validation/target_skipped.csv",
-    "results/{study}/validation/size_folds.csv",
-    "results/{study}/validation/size_summary.csv",
-    "results/{study}/validation/size_forms.csv",
-]
+    ]
 
 
 def refuse_remeasure():

@@ -16,8 +16,8 @@ rule provision_device:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
-        state=lambda wc: state_path(wc.study, wc.device),
+        spec=get_device_spec,
+        state=get_state_path,
     shell:
         "python -m benchcast.devices --log {log} ensure --id {wildcards.device} "
         "--spec {params.spec:q} --state {params.state:q} --describe {output}"
@@ -39,7 +39,7 @@ rule teardown_device:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        state=lambda wc: state_path(wc.study, wc.device),
+        state=get_state_path,
     shell:
         "python -m benchcast.devices --log {log} teardown {params.state:q} --copy-to {output}"
 

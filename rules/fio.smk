@@ -12,10 +12,11 @@ rule fio_run:
         provisioned="results/{study}/devices/{device}/provisioned.json",
         previous=get_previous_runs,
     output:
-        json=protected("results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json"),
-        jobfile="results/{study}/fio/{source}/{device}/{cell}/run{repeat}.fio",
+        # results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json and .fio (benchcast.plan)
+        json=protected(bc_plan.pattern("fio", ".json")),
+        jobfile=bc_plan.pattern("fio", ".fio"),
     log:
-        "logs/{study}/fio/{source}/{device}/{cell}/run{repeat}.log",
+        bc_plan.pattern("fio", ".log", root="logs"),
     priority: get_round
     conda:
         "../envs/devices.yaml"
@@ -25,9 +26,9 @@ rule fio_run:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        spec=lambda wc: json.dumps(device_spec(wc.study, wc.device)),
-        state=lambda wc: state_path(wc.study, wc.device),
-        cell=lambda wc: json.dumps(get_fio_job_cell(wc)),
+        spec=get_device_spec,
+        state=get_state_path,
+        cell=get_fio_job,
     shell:
         "python -m benchcast.fio run-cell --device {wildcards.device} "
         "--spec {params.spec:q} --state {params.state:q} --cell {params.cell:q} "
@@ -36,7 +37,7 @@ rule fio_run:
 
 rule fio_records:
     input:
-        unpack(get_fio_record_inputs),
+        unpack(get_run_records_inputs),
     output:
         "results/{study}/records/fio/{source}.csv",
         "results/{study}/quality/fio/{source}.csv",

@@ -20,17 +20,15 @@ rule build_ooc:
 rule ooc_run:
     input:
         # ancient: rebuilding the programs never re-measures by itself
-        binaries=lambda wc: [ancient(b) for b in get_ooc_binaries(wc).values()],
+        binaries=get_ooc_binary_inputs,
         provisioned="results/{study}/devices/{device}/provisioned.json",
     output:
-        records=protected(
-            "results/{study}/ooc/{source}/{device}/{mode}/run{repeat}.csv"
-        ),
-        raw=protected(
-            directory("results/{study}/ooc/{source}/{device}/{mode}/run{repeat}")
-        ),
+        # results/{study}/ooc/{source}/{device}/{mode}/run{repeat}.csv and the raw folder
+        # beside it (benchcast.plan)
+        records=protected(bc_plan.pattern("ooc", ".csv")),
+        raw=protected(directory(bc_plan.pattern("ooc", ""))),
     log:
-        "logs/{study}/ooc/{source}/{device}/{mode}/run{repeat}.log",
+        bc_plan.pattern("ooc", ".log", root="logs"),
     priority: get_round
     # a failed job runs again from the start, its partial output cleared first. A program the memory
     # cgroup kills (at a working set as large as the limit, over swap on a capped device) is retried
@@ -45,35 +43,14 @@ rule ooc_run:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        # a function of the wildcards alone: Snakemake records it, so a changed setting is a change
-        # of the measurement
-        job=lambda wc: json.dumps(
-            {
-                "study": wc.study,
-                "device": wc.device,
-                "spec": device_spec(wc.study, wc.device),
-                "state": state_path(wc.study, wc.device),
-                "source_name": wc.source,
-                "source": get_source(wc),
-                "mode": wc.mode,
-                "repeat": int(wc.repeat),
-                "binaries": get_ooc_binaries(wc),
-                "records": ooc_run_output(
-                    wc.study, wc.source, wc.device, wc.mode, wc.repeat, ".csv"
-                ),
-                "raw": ooc_run_output(
-                    wc.study, wc.source, wc.device, wc.mode, wc.repeat, ""
-                ),
-                **shield(),
-            }
-        ),
+        job=get_ooc_job,
     shell:
         "python -m benchcast.ooc_job --job {params.job:q} --log {log}"
 
 
 rule ooc_records:
     input:
-        unpack(get_ooc_record_inputs),
+        unpack(get_run_records_inputs),
     output:
         "results/{study}/records/ooc/{source}.csv",
         "results/{study}/quality/ooc/{source}.csv",

@@ -24,16 +24,12 @@ rule ycsb_run:
         provisioned="results/{study}/devices/{device}/provisioned.json",
         previous=get_previous_runs,
     output:
-        records=protected(
-            "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv"
-        ),
-        raw=protected(
-            directory(
-                "results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}"
-            )
-        ),
+        # results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv and the raw
+        # folder beside it (benchcast.plan)
+        records=protected(bc_plan.pattern("ycsb", ".csv")),
+        raw=protected(directory(bc_plan.pattern("ycsb", ""))),
     log:
-        "logs/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.log",
+        bc_plan.pattern("ycsb", ".log", root="logs"),
     priority: get_round
     conda:
         "../envs/ycsb.yaml"
@@ -43,33 +39,14 @@ rule ycsb_run:
         slurm_extra=get_device_slurm_extra,
         constraint=get_device_constraint,
     params:
-        # a function of the wildcards alone: Snakemake records such params (not those that take
-        # input or output), so a changed YCSB setting is seen as a change of the measurement
-        job=lambda wc: json.dumps(
-            {
-                "study": wc.study,
-                "device": wc.device,
-                "spec": device_spec(wc.study, wc.device),
-                "state": state_path(wc.study, wc.device),
-                "source_name": wc.source,
-                "source": get_ycsb_job_source(wc),
-                "engine": wc.engine,
-                "size": int(wc.size),
-                "repeat": int(wc.repeat),
-                "jar": YCSB_JAR,
-                "records": ycsb_output(wc, ".csv"),
-                "raw": ycsb_output(wc, ""),
-                **stop_rule(wc),
-                **shield(),
-            }
-        ),
+        job=get_ycsb_job,
     shell:
         "python -m benchcast.ycsb_job --job {params.job:q} --log {log}"
 
 
 rule ycsb_records:
     input:
-        unpack(get_ycsb_record_inputs),
+        unpack(get_run_records_inputs),
     output:
         "results/{study}/records/ycsb/{source}.csv",
         "results/{study}/quality/ycsb/{source}.csv",

@@ -1,13 +1,10 @@
 """Rule script: a fio source's JSON outputs -> tidy records, with each device's provenance."""
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
 
-from benchcast import fiojson, quality, records, smk
-
-RUN = re.compile(r"fio/(?P<source>[^/]+)/(?P<device>[^/]+)/(?P<cell>[^/]+)/run(?P<repeat>\d+)\.json$")
+from benchcast import fiojson, plan, quality, records, smk
 
 
 def main(sm):
@@ -28,10 +25,10 @@ def main(sm):
     for path in sm.input.runs:
         if str(path) not in used:
             continue
-        m = RUN.search(path)
+        run = plan.parse(path)
         frames.append(
-            fiojson.parse(path, study=sm.wildcards.study, device=m["device"], run=int(m["repeat"]),
-                      cell=m["cell"], source=f"fio:{m['source']}", provenance=prov.get(m["device"], {}))
+            fiojson.parse(path, study=sm.wildcards.study, device=run.device, run=run.repeat,
+                          cell=run.cell, source=f"fio:{run.source}", provenance=prov.get(run.device, {}))
         )
     records.write(pd.concat(frames, ignore_index=True), sm.output[0])
     tab.to_csv(sm.output[1], index=False)

@@ -1,14 +1,16 @@
 """Rule script: held-out-device validation of simple and multiple models, model selection, and the
-held-out predictions of the chosen models."""
+held-out predictions of the chosen models (:func:`benchcast.validation.run_study`)."""
 import logging
 
-from benchcast import heldout, smk, tables
+from benchcast import smk, tables, validation
 
 
 def main(sm):
     agg = tables.read_aggregated(sm.input.aggregated)
     screened = tables.read_screen(sm.input.screen)
-    out = heldout.run(agg, screened, sm.params.features, sm.params.series, sm.params.pairing, sm.params.settings)
+    study = validation.Study(features=sm.params.features, series=sm.params.series, pairing=sm.params.pairing,
+                             settings=validation.Settings.of(sm.params.settings))
+    out = validation.run_study(study, agg=agg, screened=screened)
     for name, df in out.items():
         df.to_csv(getattr(sm.output, name), index=False)
     logging.info("simple: %d folds; multiple: %d folds, %d models refused",

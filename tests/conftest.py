@@ -32,14 +32,14 @@ def paper_analysis():
     """The paper study analysed in memory, as the workflow's rules do: aggregated records, the
     screening, predictions, extrapolation and held-out validation (a dict of tables)."""
     from analysis_util import PAPER, paper_agg
-    from benchcast import features, heldout, predict, screen
+    from benchcast import features, predict, screen, validation
 
     agg = paper_agg()
     screened = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)
     pred = predict.predict(screened, PAPER["targets"])
     measured = features.series_table(agg, PAPER["features"], PAPER["series"])
     fits, points = predict.extrapolate(measured, pred, PAPER["extrapolate"]["data_sizes"])
-    val = heldout.run(agg, screened, PAPER["features"], PAPER["series"], PAPER["pairing"], PAPER["validate"])
+    val = validation.run_study(validation.Study.of(PAPER), agg=agg, screened=screened)
     preds, skipped = predict.with_intervals(agg, PAPER["features"], PAPER["series"], val["simple_selection"],
                                             val["multiple_selection"], PAPER["targets"], PAPER["validate"],
                                             PAPER["extrapolate"]["data_sizes"], val["nested_selection"])

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis_util import benchmark
-from benchcast import heldout
+from benchcast.validation import verdicts
 
 
 def _tree(path: Path, truths: dict, errors: dict) -> Path:
@@ -17,7 +17,7 @@ def _tree(path: Path, truths: dict, errors: dict) -> Path:
     pd.DataFrame([("w", "e", "update", d, "interior", truths[d], errors[d], 3.0) for d in truths],
                  columns=["series", "engine", "op", "held_out", "position", "truth", "nested_pct_error", "truth_se_pct"]
                  ).to_csv(path / "validation" / "tiers.csv", index=False)
-    pd.DataFrame({"series": ["w"], "verdict": [heldout.VERDICT_BETTER]}).to_csv(
+    pd.DataFrame({"series": ["w"], "verdict": [verdicts.VERDICT_BETTER]}).to_csv(
         path / "validation" / "verdicts.csv", index=False)
     return path
 

@@ -314,8 +314,8 @@ def test_focus_of_a_measured_study_names_its_engines_and_workloads(key, value, n
     config.validate(cfg)
 
 
-def test_shield_keys_null_by_default_and_checked():
+def test_shield_defaults_and_checks():
     cfg = config.validate({**copy.deepcopy(CONFIG), "run": {}})
-    assert cfg["run"]["shield"] == {"cpu_shares": None, "nice": None, "ionice": None}
+    assert cfg["run"]["shield"] == {"cpu_shares": 262144, "nice": None, "ionice": None}
     check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"ionice": "4"}), r"^config: run.shield.ionice")
     check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"nice": 20}), r"^config: run.shield.nice")

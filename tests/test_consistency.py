@@ -5,6 +5,7 @@ profile) on its own copy of one finished tree of the paper study (no measuring: 
 the exit code, the one line naming the key or file:line, no traceback, and `results/` byte-identical
 before and after (on a refusal) or byte-identical to the uninterrupted run (after an interruption).
 """
+import json
 import os
 import signal
 import subprocess
@@ -131,6 +132,125 @@ CASES = {
 }
 
 
+# --- a study `again` of the paper's devices, series, cards and report, whose rows come from other imports
+
+PAPER_RECORDS = "results/paper/records/soga2018/soga2018.csv"
+RECS = "imports/paper.csv"
+APPS = "imports/apps.csv"
+
+
+def again(sources, files, **study):
+    """A case: study `again` (the paper's, with ``study``'s keys merged in) importing ``sources``;
+    ``files``: path -> function of the tree giving the text written there first."""
+    return ("again", (sources, files, study))
+
+
+def paper_records(edit=lambda lines: lines):
+    """The paper study's record file (a finished run's), edited (``edit``: its lines -> lines)."""
+    return lambda wd: "\n".join(edit((wd / PAPER_RECORDS).read_text().splitlines())) + "\n"
+
+
+def record_field(line, col, value):
+    """Edit column ``col`` of line ``line`` (1-based, the header is line 1) of a record file."""
+    def edit(lines):
+        cells = lines[line - 1].split(",")
+        cells[lines[0].split(",").index(col)] = value
+        return lines[:line - 1] + [",".join(cells)] + lines[line:]
+    return edit
+
+
+def apps_only(lines):
+    return [lines[0]] + [ln for ln in lines[1:] if ",ycsb," in ln]
+
+
+DEVICES = ("nand_flash", "3d_xpoint", "dram")
+
+
+def fio_json_text(iops):
+    """A fio JSON output (fio 2.x fields) of one randread 4K job at ``iops``."""
+    read = {"io_bytes": 409600, "bw": iops * 4, "iops": float(iops), "total_ios": 100, "lat": {"mean": 1e6 / iops},
+            "clat": {"mean": 0.9e6 / iops, "percentile": {"99.00": 2e6 / iops}}}
+    return json.dumps({"fio version": "fio-2.2.10", "jobs": [{"jobname": "j", "error": 0, "read": read,
+        "job options": {"name": "j", "rw": "randread", "bs": "4k", "iodepth": "1", "ioengine": "libaio", "size": "1G"}}]})
+
+
+def pkb_text(*values):
+    """PKB fio samples of a randwrite 64K job: its completion latency (usec) and bandwidth, one per line."""
+    md = {"rw": "randwrite", "blocksize": "64k", "iodepth": "1", "numjobs": "1", "ioengine": "libaio", "size": "1g"}
+    return "".join(json.dumps({"metric": f"j:write:{m}", "value": v, "unit": u, "metadata": md}) + "\n"
+                   for m, v, u in values)
+
+
+FIO_JSON_SOURCES = {"figures": {"type": "fio_json", "files": {d: f"imports/fio/{d}.json" for d in DEVICES}},
+                    "apps": {"type": "records", "files": APPS}}
+FIO_JSON_FILES = {**{f"imports/fio/{d}.json": (lambda wd, i=i: fio_json_text(1000 * (i + 1)))
+                     for i, d in enumerate(DEVICES)}, APPS: paper_records(apps_only)}
+PKB_SOURCES = {"figures": {"type": "pkb", "files": {d: f"imports/pkb/{d}.json" for d in DEVICES}},
+               "apps": {"type": "records", "files": APPS}}
+PKB_FILES = {**{f"imports/pkb/{d}.json": (lambda wd, i=i: pkb_text(("latency", 50.0 * (i + 1), "usec")))
+                for i, d in enumerate(DEVICES)}, APPS: paper_records(apps_only)}
+RECORDS = {"theirs": {"type": "records", "files": RECS}}
+
+CASES.update({
+    # imported rows of record, fio JSON and PKB imports: the file and its own line (fio JSON: its job)
+    "records: the same record twice": (again(RECORDS, {RECS: paper_records(lambda ln: ln[:5] + [ln[4]] + ln[5:])}),
+                                       f"{RECS}: line 6: duplicate record (the same as line 5: device nand_flash"),
+    "records: one record twice, differing": (
+        again(RECORDS, {RECS: paper_records(lambda ln: record_field(6, "value", "1.5")(ln[:5] + [ln[4]] + ln[5:]))}),
+        f"{RECS}: line 6: conflicting duplicate of line 5 ("),
+    "records: unknown fio rw": (again(RECORDS, {RECS: paper_records(record_field(3, "workload", "randwirte"))}),
+                                f"{RECS}: line 3: unknown workload 'randwirte'"),
+    "records: zero latency": (again(RECORDS, {RECS: paper_records(record_field(3, "value", "0"))}),
+                              f"{RECS}: line 3: column value: value is zero: 0.0 (read lat_mean: it must be above 0)"),
+    "records: header only": (again(RECORDS, {RECS: paper_records(lambda ln: ln[:1])}), f"{RECS}: no rows (only a header)"),
+    "fio JSON: the same output twice": (
+        again({"figures": {"type": "fio_json", "files": {**FIO_JSON_SOURCES["figures"]["files"],
+                                                         "dram": ["imports/fio/dram.json", "imports/fio/copy.json"]}},
+               "apps": FIO_JSON_SOURCES["apps"]},
+              {**FIO_JSON_FILES, "imports/fio/copy.json": lambda wd: fio_json_text(3000)}),
+        "imports/fio/copy.json: jobs[0] (j): duplicate job (the same as imports/fio/dram.json: jobs[0] (j): device dram"),
+    "fio JSON: zero IOPS": (again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, "imports/fio/dram.json": lambda wd: fio_json_text(
+        3000).replace('"iops": 3000.0', '"iops": 0')}),
+        "imports/fio/dram.json: jobs[0] (j): column value: value is zero: 0.0 (read iops: it must be above 0)"),
+    "PKB: two samples of one figure that disagree": (
+        again(PKB_SOURCES, {**PKB_FILES, "imports/pkb/dram.json": lambda wd: pkb_text(
+            ("latency", 50.0, "usec"), ("bandwidth", 9000, "KB/s"), ("latency", 70.0, "usec"))}),
+        "imports/pkb/dram.json: line 3: conflicting duplicate of line 1 ("),
+    # report.focus against the imported files
+    "focus engine no imported row has": (again(RECORDS, {RECS: paper_records()}, report={"focus": {"engine": "rocksdb"}}),
+                                         "config: studies.again.report.focus.engine: 'rocksdb' is not one of the "
+                                         "study's engines ['mysql']"),
+    "focus op the focus workload has not": (
+        again(RECORDS, {RECS: paper_records()},
+              report={"focus": {"engine": "mysql", "workload": "read-only", "op": "write"}}),
+        "config: studies.again.report.focus: no application result of the study is engine mysql, workload "
+        "read-only, op write"),
+    # spec cards against the figures record, fio JSON and PKB imports bring
+    "records: card no imported figure feeds": (
+        again(RECORDS, {RECS: paper_records()}, features={"metrics": ["lat_mean", "bw", "iops"]},
+              targets={"X": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "iops",
+                                          "value": "9000 IOPS"}]}}),
+        "studies.again.targets.X: none of its figures is measured or imported by the study"),
+    "fio JSON: card no job measures": (again(FIO_JSON_SOURCES, FIO_JSON_FILES),
+                                       "studies.again.targets.M-SCM: none of its figures is measured or imported"),
+    "PKB: card of a latency PKB does not report": (
+        again(PKB_SOURCES, PKB_FILES),  # PKB reports fio's completion latency (clat_mean), the card lat_mean
+        "studies.again.targets.M-SCM: none of its figures is measured or imported"),
+})
+
+
+def write_again(wd: Path, sources, files, study) -> list[str]:
+    """The files and the overlay of an `again` case; returns Snakemake's arguments."""
+    for rel, make in files.items():
+        (wd / rel).parent.mkdir(parents=True, exist_ok=True)
+        (wd / rel).write_text(make(wd))
+    spec = {**yaml.safe_load((wd / "config" / "config.yaml").read_text())["studies"]["paper"], "sources": sources}
+    for key, val in study.items():
+        spec[key] = {**spec.get(key, {}), **val}
+    (wd / "overlay.yaml").write_text(yaml.safe_dump({"studies": {"again": spec}, "run": {"studies": ["again"]}}))
+    return ["--configfile", "overlay.yaml"]
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_refused_in_one_line_and_nothing_changed(name, tree):
     (kind, what), expected = CASES[name]
@@ -138,6 +258,8 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
     if kind == "configfile":
         (tree / "overlay.yaml").write_text(what)
         args = ["--configfile", "overlay.yaml"]
+    elif kind == "again":
+        args = write_again(tree, *what)
     else:
         path, edit = what
         (tree / path).write_text(edit((tree / path).read_text()))
@@ -145,9 +267,26 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
     code, out = finish(run(tree, *args))
     assert code != 0, out[-3000:]
     hits = [ln for ln in out.splitlines() if expected in ln]
-    assert len(hits) >= 1, f"expected a line with {expected!r}:\n{out[-3000:]}"
+    assert len(hits) == 1, f"expected one line with {expected!r}:\n{out[-3000:]}"
     assert "Traceback" not in out, out[-3000:]
     assert checksums(tree / "results") == before
+
+
+@pytest.mark.parametrize("sources, files, study", [
+    (RECORDS, {RECS: paper_records()}, {}),
+    (FIO_JSON_SOURCES, FIO_JSON_FILES, {"targets": {"S-SCM": {"allow_unused": True}, "M-SCM": {"allow_unused": True}}}),
+    (PKB_SOURCES, PKB_FILES, {"features": {"metrics": ["lat_mean", "bw", "clat_mean"]}, "targets": {
+        "S-SCM": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "clat_mean", "value": "50 us"}]},
+        "M-SCM": {"allow_unused": True}, "Optane-P4800X": {"allow_unused": True}}}),
+], ids=["records", "fio_json", "pkb"])
+def test_the_same_imports_unedited_are_planned(tree, sources, files, study):
+    """The control of the import cases above: their files unedited, their cards fed, the run is planned."""
+    for name, val in study.get("targets", {}).items():
+        study["targets"][name] = {**yaml.safe_load((tree / "config" / "config.yaml").read_text())["studies"]["paper"]
+                                  ["targets"][name], **val}
+    args = write_again(tree, sources, files, study)
+    code, out = finish(run(tree, "-n", *args))
+    assert code == 0 and "import_records" in out, out[-3000:]
 
 
 def test_allow_unused_card_is_warned_at_the_end(tree):
@@ -174,6 +313,31 @@ def test_a_run_in_progress_is_named_in_one_line(tree):
     finally:
         code, out = finish(busy)
     assert code == 0, out[-2000:]
+
+
+def test_a_lock_left_by_a_killed_run_is_named_in_one_line(finished, tree):
+    """Snakemake itself killed (SIGKILL) leaves its lock: the next run says so in one line and what
+    clears it, instead of Snakemake's many-line LockException; after `--unlock` the run completes."""
+    busy = run(tree, "--forcerun", "aggregate")
+    while not job_running(tree, "aggregate") and busy.poll() is None:
+        time.sleep(0.05)
+    os.kill(busy.pid, signal.SIGKILL)
+    finish(busy)
+    for pid in job_pids(tree, "aggregate"):  # the job it left
+        os.kill(pid, signal.SIGKILL)
+    assert list((tree / ".snakemake" / "locks").glob("*.lock"))
+    before = checksums(tree / "results")
+    code, out = finish(run(tree))
+    assert code != 0
+    hits = [ln for ln in out.splitlines() if "a previous run in this folder was killed and left its lock" in ln]
+    assert len(hits) == 1 and "./benchcast.sh teardown` clears it" in hits[0], out[-2000:]
+    assert "Traceback" not in out and "LockException" not in out and "cannot be locked" not in out, out[-2000:]
+    assert checksums(tree / "results") == before
+    code, out = finish(run(tree, "--unlock"))
+    assert code == 0, out[-2000:]
+    code, out = finish(run(tree))
+    assert code == 0, out[-3000:]
+    assert analysis_outputs(tree) == analysis_outputs(finished)
 
 
 # --------------------------------------------------------------------------- interruptions

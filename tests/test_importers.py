@@ -45,21 +45,21 @@ def test_missing_column_names_file(tmp_path):
 def test_non_numeric_value_names_file_and_row(tmp_path):
     lines = APP.splitlines()
     lines[5] = lines[5].rsplit(",", 1)[0] + ",fast"
-    with pytest.raises(BenchcastError, match=r"app.csv: row 6: column latency_us is not a number: 'fast'"):
+    with pytest.raises(BenchcastError, match=r"app.csv: line 6: column latency_us is not a number: 'fast'"):
         run(tmp_path, app="\n".join(lines) + "\n")
 
 
 def test_unknown_device_names_file_and_row(tmp_path):
     lines = FIO.splitlines()
     lines[3] = lines[3].replace("dram", "optane_pmem")
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 4: unknown device 'optane_pmem'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 4: unknown device 'optane_pmem'"):
         run(tmp_path, fio="\n".join(lines) + "\n")
 
 
 def test_bad_block_size_and_metric(tmp_path):
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 2: bs: not a size: '1Q'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: bs: not a size: '1Q'"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1Q,lat_us", 1))
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 2: unknown metric 'lat_ms'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: unknown metric 'lat_ms'"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1K,lat_ms", 1))
 
 
@@ -288,6 +288,14 @@ def aggregate_of(recs):
 def test_fio_json_same_cell_twice_is_a_repeat(bench_fio_tree, tmp_path):
     for i in (1, 2):
         (tmp_path / f"copy{i}.json").write_text((bench_fio_tree / "nvme_a" / "randread-1-1.json").read_text())
+    # the same output twice is no repeat
+    with pytest.raises(BenchcastError, match=r"copy2.json: jobs\[0\] \(benchfio\): duplicate job \(the same as "
+                                             r".*copy1.json: jobs\[0\] \(benchfio\): device d, cell rw=randread"):
+        importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+    # another run of the same job is
+    data = json.loads((tmp_path / "copy2.json").read_text())
+    data["jobs"][0]["read"]["iops"] *= 1.01
+    (tmp_path / "copy2.json").write_text(json.dumps(data))
     recs = importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
     assert sorted(recs.drop_duplicates("file")["run"]) == [0, 1]
     # an absolute glob names the same files as the folder
@@ -323,7 +331,9 @@ def test_fio_json_older_versions_report_usec(tmp_path):
     ("hello", "no JSON object"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "error": 5}]}), "ended with error 5"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {"total_ios": 3, "iops": 1.0}}]}), "lack"),
-    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), "2 jobs of the same cell"),
+    (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), r"jobs\[1\] \(old\): duplicate job \(the same as jobs\[0\]"),
+    (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "jobname": n} for n in ("one", "two")]}),
+     r"jobs\[1\] \(two\): 2 jobs of the same cell .*, the first jobs\[0\] \(one\)"),
 ])
 def test_fio_json_refuses_malformed_files_naming_them(tmp_path, text, message):
     (tmp_path / "good.json").write_text(json.dumps(OLD_FIO))
@@ -342,16 +352,16 @@ def test_fio_json_an_empty_folder_is_named(tmp_path):
 
 
 def test_record_files_join_another_machines_results(tmp_path):
-    rows = [{"op": "read", "metric": "lat_mean", "unit": "us", "value": v} for v in (10.0, 11.0)]
+    rows = [{"op": "read", "metric": "lat_mean", "unit": "us", "value": v, "run": r} for v, r in ((10.0, 0), (11.0, 1))]
     theirs = records.make(rows, study="theirs", source="fio", device="ssd", benchmark="fio", workload="randread",
-                          block_size=4096, threads=1, run=0)
+                          block_size=4096, threads=1)
     records.write(theirs, tmp_path / "other" / "records" / "fio" / "fio.csv")
     recs = importers.record_files(str(tmp_path / "other"), study="s", source="import:records", devices=["ssd2"],
                                   rename={"ssd": "ssd2"})
     assert set(recs["device"]) == {"ssd2"} and set(recs["study"]) == {"s"}
     assert set(recs["origin_study"]) == {"theirs"} and set(recs["origin_source"]) == {"fio"}
     assert list(recs["value"]) == [10.0, 11.0]
-    with pytest.raises(BenchcastError, match=r"fio.csv: row 2: unknown device 'ssd'"):
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: unknown device 'ssd'"):
         importers.record_files(str(tmp_path / "other"), study="s", source="import:records", devices=["ssd2"])
     (tmp_path / "bad.csv").write_text("study,source\nx,y\n")
     with pytest.raises(BenchcastError, match=r"bad.csv: missing record column"):
@@ -608,3 +618,120 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     with pytest.raises(BenchcastError, match="only histogram logs"):
         importers.ycsb_output([{"files": str(folder / "*.hdr"), "device": "d", "engine": "rocksdb",
                                 "workload": "write-only", "data_size": "1MB", "threads": 1}], study="s", source="x")
+
+
+# --- every imported row checked, with its file and its own line (fio JSON: its job) ----------------
+
+
+def _fio_variant(**read):
+    data = json.loads(json.dumps(OLD_FIO))
+    data["jobs"][0]["read"].update(read)
+    return data
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["jobs"][0]["read"]["lat"].update(mean=0), r"bad.json: jobs\[0\] \(old\): column value: value is zero: "
+                                                           r"0.0 \(read lat_mean: it must be above 0\)"),
+    (lambda d: d["jobs"][0]["read"].update(iops=-3.0), r"bad.json: jobs\[0\] \(old\): column value: value is negative"),
+    (lambda d: d["jobs"][0]["read"]["clat"]["percentile"].update({"99.00": float("nan")}),
+     r"bad.json: jobs\[0\] \(old\): column value: value is not finite"),
+    (lambda d: d["global options"].update(rw="randwirte"), r"bad.json: jobs\[0\] \(old\): unknown rw 'randwirte'"),
+])
+def test_fio_json_jobs_checked_naming_file_and_job(tmp_path, edit, message):
+    data = _fio_variant(iops=9000.0)
+    edit(data)
+    (tmp_path / "good.json").write_text(json.dumps(OLD_FIO))
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(BenchcastError, match=message):
+        importers.fio_json({"d": str(tmp_path)}, study="s", source="import:fio_json")
+
+
+def test_fio_json_the_same_output_for_two_devices_is_no_error_for_one_it_is(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(OLD_FIO))
+    (tmp_path / "b.json").write_text(json.dumps(OLD_FIO))
+    recs = importers.fio_json({"d": str(tmp_path / "a.json"), "e": str(tmp_path / "b.json")}, study="s", source="x")
+    assert set(recs["device"]) == {"d", "e"}
+    with pytest.raises(BenchcastError, match=r"b.json: jobs\[0\] \(old\): duplicate job \(the same as .*a.json: "
+                                             r"jobs\[0\] \(old\): device d, cell rw=randread"):
+        importers.fio_json({"d": [str(tmp_path / "a.json"), str(tmp_path / "b.json")]}, study="s", source="x")
+
+
+def _record_file(path, runs=(0, 1)):
+    rows = [{"op": "read", "metric": "lat_mean", "unit": "us", "value": 10.0 + r, "run": r} for r in runs]
+    records.write(records.make(rows, study="theirs", source="fio", device="ssd", benchmark="fio", workload="randread",
+                               block_size=4096, threads=1), path)
+    return path.read_text().splitlines()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda ln: ln + [ln[2]], r"c.csv: line 4: duplicate record \(the same as line 3: device ssd, benchmark fio, "
+                              r"workload randread, .* run 1\)"),
+    (lambda ln: ln + [ln[2].replace(",11.0,", ",12.0,")], r"c.csv: line 4: conflicting duplicate of line 3 \(.*: "
+                                                          r"value 11.0 vs 12.0\)"),
+    (lambda ln: ln[:1], r"c.csv: no rows \(only a header\)"),
+    (lambda ln: [ln[0], "", ln[1].replace(",10.0,", ",0,")], r"c.csv: line 3: column value: value is zero"),
+    (lambda ln: [ln[0], ln[1], "", ln[2].replace(",11.0,", ",-1,")], r"c.csv: line 4: value is negative"),
+    (lambda ln: [ln[0], ln[1].replace("randread", "randreed")], r"c.csv: line 2: unknown workload 'randreed'"),
+    (lambda ln: [ln[0], ln[1].replace(",10.0,", ",fast,")], r"c.csv: line 2: column value is not a number: 'fast'"),
+])
+def test_record_files_rows_checked_naming_file_and_line(tmp_path, edit, message):
+    lines = _record_file(tmp_path / "a.csv")
+    (tmp_path / "c.csv").write_text("\n".join(edit(lines)) + "\n")
+    with pytest.raises(BenchcastError, match=message):
+        importers.record_files(str(tmp_path / "c.csv"), study="s", source="import:records")
+
+
+def test_record_files_the_same_record_in_two_files(tmp_path):
+    _record_file(tmp_path / "a" / "fio.csv")
+    _record_file(tmp_path / "b" / "fio.csv", runs=(1, 2))
+    with pytest.raises(BenchcastError, match=r"b/fio.csv: line 2: duplicate record \(the same as .*a/fio.csv: "
+                                             r"line 3: device ssd, .*run 1\)"):
+        importers.record_files([str(tmp_path / "a"), str(tmp_path / "b")], study="s", source="import:records")
+    # renamed apart, they are two devices
+    recs = importers.record_files(str(tmp_path / "a"), study="s", source="import:records", rename={"ssd": "x"})
+    assert set(recs["device"]) == {"x"}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (PKB_FILE.splitlines()[2], r"a.json: line 10: duplicate sample \(the same as line 3: sample rr:read:latency:p99\)"),
+    (pkb_line("rr:read:latency:p99", 950, "usec"), r"a.json: line 10: conflicting duplicate of line 3 \(cell rw=randread"
+                                                   r".* op read, metric clat_p99: value 900.0 vs 950.0\)"),
+    (pkb_line("rr:read:iops", 0, ""), r"a.json: line 10: column value: value is zero: 0.0 \(read iops: it must be"),
+    (pkb_line("zz:read:iops", 5, "", rw="randwirte"), r"a.json: line 10: unknown workload 'randwirte'"),
+    (pkb_line("rr:read:latency:mean", 310.5, "usec"), None),  # one figure twice, agreeing: PKB's latency and :mean
+])
+def test_pkb_samples_checked_naming_file_and_line(tmp_path, extra, message):
+    (tmp_path / "a.json").write_text(PKB_FILE.rstrip("\n") + "\n\n" + extra + "\n")
+    if message is None:
+        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
+        return
+    with pytest.raises(BenchcastError, match=message):
+        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
+
+
+def test_source_names_read_from_the_files_before_any_job(tmp_path):
+    """What an import brings, for the checks of spec cards and of the report's focus before any job:
+    figures (workload, block size, metric or None) and series (benchmark, engine, workload, op)."""
+    (tmp_path / "old.json").write_text(json.dumps(OLD_FIO))
+    assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) == (
+        {("randread", 4096, m) for m in ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")},
+        set())
+    (tmp_path / "p.json").write_text(PKB_YCSB_FILE + PKB_FILE)
+    figs, series = importers.source_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
+                                           "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB",
+                                                    "threads": 1}})
+    assert ("randread", 4096, "clat_mean") in figs and ("randread", 4096, "lat_mean") not in figs
+    assert ("ycsb", "redis", "b", "update") in series and ("ycsb", "redis", "load", "insert") in series
+    soga = {"type": "soga2018", "fio": str(ROOT / "resources/soga2018/fio.csv"),
+            "app": str(ROOT / "resources/soga2018/ycsb_mysql.csv"), "benchmark": "ycsb"}
+    figs, series = importers.source_names(soga)
+    assert ("randwrite", 65536, "lat_mean") in figs and ("ycsb", "mysql", "write-only", "write") in series
+    recs = importers.soga2018(soga["fio"], soga["app"], "s", "x", "ycsb")
+    records.write(recs, tmp_path / "paper.csv")
+    assert importers.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) == (figs, series)
+    # what the import refuses is its own check's to name: no names then
+    (tmp_path / "old.json").write_text("{")
+    assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
+    (tmp_path / "paper.csv").write_text((tmp_path / "paper.csv").read_text().splitlines()[0] + "\n")
+    assert importers.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
+    assert importers.source_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None

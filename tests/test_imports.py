@@ -12,18 +12,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "scripts" / "benchcast"
 
-#: Data-flow order: sources -> records -> aggregate -> features -> fits -> screening / validation /
-#: prediction -> tables / charts. A module may import its own layer or an earlier one.
+#: Data-flow order: sources -> records -> aggregate -> features -> fits -> screening -> validation ->
+#: prediction -> tables / charts. A module may import its own layer or an earlier one; a subpackage
+#: (devices, validation) is one entry, its modules in its layer.
 LAYERS = [
-    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop"},
+    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress"},
     {"config", "settings"},
     {"records"},
-    {"importers", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb", "ycsb_job", "devices", "preflight", "blockio",
-     "repeats", "quality"},
+    {"importers", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb", "ycsb_job", "devices",
+     "preflight", "blockio", "repeats", "quality", "plan"},
     {"aggregate"},
     {"features"},
     {"fits"},
-    {"screen", "heldout", "predict", "ratecap", "floor", "sizes"},
+    {"screen", "ratecap", "floor", "sizes"},
+    {"validation"},
+    {"predict"},
     {"tables"},
     {"charts"},
 ]

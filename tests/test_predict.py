@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 from analysis_util import PAPER, io_records, make_agg, paper_agg
-from benchcast import BenchcastError, config, features, fits, heldout, predict, screen
+from benchcast import BenchcastError, config, features, fits, predict, screen
+from benchcast.validation import choice, intervals
+from benchcast.validation import folds as vfolds
 
 # paper Table 12: data size -> (a, b, S-SCM, M-SCM)
 TABLE12 = {
@@ -177,9 +179,9 @@ def test_nested_choice_predicts_a_target_by_the_median_of_the_three_best_by_hand
     figs = {"randwrite_64K_lat_mean": x64, "randwrite_4K_lat_mean": x4, "randwrite_16K_lat_mean": x16}
     agg = make_agg({d: {("randwrite", 65536, "lat_mean"): x64[d], ("randwrite", 4096, "lat_mean"): x4[d],
                         ("randwrite", 16384, "lat_mean"): x16[d]} for d in x64}, y)
-    _, summary = heldout.loo_simple(agg, loglog=True)
-    ranked = heldout.rank_models(agg, summary, top=3)
-    nested = heldout.select_nested(ranked, features.series_matrix(agg)[1])
+    _, summary = vfolds.loo_simple(agg, loglog=True)
+    ranked = choice.rank_models(agg, summary, top=3)
+    nested = choice.select_nested(ranked, features.series_matrix(agg)[1])
     assert nested["rank"].tolist() == [1, 2, 3]
     devs = list(x64)
     yv = np.array([y[d] for d in devs])
@@ -193,7 +195,7 @@ def test_nested_choice_predicts_a_target_by_the_median_of_the_three_best_by_hand
                 b, a = np.polyfit(np.delete(t(xv), i), np.delete(t(yv), i), 1)
                 loo.append(back(a + b * t(xv[i])))
             b, a = np.polyfit(t(xv), t(yv), 1)
-            name = (heldout.LOGLOG if log else "") + fid
+            name = (vfolds.LOGLOG if log else "") + fid
             hand.append((np.mean(np.abs(100 * (np.array(loo) - yv) / yv)), name,
                          lambda x, a=a, b=b, t=t, back=back: float(back(a + b * t(x)))))
     hand.sort(key=lambda h: h[0])
@@ -203,20 +205,20 @@ def test_nested_choice_predicts_a_target_by_the_median_of_the_three_best_by_hand
             "randwrite_16K_lat_mean": ("16K", 50.0)}
     fig = lambda fid: {"workload": "randwrite", "block_size": card[fid][0], "metric": "lat_mean",  # noqa: E731
                        "value": card[fid][1]}
-    second = hand[1][1].removeprefix(heldout.LOGLOG)
+    second = hand[1][1].removeprefix(vfolds.LOGLOG)
     lacking = [f for f in card if f != second]  # the card without the second model's figure
     targets = {"full": {"figures": [fig(f) for f in card]}, "less": {"figures": [fig(f) for f in lacking]}}
     pred, _ = predict.predict_targets_nested(agg, nested, targets)
     pred = pred.set_index("target")
     assert set(pred["choice"]) == {"nested"} and set(pred["kind"]) == {"simple"}
-    values = sorted((h[2](card[h[1].removeprefix(heldout.LOGLOG)][1]), h[1]) for h in hand[:3])
+    values = sorted((h[2](card[h[1].removeprefix(vfolds.LOGLOG)][1]), h[1]) for h in hand[:3])
     assert pred.loc["full", "features"] == values[1][1] != hand[0][1]  # the median, not the best
     assert pred.loc["full", "prediction"] == pytest.approx(values[1][0])
     assert pred.loc["full", "lower"] < pred.loc["full", "prediction"] < pred.loc["full", "upper"]
-    have = [h for h in hand[:3] if h[1].removeprefix(heldout.LOGLOG) in lacking]
+    have = [h for h in hand[:3] if h[1].removeprefix(vfolds.LOGLOG) in lacking]
     assert len(have) == 2  # an even number: the better alone
     assert pred.loc["less", "features"] == have[0][1]
-    assert pred.loc["less", "prediction"] == pytest.approx(have[0][2](card[have[0][1].removeprefix(heldout.LOGLOG)][1]))
+    assert pred.loc["less", "prediction"] == pytest.approx(have[0][2](card[have[0][1].removeprefix(vfolds.LOGLOG)][1]))
 
 
 def test_nested_choice_predicts_a_target_with_a_multiple_model_of_its_pool():
@@ -228,11 +230,12 @@ def test_nested_choice_predicts_a_target_with_a_multiple_model_of_its_pool():
     sizes = [2 * 10**9, 8 * 10**9, 32 * 10**9]
     res = {d: {s: 50 + 10 * v + 3 * s / 1e9 + rng.normal(0, 1) for s in sizes} for d, v in x.items()}
     agg = make_agg({d: {("randwrite", 65536, "lat_mean"): v} for d, v in x.items()}, res)
-    mfolds, msummary, _ = heldout.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"])
+    mfolds, msummary, _ = vfolds.loo_multiple(agg, candidates=lambda k: ["randwrite_64K_lat_mean"],
+                                             max_figures=2)
     _, keys = features.series_matrix(agg)
     ranked = pd.DataFrame({"series": keys.index, "features": "randwrite_64K_lat_mean", "model": "multiple",
                            "mape": 1.0, "_rank": 0})
-    nested = heldout.select_nested(ranked, keys, mfolds, msummary)
+    nested = choice.select_nested(ranked, keys, mfolds, msummary)
     assert nested["pool"].tolist() == ["ycsb/mysql/write-only/write/lat_mean/us"] * 3
     assert set(nested["variables"]) == {"data_gb+log2_data_gb"}
     targets = {"t": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": 25}]}}
@@ -259,19 +262,19 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
     agg = make_agg({d: {("randwrite", {"64K": 65536, "4K": 4096, "16K": 16384}[b], "lat_mean"): v[d]
                         for b, v in figs.items()} for d in x64}, y)
     loglog = not relative  # the lines on relative errors compete with straight lines, not a power law
-    folds, _ = heldout.loo_simple(agg, loglog=loglog, relative=relative)
-    held = heldout.nested_choice(agg, folds, None, top=3, loglog=loglog, level=0.9, relative=relative)
-    held = heldout.widen(held).set_index("held_out")
+    folds, _ = vfolds.loo_simple(agg, loglog=loglog, relative=relative)
+    held = choice.nested_choice(agg, folds, None, how=choice.Nested(top=3, loglog=loglog, level=0.9, relative=relative))
+    held = intervals.widen(held).set_index("held_out")
     assert held["features"].nunique() > 1  # not one model everywhere
-    assert held["features"].str.startswith(heldout.RELATIVE).any() == relative
+    assert held["features"].str.startswith(vfolds.RELATIVE).any() == relative
     widened = 0
     for d in x64:
         rest = agg[agg["device"] != d]
-        rfolds, summary = heldout.loo_simple(rest, loglog=loglog, relative=relative)
-        ranked = heldout.rank_models(rest, summary, top=3)
+        rfolds, summary = vfolds.loo_simple(rest, loglog=loglog, relative=relative)
+        ranked = choice.rank_models(rest, summary, top=3)
         Y, keys = features.series_matrix(rest)
-        spread = heldout.interval_spread(heldout.inner_errors(rfolds), ranked, Y, keys, (), 0.9)
-        nested = heldout.select_nested(ranked, keys, spread=spread)
+        spread = intervals.interval_spread(intervals.inner_errors(rfolds), ranked, Y, keys, (), 0.9)
+        nested = choice.select_nested(ranked, keys, spread=spread)
         assert nested["log_spread_beyond"].notna().all()
         card = {d: {"figures": [{"workload": "randwrite", "block_size": b, "metric": "lat_mean", "value": v[d]}
                                 for b, v in figs.items()]}}
@@ -279,7 +282,7 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
         assert pred["features"].iloc[0] == held.loc[d, "features"]
         assert pred["prediction"].iloc[0] == pytest.approx(held.loc[d, "prediction"])
         # and the same interval: beyond the other devices' results widened to the same errors
-        pred = heldout.widen(pred.assign(log_spread=heldout.spread_of(pred, spread, Y, at="target")))
+        pred = intervals.widen(pred.assign(log_spread=intervals.spread_of(pred, spread, Y, at="target")))
         assert pred[["lower", "upper"]].iloc[0].tolist() == pytest.approx(held.loc[d, ["lower", "upper"]].tolist())
         p = pred["prediction"].iloc[0]
         beyond = not Y.iloc[:, 0].min() <= p <= Y.iloc[:, 0].max()
@@ -292,8 +295,8 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
 def test_nested_choice_of_a_card_no_model_can_predict_is_skipped_not_an_error():
     feats = {d: {("randwrite", 65536, "lat_mean"): v} for d, v in {"a": 10.0, "b": 20.0, "c": 40.0, "d": 30.0}.items()}
     agg = make_agg(feats, {"a": 101.0, "b": 199.0, "c": 402.0, "d": 298.0})
-    _, summary = heldout.loo_simple(agg)
-    nested = heldout.select_nested(heldout.rank_models(agg, summary, top=3), features.series_matrix(agg)[1])
+    _, summary = vfolds.loo_simple(agg)
+    nested = choice.select_nested(choice.rank_models(agg, summary, top=3), features.series_matrix(agg)[1])
     card = {"other": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "lat_mean", "value": 5}]}}
     pred, skipped = predict.predict_targets_nested(agg, nested, card)
     assert pred.empty and list(pred.columns) == predict.TARGET_PREDICTION_COLUMNS

@@ -56,7 +56,7 @@ def test_import_sources_are_read_whole_before_any_job(tmp_path):
     recs = tmp_path / "recs.csv"
     recs.write_text("study,source,device,benchmark,engine,workload,block_size,threads,data_size,op,metric,unit,"
                     "value,run\ns,fio,a,fio,,randread,4096,1,0,read,lat_mean,us,-3,0\n")
-    with pytest.raises(BenchcastError, match=r"recs.csv: row 1: value is negative"):
+    with pytest.raises(BenchcastError, match=r"recs.csv: line 2: value is negative"):
         preflight.check_import_source({"type": "records", "files": str(recs)}, ["a"])
 
 

@@ -19,15 +19,16 @@ from benchcast import BenchcastError, devices, fio, quality
 from benchcast.devices import benchcg
 from devices_util import clean, needs_root  # noqa: F401
 
+ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"type": "fio", "size": "16M", "runtime": 2, "ramp_time": 0, "repeats": 1, "rw": ["randread"],
          "block_sizes": ["4K"], "direct": False}
 SPIN = "import time\nt = time.time() + 60\nwhile time.time() < t:\n    pass\n"
 
 
-def snap(t, cpu_some, io_full, busy, steal, total, bench_ns):
+def snap(t, cpu_some, io_full, busy, steal, total, bench_ns, niced=0.0):
     p = {k: 0.0 for k in quality.FIGURES[:6]}
     return {"time": t, "pressure": {**p, "cpu_some": cpu_some, "io_full": io_full},
-            "cpu": {"busy": busy, "steal": steal, "total": total}, "bench_ns": bench_ns}
+            "cpu": {"busy": busy, "niced": niced, "steal": steal, "total": total}, "bench_ns": bench_ns}
 
 
 def test_figures_by_hand():
@@ -41,8 +42,71 @@ def test_figures_by_hand():
     assert f["memory_some"] == 0
     assert f["steal"] == pytest.approx(0.1)
     assert f["bench_cpu"] == pytest.approx(0.6) and f["other_cpu"] == pytest.approx(0.9)
+    assert f["niced_cpu"] == 0
     # no cgroup: other CPU unknown, not zero
     assert math.isnan(quality.figures({**a, "bench_ns": math.nan}, {**b, "bench_ns": math.nan})["other_cpu"])
+
+
+def test_work_at_a_positive_nice_value_is_recorded_apart_by_hand():
+    """Besides the 9 CPU-s of other work at nice 0, 8 CPU-s ran at a positive nice value: other CPU
+    stays 0.9, niced CPU 0.8; a job that itself runs niced finds its benchmark in the nice bucket."""
+    a = snap(100.0, 0.0, 0.0, 50.0, 0.0, 400.0, 1e9, niced=10.0)
+    b = snap(110.0, 0.0, 0.0, 65.0, 0.0, 440.0, 7e9, niced=18.0)
+    f = quality.figures(a, b)
+    assert f["other_cpu"] == pytest.approx(0.9) and f["niced_cpu"] == pytest.approx(0.8)
+    code = ("import os, sys, json\nos.nice(5)\nsys.path.insert(0, 'scripts')\nfrom benchcast import quality\n"
+            f"print(json.dumps(quality.figures({a!r}, {b!r})))")
+    got = json.loads(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                                    check=True).stdout)
+    assert got["niced_cpu"] == pytest.approx(0.2) and got["other_cpu"] == pytest.approx(1.5)
+
+
+def test_guard_settings_from_the_config_and_the_environment(monkeypatch):
+    """The jobs get the shield (only its set keys) and the wait in the environment; none: as before."""
+    run = {"shield": {"cpu_shares": 4096, "nice": None}, "interference": {"wait_run": 20, "other_cpu": 0.5}}
+    g = quality.guard_settings(run)
+    assert g == {"shield": {"cpu_shares": 4096}, "wait_run": 20, "other_cpu": 0.5}
+    monkeypatch.delenv(quality.GUARD_ENV, raising=False)
+    assert quality.guard() == {"shield": {}, "wait_run": 0, "other_cpu": None}
+    monkeypatch.setenv(quality.GUARD_ENV, json.dumps(g))
+    assert quality.guard() == g
+
+
+def test_the_wait_before_a_run_outlasts_a_real_spinner_and_is_bounded():
+    """A nice-0 spinner that stops after 1.5 s: the run waits for it, about that long; one that
+    spins on: the wait gives up at its bound; a nice-19 spinner (it yields to the benchmark) and no
+    wait set: no wait at all."""
+    import time
+
+    def spinner(seconds, nice=0):
+        code = f"import os, time\nos.nice({nice})\nt = time.time() + {seconds}\nwhile time.time() < t:\n    pass\n"
+        return subprocess.Popen([sys.executable, "-c", code])
+
+    # the threshold sits above what else this machine does now (a test suite may run beside)
+    background = quality.machine_now(1.0, top=0)["busy"]
+    if background > 0.8:
+        pytest.skip(f"{background:.1f} CPUs of other work: a spinner would not show beside it")
+    quiet = background + 0.6
+    procs = []
+    try:
+        procs.append(spinner(1.5))
+        time.sleep(0.3)
+        waited = quality.wait_before_run({"wait_run": 10, "other_cpu": quiet})
+        assert 0.6 < waited < 4, (waited, quiet)
+        procs.append(spinner(60))
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        waited = quality.wait_before_run({"wait_run": 1.0, "other_cpu": quiet})
+        assert 1.0 <= waited < 1.6 and time.monotonic() - t0 < 2, waited
+        assert quality.wait_before_run({"wait_run": 0, "other_cpu": quiet}) == 0.0
+        procs.pop().kill()
+        procs.append(spinner(60, nice=19))
+        time.sleep(0.3)
+        assert quality.wait_before_run({"wait_run": 5, "other_cpu": quiet}) == 0.0
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def test_sidecar_names_and_collect_skips_runs_without_records(tmp_path):
@@ -306,7 +370,7 @@ def test_a_measured_study_records_interference_and_measures_spoiled_runs_again(t
     does, the rule must hold): every measured run has its interference record; a cell's extra run
     measures exactly when one of its runs was spoiled; the records keep the runs the quality table
     uses; the quality section and its line are written; no CPU cgroup is left."""
-    from workflow_util import copy_workflow, edit_config, snakemake
+    from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
 
     if os.geteuid() != 0:
         pytest.skip("provisioning tmpfs devices needs root")
@@ -343,6 +407,12 @@ def test_a_measured_study_records_interference_and_measures_spoiled_runs_again(t
     assert set(summary["benchmark"]) == {"fio"} and (summary["recorded"] >= 4).all()
     assert (res / "quality/summary.txt").read_text().startswith("local: ")
     assert cpu_cgroups() == before
+    # how a run is protected is not what it measures: another shield or wait plans no measurement
+    (wd / "guard.yaml").write_text("run: {shield: {cpu_shares: 4096, nice: 5}, "
+                                   "interference: {extra_runs: 1, other_cpu: 0.3, wait_run: 9}}\n")
+    assert not set(planned_jobs(wd, "--configfile", "config/config.yaml", "guard.yaml")) & {"fio_run", "provision_device"}
+    assert all(json.loads(Path(wd, o).parent.joinpath(quality.sidecar(o).name).read_text())["shield"] == "cpu_shares=262144"
+               for o in tab.loc[tab["wall_s"].notna(), "output"])
     states = [json.loads(p.read_text()) for p in (res / "devices/state").glob("*.json")]
     assert len(states) == 2 and not any(set(benchcg.KEYS) & set(st["created"]) for st in states)
 

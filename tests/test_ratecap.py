@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from analysis_util import CONFIG, io_records, make_agg
-from benchcast import config, features, heldout, predict, ratecap, screen
+from benchcast import config, features, predict, ratecap, screen, validation
+from benchcast.validation import choice
 
 P = {"a": 3.0, "b": 60.0, "c": 150.0, "d": 400.0, "e": 90.0, "cap": 60.0}  # read median (us)
 SYNC = {"a": 20.0, "b": 110.0, "c": 350.0, "d": 1000.0, "e": 200.0, "cap": 100.0}  # commit (us)
@@ -153,16 +154,18 @@ def test_a_spec_card_with_a_caps_signature_is_predicted_by_the_rule():
 
 
 def test_validation_and_the_spec_cards_use_the_rule_for_capped_devices_only():
-    """heldout.run: the nested choice's row of the capped device is the rule's, the others are not;
+    """validation.run_study: the nested choice's row of the capped device is the rule's, the others are not;
     predict.with_intervals: the nested choice of a capped card is the rule's too."""
     agg = study()
     settings = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]  # the default validate settings
     feats = {"workloads": ["randread", "write"], "block_sizes": ["16K"], "metrics": ["lat_mean", "clat_p50"]}
     pairing = [{"when": {"op": "update"}, "workloads": ["write"]}]
     screened = screen.screen(agg, feats, None, pairing, 3)
-    out = heldout.run(agg, screened, feats, None, pairing, settings["validate"])
+    how = validation.Study(features=feats, series=None, pairing=pairing,
+                           settings=validation.Settings.of(settings["validate"]))
+    out = validation.run_study(how, agg=agg, screened=screened)
     nested = out["chosen_folds"]
-    nested = nested[(nested["kind"] == heldout.KIND_NESTED) & (nested["series"] == SERIES)].set_index("held_out")
+    nested = nested[(nested["kind"] == choice.KIND_NESTED) & (nested["series"] == SERIES)].set_index("held_out")
     assert nested.loc["cap", "model"] == ratecap.MODEL
     assert (nested.drop(index="cap")["model"] != ratecap.MODEL).all()
     throughput = out["chosen_folds"][out["chosen_folds"]["series"].str.contains("/throughput/")]

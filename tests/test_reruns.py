@@ -92,7 +92,7 @@ def test_a_changed_analysis_package_reruns_the_analysis_never_a_benchmark(measur
     """A new analysis (a git pull) must not leave stale tables: every rule running Python over
     results has the package's digest as a param. The device code is left out of it, and the
     measuring rules never have it."""
-    module = measured / "scripts" / "benchcast" / "heldout.py"
+    module = measured / "scripts" / "benchcast" / "validation" / "choice.py"
     device = next((measured / "scripts" / "benchcast" / "devices").glob("*.py"))
     for path, expect_analysis in ((module, True), (device, False)):
         backup = path.read_text()

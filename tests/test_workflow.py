@@ -117,7 +117,7 @@ def test_bad_config_one_line_error_names_key(tmp_path):
     assert "config: studies.paper: unknown key 'screan'" in err
 
 
-def test_bad_input_file_fails_naming_file_and_row(tmp_path, paper_only):
+def test_bad_input_file_fails_naming_file_and_line(tmp_path, paper_only):
     wd = copy_workflow(tmp_path)
     edit_config(wd, paper_only)
     fio = wd / "resources" / "soga2018" / "fio.csv"
@@ -128,7 +128,7 @@ def test_bad_input_file_fails_naming_file_and_row(tmp_path, paper_only):
     proc = snakemake(wd, check=False)
     assert proc.returncode != 0
     # refused before any job runs (preflight), on Snakemake's own output
-    assert "fio.csv: row 8: column value is not a number: 'n/a'" in proc.stdout + proc.stderr
+    assert "fio.csv: line 8: column value is not a number: 'n/a'" in proc.stdout + proc.stderr
     assert not (wd / "results" / "paper" / "records" / "soga2018" / "soga2018.csv").exists()
 
 

@@ -262,19 +262,51 @@ def check_names(name: str, study: dict) -> None:
 
 def _check_focus_measured(where: str, focus: dict, sources: dict) -> None:
     """Where every application result of a study is a run benchcast makes (YCSB, out of core), the
-    focus names one of its engines (YCSB engines, out-of-core modes) and, for YCSB alone, one of its
-    workloads (imported results are checked against their files instead)."""
-    apps = [src for src in sources.values() if has_series({"sources": {"s": src}})]
-    if not apps or any(src["type"] not in ("ycsb", "ooc") for src in apps):
+    focus is checked against the names of its runs (:func:`measured_series`); a study that imports
+    results is checked against its files before any job runs (rules/common.smk)."""
+    series = measured_series(sources)
+    if series is not None:
+        check_focus(where, focus, series)
+
+
+#: The focus keys an application result's series is named by, in the order of a series tuple.
+FOCUS_KEYS = ("benchmark", "engine", "workload", "op")
+
+
+def measured_series(sources: dict) -> set | None:
+    """(benchmark, engine, workload, op) of the application results the study's own runs make (None
+    in a field: not known before they run): YCSB engines and workloads (and ``load``, the load
+    phase, where it is measured), out-of-core modes as engines.
+    None where a source imports application results (their names are in its files)."""
+    out = set()
+    for src in sources.values():
+        kind = src.get("type")
+        if kind == "ycsb":  # its load phase is a series too, unless a fast load measures nothing
+            workloads = [*src.get("workloads", []), *([] if src.get("fast_load") else ["load"])]
+            out |= {("ycsb", e, w, None) for e in src.get("engines", []) for w in workloads}
+        elif kind == "ooc":
+            out |= {("ooc", m, None, None) for m in src.get("modes", [])}
+        elif has_series({"sources": {"s": src}}):
+            return None
+    return out
+
+
+def check_focus(where: str, focus: dict, series: set) -> None:
+    """The report's focus names application results the study has (``series``: (benchmark, engine,
+    workload, op) tuples, None in a field where any name may come): each focus key one of the names
+    of its field, and the keys together some series; else one line naming the key."""
+    if not series:
         return
-    engines = sorted({n for src in apps for n in src.get("engines", []) + src.get("modes", [])})
-    checks = [("engine", "engines", engines)]
-    if all(src["type"] == "ycsb" for src in apps):
-        checks.append(("workload", "workloads", sorted({n for src in apps for n in src["workloads"]})))
-    for key, listed, names in checks:
-        if key in focus and names and focus[key] not in names:
+    for k, key in enumerate(FOCUS_KEYS):
+        names = {s[k] for s in series}
+        if key in focus and None not in names and str(focus[key]) not in names:
             raise BenchcastError(f"{where}.report.focus.{key}: {focus[key]!r} is not one of the study's "
-                                 f"{listed} {names}")
+                                 f"{key}s {sorted(names)}")
+    wanted = [(k, str(focus[key])) for k, key in enumerate(FOCUS_KEYS) if key in focus]
+    if not any(all(s[k] is None or s[k] == v for k, v in wanted) for s in series):
+        named = ", ".join(f"{FOCUS_KEYS[k]} {v}" for k, v in wanted)
+        raise BenchcastError(f"{where}.report.focus: no application result of the study is {named} "
+                             f"(each name is one of the study's, but not together)")
 
 
 #: Source types whose records hold application results (screening targets).

@@ -56,22 +56,11 @@ def _normalise(opts: dict, source_name: str, where: str) -> dict:
     return out
 
 
-def fio_devices(fs: settings.FioSettings, devices: dict) -> list[str]:
-    """The study devices a fio source measures: its ``devices`` list, or all non-imported ones."""
-    devices = devices or {}
-    if fs.devices is not None:
-        for d in fs.devices:
-            if d not in devices:
-                raise _err(fs.name, "devices", f"{d!r} is not a device of the study")
-            if devices[d].get("kind") == "imported":
-                raise _err(fs.name, "devices", f"{d!r} is an imported device; fio cannot measure it")
-        return list(fs.devices)
-    return [d for d, spec in devices.items() if (spec or {}).get("kind") != "imported"]
-
-
 def device_options(fs: settings.FioSettings, devices: dict) -> dict[str, dict]:
     """Resolved options per measured device (see the module doc for the precedence)."""
-    ids = fio_devices(fs, devices)
+    from .plan import measured_devices
+
+    ids = measured_devices(fs, devices, fs.name)
     for dev in fs.per_device:
         if dev not in ids:
             raise _err(fs.name, f"per_device.{dev}", "not a device this source measures")
@@ -318,7 +307,7 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     why = stable_already(cell)
     if why:
         return _skip(cell, why, jobfile, output)
-    with devices.on_device(device_id, spec, state_path, shield=cell.get("shield")) as state:
+    with devices.on_device(device_id, spec, state_path, shield=quality.guard()["shield"]) as state:
         why = unaligned(cell, state)
         if why:
             return _skip(cell, why, jobfile, output)

@@ -206,16 +206,17 @@ def file_cells(data: dict, where) -> list[tuple[dict, dict]]:
     with ``numjobs`` > 1 that fio reported one by one (no group_reporting) are merged into one
     (:func:`merge_jobs`). Two jobs of one cell that are not such clones stop it with one line."""
     cells: dict[str, list] = {}
-    for job in data["jobs"]:
+    for k, job in enumerate(data["jobs"]):
         if job.get("error"):
             raise BenchcastError(f"{where}: fio job {job.get('jobname')} ended with error {job['error']}")
         keys = job_keys(job, data.get("global options"), where)
-        cells.setdefault(keys["cell"], [keys, []])[1].append(job)
+        cells.setdefault(keys["cell"], [keys, [], []])[1].append(job)
+        cells[keys["cell"]][2].append(f"jobs[{k}] ({job.get('jobname', '')})")
     out = []
-    for keys, jobs in cells.values():
+    for keys, jobs, names in cells.values():
         if len(jobs) > 1 and (len(jobs) != keys["numjobs"] or len({j.get("jobname") for j in jobs}) > 1):
-            raise BenchcastError(f"{where}: {len(jobs)} jobs of the same cell ({keys['cell']}): report them "
-                                 f"together (group_reporting) or as separate files")
+            raise BenchcastError(f"{where}: {names[1]}: {len(jobs)} jobs of the same cell ({keys['cell']}), the "
+                                 f"first {names[0]}: report them together (group_reporting) or as separate files")
         try:
             out.append((keys, jobs[0] if len(jobs) == 1 else merge_jobs(jobs)))
         except (KeyError, TypeError, ZeroDivisionError) as exc:

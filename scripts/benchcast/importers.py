@@ -32,87 +32,143 @@ def _read_csv(path: Path, required: list[str]) -> pd.DataFrame:
     return df
 
 
-def _numeric(df: pd.DataFrame, col: str, path: Path) -> pd.Series:
+def _numeric(df: pd.DataFrame, col: str, places: list) -> pd.Series:
     num = pd.to_numeric(df[col].str.strip(), errors="coerce")
     bad = num.isna()
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])
-        # +2: header line, and rows count from 1
-        raise BenchcastError(f"{path}: row {i + 2}: column {col} is not a number: {df[col].iloc[i]!r}")
+        raise BenchcastError(f"{_at(places[i])}: column {col} is not a number: {df[col].iloc[i]!r}")
     return num
 
 
-def _rows_checked(df: pd.DataFrame, path: Path, keys: list[str], values: list[str], known: dict) -> None:
-    """Checks of one imported table, each error naming the file and the row's own line (the header
-    is line 1): rows at all, values above 0 (``values``: latencies, bandwidths, data sizes), fields
-    of known names (``known``: column -> allowed values), and no key (``keys``) given twice: the
-    same row twice is one error, two rows that disagree another."""
+# --------------------------------------------------------------------------------------------
+# The checks of every imported row. A row's place is (file, where in it): "line N" of a CSV or
+# JSON-lines file (its own line, the header is line 1), "jobs[K] (name)" of a fio JSON output.
+# --------------------------------------------------------------------------------------------
+
+#: fio's rw values (fio refuses others); an imported fio job or record of another is an error.
+FIO_RW = (*RW_OP, *MIXED_RW, "trim", "randtrim", "trimwrite", "randtrimwrite")
+#: Metrics no run can measure as 0: mean latencies, bandwidths and rates.
+POSITIVE_METRICS = ("lat_mean", "clat_mean", "bw", "iops", "throughput")
+
+
+def _at(place: tuple) -> str:
+    return f"{place[0]}: {place[1]}"
+
+
+def _ref(place: tuple, other: tuple) -> str:
+    """``other`` as seen from ``place``: its line alone in the same file, else file and line."""
+    return other[1] if other[0] == place[0] else _at(other)
+
+
+def _line_places(df: pd.DataFrame, path: Path) -> list[tuple]:
+    """The place of each row of a CSV file: its own line (:func:`benchcast.records.csv_lines`)."""
+    return [(str(path), f"line {n}") for n in records.csv_lines(path, len(df))]
+
+
+def _no_rows(df: pd.DataFrame, path: Path) -> None:
     if df.empty:
         raise BenchcastError(f"{path}: no rows (only a header)")
-    line = lambda i: int(i) + 2  # noqa: E731
+
+
+def _known_fields(df: pd.DataFrame, places: list, known: dict) -> None:
+    """Fields of known names only (``known``: column -> allowed values)."""
     for col, allowed in known.items():
-        bad = ~df[col].isin(list(allowed))
+        bad = ~df[col].astype(str).isin(list(allowed))
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise BenchcastError(f"{path}: line {line(i)}: unknown {col} {df[col].iloc[i]!r} "
+            raise BenchcastError(f"{_at(places[i])}: unknown {col} {df[col].iloc[i]!r} "
                                  f"(known: {', '.join(sorted(allowed))})")
-    for col in values:
-        num = pd.to_numeric(df[col].str.strip(), errors="coerce").to_numpy()
-        bad = ~(num > 0) | ~np.isfinite(num)
+
+
+def _above_zero(df: pd.DataFrame, places: list, values: dict) -> None:
+    """Finite numbers, none negative, in each column of ``values`` (column -> the rows, a boolean
+    mask, that must be above 0: latencies, bandwidths, sizes; None: every row)."""
+    for col, rows in values.items():
+        num = pd.to_numeric(df[col].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
+        need = np.ones(len(num), dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
+        bad = ~np.isfinite(num) | (num < 0) | (need & (num == 0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            what = "negative" if num[i] < 0 else "not finite" if not np.isfinite(num[i]) else "zero"
-            raise BenchcastError(f"{path}: line {line(i)}: column {col}: value is {what}: {df[col].iloc[i]} "
-                                 f"(it must be above 0)")
-    first = df.reset_index(drop=True).groupby(keys, sort=False).cumcount()
-    for i in np.flatnonzero(first.to_numpy() > 0):
-        row = df.iloc[i]
-        same = (df[keys] == row[keys]).all(axis=1).to_numpy()
-        j = int(np.flatnonzero(same)[0])
-        key = ", ".join(f"{k} {row[k]}" for k in keys)
-        if (df.iloc[j] == row).all():
-            raise BenchcastError(f"{path}: line {line(i)}: duplicate row (the same as line {line(j)}: {key})")
-        raise BenchcastError(f"{path}: line {line(i)}: conflicting duplicate of line {line(j)} ({key}: "
-                             f"{', '.join(f'{c} {df.iloc[j][c]} vs {row[c]}' for c in df.columns if df.iloc[j][c] != row[c])})")
+            what = "not finite" if not np.isfinite(num[i]) else "negative" if num[i] < 0 else "zero"
+            must = "above 0" if need[i] else "a finite number, not negative"
+            if {"op", "metric"} <= set(df.columns):  # record rows: say which figure
+                must = f"{df['op'].iloc[i]} {df['metric'].iloc[i]}: it must be {must}"
+            else:
+                must = f"it must be {must}"
+            raise BenchcastError(f"{_at(places[i])}: column {col}: value is {what}: {df[col].iloc[i]} ({must})")
 
 
-def _same_devices(fio: pd.DataFrame, fio_path: Path, app: pd.DataFrame, app_path: Path) -> None:
+def _repeated(df: pd.DataFrame, places: list, keys: list[str], noun: str = "row", shown=None) -> None:
+    """No ``keys`` given twice: the same {noun} twice (every column equal) is one error, two that
+    disagree another, each naming both places and the key (its columns ``shown``, default ``keys``)."""
+    text = df.reset_index(drop=True).astype(str)
+    again = np.flatnonzero(text.groupby(keys, sort=False).cumcount().to_numpy() > 0)
+    if not len(again):
+        return
+    i = int(again[0])
+    row = text.iloc[i]
+    j = int(np.flatnonzero((text[keys] == row[keys]).all(axis=1).to_numpy())[0])
+    key = ", ".join(f"{k} {row[k]}" for k in shown or keys if row[k] != "")
+    differ = [c for c in text.columns if text.iloc[j][c] != row[c]]
+    if not differ:
+        raise BenchcastError(f"{_at(places[i])}: duplicate {noun} (the same as {_ref(places[i], places[j])}: {key})")
+    raise BenchcastError(f"{_at(places[i])}: conflicting duplicate of {_ref(places[i], places[j])} ({key}: "
+                         f"{', '.join(f'{c} {text.iloc[j][c]} vs {row[c]}' for c in differ)})")
+
+
+def _rows_checked(df: pd.DataFrame, places: list, keys: list[str], values: dict, known: dict) -> None:
+    """The checks of one imported table, each error naming the file and the row's place: fields of
+    known names (``known``: column -> allowed values), values above 0 (``values``, see
+    :func:`_above_zero`), and no key (``keys``) given twice (:func:`_repeated`)."""
+    _known_fields(df, places, known)
+    _above_zero(df, places, values)
+    _repeated(df, places, keys)
+
+
+def _same_devices(fio: pd.DataFrame, fio_at: list, app: pd.DataFrame, app_at: list) -> None:
     """A device of one of the paper-shaped tables must be in the other (a device without figures or
     without results is no point of any regression)."""
-    for df, path, other, other_path in ((fio, fio_path, app, app_path), (app, app_path, fio, fio_path)):
+    for df, places, other, other_at in ((fio, fio_at, app, app_at), (app, app_at, fio, fio_at)):
         missing = ~df["device"].isin(set(other["device"]))
         if missing.any():
             i = int(np.flatnonzero(missing.to_numpy())[0])
-            raise BenchcastError(f"{path}: line {i + 2}: device {df['device'].iloc[i]!r} has no rows in {other_path}")
+            raise BenchcastError(f"{_at(places[i])}: device {df['device'].iloc[i]!r} has no rows in {other_at[0][0]}")
 
 
-def _known_devices(df: pd.DataFrame, path: Path, devices) -> None:
+def _known_devices(df: pd.DataFrame, places: list, devices) -> None:
     if devices is None:
         return
     bad = ~df["device"].isin(list(devices))
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])
-        raise BenchcastError(
-            f"{path}: row {i + 2}: unknown device {df['device'].iloc[i]!r} "
-            f"(study devices: {', '.join(devices)})"
-        )
+        raise BenchcastError(f"{_at(places[i])}: unknown device {df['device'].iloc[i]!r} "
+                             f"(study devices: {', '.join(devices)})")
 
 
-def soga2018_figures(fio_csv) -> set | None:
-    """(workload, block size, metric) of the device figures of the paper-shaped fio table, for the
-    config's check of spec cards before any job runs; None where the table cannot be read (the
-    import's own check then names the file and what is wrong; rows it cannot read are its errors)."""
-    out = set()
+def source_names(src: dict, devices=None) -> tuple[set, set] | None:
+    """What an import source brings, for the checks of spec cards and of the report's focus before
+    any job runs: (figures, series), figures as (workload, block size, metric) of its device
+    figures, series as (benchmark, engine, workload, op or None: any) of its application results.
+    Read by the import itself, its checks included (``devices``: the study's); None where it
+    refuses a file: its own check (before any job, :mod:`benchcast.preflight`) then names it."""
+    kind = src["type"]
+    if kind == "ycsb_output":  # the outputs do not say what they measured: the config does
+        return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}
     try:
-        df = _read_csv(Path(fio_csv), ["rw", "bs", "metric"])
-    except BenchcastError:
+        if kind == "soga2018":
+            recs = soga2018(src["fio"], src["app"], "check", "check", src["benchmark"], devices)
+        elif kind == "fio_json":
+            recs = fio_json(src["files"], study="check", source="check")
+        elif kind == "pkb":
+            recs = pkb(src["files"], study="check", source="check", ycsb=src.get("ycsb"))
+        else:
+            recs = record_files(src["files"], "check", "check", devices=devices, rename=src.get("rename"))
+    except (BenchcastError, OSError):
         return None
-    for rw, bs, metric in df[["rw", "bs", "metric"]].itertuples(index=False):
-        try:
-            out.add((rw, records.parse_size(bs), SOGA_FIO_METRICS[metric][0]))
-        except (BenchcastError, KeyError):
-            continue
-    return out
+    fio = (recs["benchmark"] == "fio").to_numpy()
+    figures = {(w, int(bs), m) for w, bs, m in recs.loc[fio, ["workload", "block_size", "metric"]].itertuples(index=False)}
+    return figures, set(recs.loc[~fio, ["benchmark", "engine", "workload", "op"]].itertuples(index=False, name=None))
 
 
 def soga2018(fio_csv, app_csv, study: str, source: str, benchmark: str, devices=None) -> pd.DataFrame:
@@ -124,21 +180,17 @@ def soga2018(fio_csv, app_csv, study: str, source: str, benchmark: str, devices=
     """
     fio_path, app_path = Path(fio_csv), Path(app_csv)
     fio = _read_csv(fio_path, ["device", "rw", "bs", "metric", "value"])
-    _known_devices(fio, fio_path, devices)
-    value = _numeric(fio, "value", fio_path)
-    unknown = ~fio["metric"].isin(list(SOGA_FIO_METRICS))
-    if unknown.any():
-        i = int(unknown.to_numpy().nonzero()[0][0])
-        raise BenchcastError(
-            f"{fio_path}: row {i + 2}: unknown metric {fio['metric'].iloc[i]!r} "
-            f"(known: {', '.join(SOGA_FIO_METRICS)})"
-        )
+    _no_rows(fio, fio_path)
+    fio_at = _line_places(fio, fio_path)
+    _known_devices(fio, fio_at, devices)
+    value = _numeric(fio, "value", fio_at)
+    _known_fields(fio, fio_at, {"metric": SOGA_FIO_METRICS})
     bs = []
     for i, text in enumerate(fio["bs"]):
         try:
             bs.append(records.parse_size(text, what="bs"))
         except BenchcastError as exc:
-            raise BenchcastError(f"{fio_path}: row {i + 2}: {exc}") from None
+            raise BenchcastError(f"{_at(fio_at[i])}: {exc}") from None
     fio_rec = pd.DataFrame(
         {
             "device": fio["device"],
@@ -157,13 +209,15 @@ def soga2018(fio_csv, app_csv, study: str, source: str, benchmark: str, devices=
     )
 
     app = _read_csv(app_path, ["engine", "workload", "device", "data_gb", "op", "latency_us"])
-    _known_devices(app, app_path, devices)
-    data_gb = _numeric(app, "data_gb", app_path)
-    lat = _numeric(app, "latency_us", app_path)
-    _rows_checked(fio, fio_path, ["device", "rw", "bs", "metric"], ["value"], {"rw": [*RW_OP, *MIXED_RW]})
-    _rows_checked(app, app_path, ["engine", "workload", "device", "data_gb", "op"], ["data_gb", "latency_us"],
-                  {"workload": WORKLOADS, "op": APP_OPS})
-    _same_devices(fio, fio_path, app, app_path)
+    _no_rows(app, app_path)
+    app_at = _line_places(app, app_path)
+    _known_devices(app, app_at, devices)
+    data_gb = _numeric(app, "data_gb", app_at)
+    lat = _numeric(app, "latency_us", app_at)
+    _rows_checked(fio, fio_at, ["device", "rw", "bs", "metric"], {"value": None}, {"rw": [*RW_OP, *MIXED_RW]})
+    _rows_checked(app, app_at, ["engine", "workload", "device", "data_gb", "op"],
+                  {"data_gb": None, "latency_us": None}, {"workload": WORKLOADS, "op": APP_OPS})
+    _same_devices(fio, fio_at, app, app_at)
     app_rec = pd.DataFrame(
         {
             "device": app["device"],
@@ -232,28 +286,59 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
     import with one line naming it; nothing is written then."""
     from . import fiojson
 
-    frames = []
-    for device, spec in device_files.items():
-        seen: dict[tuple, int] = {}
-        for path in input_files(spec, FILE_PATTERNS["fio_json"]):
-            data = fiojson.load(path)
-            if data.get("benchcast_skipped"):
-                continue
-            for keys, job in fiojson.file_cells(data, path):
-                rows = fiojson.job_rows(job, path)
-                if not rows:
-                    raise BenchcastError(f"{path}: fio job {job.get('jobname')} did no I/O")
-                cell = tuple(sorted(keys.items()))
-                run = seen.get(cell, 0)
-                seen[cell] = run + 1
-                frames.append(records.make(
-                    rows, study=study, source=source, device=device, benchmark="fio", run=run, **keys,
-                    file=str(path), fio_version=data.get("fio version", ""), jobname=job.get("jobname", "")))
+    loaded = [(device, path, fiojson.load(path)) for device, spec in device_files.items()
+              for path in input_files(spec, FILE_PATTERNS["fio_json"])]
+    loaded = [(device, path, data) for device, path, data in loaded if not data.get("benchcast_skipped")]
+    _fio_jobs_checked(loaded)
+    frames, seen = [], {}
+    for device, path, data in loaded:
+        for keys, job in fiojson.file_cells(data, path):
+            rows = fiojson.job_rows(job, path)
+            if not rows:
+                raise BenchcastError(f"{path}: fio job {job.get('jobname')} did no I/O")
+            cell = (device, tuple(sorted(keys.items())))
+            run = seen.get(cell, 0)
+            seen[cell] = run + 1
+            frames.append(records.make(
+                rows, study=study, source=source, device=device, benchmark="fio", run=run, **keys,
+                file=str(path), fio_version=data.get("fio version", ""), jobname=job.get("jobname", "")))
     if not frames:
         raise BenchcastError(f"{source}: no fio results in {', '.join(map(str, device_files.values()))}")
     out = records.check(pd.concat(frames, ignore_index=True), where=source)
     _refuse_unlike_repeats(out)
     return out
+
+
+def _fio_jobs_checked(loaded: list[tuple]) -> None:
+    """The rows of fio JSON outputs are their jobs (``loaded``: device, file, its JSON), each named
+    by file and ``jobs[K] (name)``: rw of fio's names, mean latencies, bandwidth and IOPS above 0,
+    and no job given twice for a device (the same output imported twice is no repeat; the jobs of
+    one cell in one file that differ are :func:`benchcast.fiojson.file_cells`' error)."""
+    import hashlib
+    import json
+
+    from . import fiojson
+
+    jobs, places, figures, figure_at = [], [], [], []
+    for device, path, data in loaded:
+        for k, job in enumerate(data["jobs"]):
+            place = (str(path), f"jobs[{k}] ({job.get('jobname', '')})")
+            keys = fiojson.job_keys(job, data.get("global options"), _at(place))
+            digest = hashlib.sha256(json.dumps(job, sort_keys=True, default=str).encode()).hexdigest()
+            jobs.append({"device": device, "rw": str(keys["workload"]).split(":")[0], "cell": keys["cell"],
+                         "job": digest})
+            places.append(place)
+            for row in fiojson.job_rows(job, _at(place)) if not job.get("error") else ():
+                figures.append(row)
+                figure_at.append(place)
+    if not jobs:
+        return
+    table = pd.DataFrame(jobs)
+    _known_fields(table, places, {"rw": FIO_RW})
+    _repeated(table, places, ["device", "job"], noun="job", shown=["device", "cell"])
+    if figures:
+        rows = pd.DataFrame(figures)
+        _above_zero(rows, figure_at, {"value": rows["metric"].isin(POSITIVE_METRICS).to_numpy()})
 
 
 #: Repeats of one cell (the same options) whose IOPS differ more than this factor are not taken for
@@ -284,17 +369,31 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
     """Tidy record CSVs written by benchcast (``results/<study>/records/*/*.csv`` of another tree or
     machine) as records of ``study``: devices renamed by ``rename`` (old id -> new id), then checked
     against the study's ``devices``; the original study and source are kept as provenance
-    (origin_study, origin_source), and the file. One bad file stops the import, named."""
-    frames = []
+    (origin_study, origin_source), and the file. Each row is checked with its file and line: a
+    file of rows at all, fio rows of fio's rw names, mean latencies, bandwidths and rates above 0,
+    and no record (its keys and run, as imported) given twice, in one file or two. One bad file
+    stops the import, named."""
+    frames, places = [], []
     for path in input_files(files, FILE_PATTERNS["records"]):
-        df = records.read(path)
-        df = df.assign(origin_study=df["study"], origin_source=df["source"], file=str(path), study=study,
-                       source=source)
+        text = records.read_text(path)
+        _no_rows(text, path)
+        at = _line_places(text, path)
+        df = records.check(text, where=str(path), lines=[int(p[1][len("line "):]) for p in at])
+        df = df.assign(origin_study=df["study"], origin_source=df["source"], study=study, source=source)
         if rename:
             df["device"] = df["device"].replace(rename)
-        _known_devices(df, path, devices)
+        _known_devices(df, at, devices)
         frames.append(df)
-    return records.check(pd.concat(frames, ignore_index=True), where=source)
+        places += at
+    df = pd.concat(frames, ignore_index=True)
+    fio = (df["benchmark"] == "fio").to_numpy()
+    _known_fields(df[fio], [p for p, f in zip(places, fio) if f], {"workload": FIO_RW})
+    _above_zero(df, places, {"value": df["metric"].isin(POSITIVE_METRICS).to_numpy()})
+    _repeated(df, places, [*records.KEY_COLUMNS, "run"], noun="record",
+              shown=["device", "benchmark", "engine", "workload", "block_size", "data_size", "op", "metric",
+                     "cell", "run"])
+    df["file"] = [p[0] for p in places]
+    return records.check(df, where=source)
 
 
 # --------------------------------------------------------------------------------------------
@@ -430,33 +529,12 @@ def pkb(device_files: dict, study: str, source: str, ycsb: dict | None = None) -
     ``load``. Each file is one run.
 
     Other samples (machine facts, other statistics) are skipped. One device per entry (device id ->
-    folder, glob or file)."""
-    from .ycsbout import OPERATIONS
-
-    ycsb_ops = {op.lower() for op in OPERATIONS}
+    folder, glob or file). Each sample is checked with its file and line (:func:`_pkb_samples`)."""
     frames = []
     for device, spec in device_files.items():
         seen: dict[tuple, int] = {}
         for run_file, path in enumerate(input_files(spec, FILE_PATTERNS["pkb"])):
-            rows, app = [], []
-            for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
-                s = _pkb_sample(line, path, lineno)
-                if not s:
-                    continue
-                where = f"{path}: line {lineno}"
-                parts = str(s["metric"]).split(":")
-                if len(parts) >= 3 and parts[1] in ("read", "write", "trim"):
-                    row = _pkb_fio_row(s, parts, where)
-                    if row:
-                        rows.append(row)
-                    continue
-                op, _, stat = str(s["metric"]).partition(" ")
-                if op in ycsb_ops and stat:
-                    row = _pkb_ycsb_row(s, op, stat, where)
-                    if row:
-                        app.append(row)
-            if not rows and not app:
-                raise BenchcastError(f"{path}: no PKB fio or YCSB samples")
+            rows, app = _pkb_samples(path)
             if rows:
                 df = pd.DataFrame(rows).drop_duplicates(["cell", "op", "metric"], keep="last")
                 for cell, g in df.groupby("cell", sort=False):
@@ -464,12 +542,49 @@ def pkb(device_files: dict, study: str, source: str, ycsb: dict | None = None) -
                                            "cell"]])
                     run = seen.get(key, 0)
                     seen[key] = run + 1
-                    frames.append(records.make(g, study=study, source=source, device=device, benchmark="fio",
-                                               run=run, file=str(path)))
+                    frames.append(records.make(g.drop(columns=["sample"]), study=study, source=source,
+                                               device=device, benchmark="fio", run=run, file=str(path)))
             if app:
                 frames.append(_pkb_ycsb_records(app, ycsb, path, study=study, source=source, device=device,
                                                 run=run_file))
     return records.check(pd.concat(frames, ignore_index=True), where=source)
+
+
+def _pkb_samples(path: Path) -> tuple[list[dict], list[dict]]:
+    """The fio and YCSB record rows of one PKB sample file, each sample checked with its line: fio's
+    rw names, mean latencies, bandwidths and rates above 0, no sample given twice, and no two samples
+    of one figure (cell, op, statistic) that disagree (PKB's ``latency`` and ``latency:mean`` agree)."""
+    from .ycsbout import OPERATIONS
+
+    ycsb_ops = {op.lower() for op in OPERATIONS}
+    rows, app, places = [], [], ([], [])
+    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        s = _pkb_sample(line, path, lineno)
+        if not s:
+            continue
+        where = f"{path}: line {lineno}"
+        parts = str(s["metric"]).split(":")
+        if len(parts) >= 3 and parts[1] in ("read", "write", "trim"):
+            row, into, at = _pkb_fio_row(s, parts, where), rows, places[0]
+        else:
+            op, _, stat = str(s["metric"]).partition(" ")
+            row = _pkb_ycsb_row(s, op, stat, where) if op in ycsb_ops and stat else None
+            into, at = app, places[1]
+        if row:
+            into.append({**row, "sample": s["metric"]})
+            at.append((str(path), f"line {lineno}"))
+    if not rows and not app:
+        raise BenchcastError(f"{path}: no PKB fio or YCSB samples")
+    for got, at, keys, known in ((rows, places[0], ["cell", "op", "metric"], {"workload": FIO_RW}),
+                                 (app, places[1], ["stage", "op", "metric", "from_summary"], {})):
+        if got:
+            df = pd.DataFrame(got)
+            _known_fields(df, at, known)
+            _above_zero(df, at, {"value": df["metric"].isin(POSITIVE_METRICS).to_numpy()})
+            _repeated(df, at, list(df.columns), noun="sample", shown=["sample"])
+            agree = ~df.duplicated([*keys, "value"]).to_numpy()
+            _repeated(df[agree].drop(columns=["sample"]), [p for p, a in zip(at, agree) if a], keys)
+    return rows, [{k: v for k, v in r.items() if k != "sample"} for r in app]
 
 
 def _pkb_ycsb_records(rows: list[dict], ycsb: dict | None, path: Path, **columns) -> pd.DataFrame:

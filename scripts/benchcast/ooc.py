@@ -38,6 +38,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "ooc"
 PROGRAMS = {"stream": ["copy", "scale", "add", "triad"], "stencil": ["stencil5"], "himeno": ["himeno"]}
 MODES = ("memory", "swap", "mmap")  # not a schema default: every mode there is
+#: Device kinds whose filesystem holds a swap file (mode swap), and those whose mapped files are
+#: written back to the device (mode mmap; FUSE too); on tmpfs both would be memory. No swap on FUSE
+#: (delayed): a loop device over a FUSE file deadlocks as soon as the daemon's memory or its tmpfs
+#: backing is paged out to that very swap (seen here with 128 MiB against a 32 MiB limit).
+SWAP_KINDS = frozenset({"dir", "zram", "loop", "blockdev", "throttled"})
+MMAP_KINDS = SWAP_KINDS | {"delayed"}
+#: Mode -> the device kinds it is planned on (None: any).
+MODE_KINDS = {"memory": None, "swap": SWAP_KINDS, "mmap": MMAP_KINDS}
 BENCHMARK = "ooc"
 #: The mode that runs in memory: the reference the out-of-core modes are divided by, measured beside
 #: each device only to share its moment; not a result of the device.

@@ -39,7 +39,7 @@ def run_job(job: dict) -> None:
     raw_part = protect.atomic_path(job["raw"])
     with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
                            memory_limit=limit, swap_file=(swap_size, s.swap_priority) if swap_size else None,
-                           enter_memory=False, shield=job.get("shield")) as state, \
+                           enter_memory=False, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
         at = ooc.Place(

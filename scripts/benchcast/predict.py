@@ -4,7 +4,7 @@
   the spec card has, ``Y = a X + b``.
 * :func:`extrapolate`: each device's results (measured and predicted) regressed over data size to
   predict sizes that were never run (the paper's second regression, Tables 13-14).
-* :func:`with_intervals`: the models chosen by held-out validation (:mod:`benchcast.heldout`),
+* :func:`with_intervals`: the models chosen by held-out validation (:mod:`benchcast.validation`),
   refitted on all devices, with prediction intervals and extrapolation flags.
 """
 
@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, fits, ratecap, records
-from .heldout import LOGLOG, RELATIVE, median_model, spread_of, widen
 from .features import (
     feature_matrix,
     io_path_figures,
@@ -29,6 +28,9 @@ from .features import (
     target_figures,
     workload_variables,
 )
+from .validation.choice import median_model
+from .validation.folds import LOGLOG, RELATIVE
+from .validation.intervals import spread_of, widen
 from .workloads import read_fractions
 
 PREDICT_COLUMNS = ["target"] + records.SERIES_COLUMNS + [
@@ -134,8 +136,9 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
     (:func:`predict_targets_nested`: the procedure whose held-out error validation reports); plus
     what was skipped and why.
 
-    ``selection``, ``mselection`` and ``nested`` are :func:`benchcast.heldout.select_simple`,
-    :func:`benchcast.heldout.select_multiple` and :func:`benchcast.heldout.select_nested` outputs;
+    ``selection``, ``mselection`` and ``nested`` are the outputs of
+    :func:`benchcast.validation.choice.select_simple`, :func:`benchcast.validation.choice.select_multiple`
+    and :func:`benchcast.validation.choice.select_nested`;
     ``settings`` the study's ``validate`` setting (``level``). Returns (predictions, skipped).
     """
     alpha = 1 - settings["level"]
@@ -160,7 +163,7 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
         F, T = feature_matrix(table), target_figures(targets)
         p = ratecap.apply(p, agg, F, Y, keys, settings["cap_ratio"], io_paths, alpha, new=T, at="target")
         # beyond the measured results, the interval at least as wide as the procedure's held-out
-        # errors there (heldout.interval_spread)
+        # errors there (validation.intervals.interval_spread)
         spread = nested.drop_duplicates("series").set_index("series")["log_spread_beyond"]
         preds.append(widen(p.assign(log_spread=spread_of(p, spread, Y, at="target"))))
         skipped.append(s)
@@ -173,13 +176,13 @@ def predict_targets_nested(agg: pd.DataFrame, nested: pd.DataFrame, targets: Map
                            io_paths: float | None = None, read_fraction: Mapping | None = None):
     """Predict every series for every target by the nested choice's procedure on all devices.
 
-    ``nested`` is :func:`benchcast.heldout.select_nested` output: per series its best-ranked
-    models by leave-one-device-out error (straight or log-log lines, multiple models). Each is
+    ``nested`` is :func:`benchcast.validation.choice.select_nested` output: per series its
+    best-ranked models by leave-one-device-out error (straight or log-log lines, multiple models). Each is
     refitted on all devices (:func:`predict_targets_simple`, :func:`predict_targets_multiple`)
     and predicts the target; the prediction is the one whose value is the median of the
     best-ranked models that could predict it (the largest odd number of them,
-    :func:`benchcast.heldout.median_model`), with that model's interval and flags: what
-    :func:`benchcast.heldout.nested_choice` did for each held-out device.
+    :func:`benchcast.validation.choice.median_model`), with that model's interval and flags: what
+    :func:`benchcast.validation.choice.nested_choice` did for each held-out device.
 
     Returns (predictions, skipped) as :func:`with_intervals`, ``choice`` ``nested`` and ``kind``
     the winning model's; a target that no ranked model can predict is skipped (one row per model).
@@ -219,8 +222,8 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
                            choice: str = "heldout", io_paths: float | None = None):
     """Predict every series of ``selection`` for every target with its chosen simple model.
 
-    ``selection`` is :func:`benchcast.heldout.select_simple` output; ``choice`` is ``heldout``
-    (lowest held-out MAPE, column selected_feature) or ``paper`` (max in-sample R^2, column
+    ``selection`` is :func:`benchcast.validation.choice.select_simple` output; ``choice`` is
+    ``heldout`` (lowest held-out MAPE, column selected_feature) or ``paper`` (max in-sample R^2, column
     paper_feature). The model is refitted on all devices of the series. A target lacking the
     model's figure is skipped. With ``io_paths`` (a ``min_per_op``) the applications' I/O-path
     figures are computed for the devices and the targets alike, weighted by the requests per
@@ -272,8 +275,8 @@ def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets
                              read_fraction: Mapping | None = None, data_sizes=(), factor: float = 2.0):
     """Predict with the selected multiple model of each pool, for every target.
 
-    ``selection`` is :func:`benchcast.heldout.select_multiple` output (columns pool, pool_by,
-    selected_features, variables). Each model is refitted on its whole pool and predicts, for each
+    ``selection`` is :func:`benchcast.validation.choice.select_multiple` output (columns pool,
+    pool_by, selected_features, variables). Each model is refitted on its whole pool and predicts, for each
     target, every (workload, threads, data size) of the pool, plus each of ``data_sizes`` (bytes or
     size strings) for every (workload, threads) of the pool. A target lacking a figure the model
     uses is skipped.

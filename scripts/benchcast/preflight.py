@@ -8,22 +8,21 @@ The records rules check the same things again when they run; this only moves the
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
-from . import BenchcastError
-
-FIO_RUN = re.compile(r"(^|/)results/[^/]+/fio/[^/]+/[^/]+/[^/]+/run\d+\.json$")
-YCSB_RUN = re.compile(r"(^|/)results/[^/]+/ycsb/[^/]+/[^/]+/[^/]+/\d+/run\d+\.csv$")
+from . import BenchcastError, plan
 
 
 def check_file(path: str) -> None:
     """Check one raw output a records rule will read (fio JSON, a YCSB run's records)."""
-    if FIO_RUN.search(path):
+    run = plan.parse(path)
+    if run is None:
+        return
+    if run.type == "fio":
         from . import fiojson
 
         fiojson.parse(path, study="check", device="check")  # also refuses a job that ended in error
-    elif YCSB_RUN.search(path):
+    elif run.type == "ycsb":
         from . import records
 
         records.read(path)

@@ -31,7 +31,8 @@ RESOURCES = ("cpu", "io", "memory")
 #: The interference record of run output ``run3.json`` is ``quality-run3.json`` beside it.
 PREFIX = "quality-"
 #: The figures of one interference record, in this order.
-FIGURES = [f"{r}_{k}" for r in RESOURCES for k in ("some", "full")] + ["steal", "other_cpu", "bench_cpu"]
+FIGURES = [f"{r}_{k}" for r in RESOURCES for k in ("some", "full")] + ["steal", "other_cpu", "niced_cpu",
+                                                                   "bench_cpu", "waited_s"]
 
 
 def pressure_totals() -> dict[str, float]:
@@ -49,12 +50,13 @@ def pressure_totals() -> dict[str, float]:
 
 
 def cpu_times() -> dict[str, float]:
-    """The machine's CPU seconds so far (all CPUs): ``busy`` (user, nice, system, irq, softirq),
-    ``steal`` and ``total``."""
+    """The machine's CPU seconds so far (all CPUs): ``busy`` (user, system, irq, softirq: work at
+    nice 0 or below), ``niced`` (user time at a positive nice value: work that yields the CPU to
+    the benchmark), ``steal`` and ``total``."""
     fields = [int(x) for x in STAT.read_text().splitlines()[0].split()[1:]]
     user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
     hz = os.sysconf("SC_CLK_TCK")
-    return {"busy": (user + nice + system + irq + softirq) / hz, "steal": steal / hz,
+    return {"busy": (user + system + irq + softirq) / hz, "niced": nice / hz, "steal": steal / hz,
             "total": (user + nice + system + idle + iowait + irq + softirq + steal) / hz}
 
 
@@ -77,7 +79,10 @@ def figures(start: dict, end: dict) -> dict:
     out["steal"] = d["steal"] / d["total"] if d["total"] > 0 else math.nan
     bench = (end["bench_ns"] - start["bench_ns"]) / 1e9
     out["bench_cpu"] = bench / wall
-    out["other_cpu"] = max(d["busy"] - bench, 0.0) / wall if not math.isnan(bench) else math.nan
+    # the benchmark's own CPU time is in the nice bucket when the job itself runs niced
+    own, other = ("niced", "busy") if os.getpriority(os.PRIO_PROCESS, 0) > 0 else ("busy", "niced")
+    mine = max(d[own] - bench, 0.0) / wall if not math.isnan(bench) else math.nan
+    out["other_cpu"], out["niced_cpu"] = (mine, d[other] / wall) if own == "busy" else (d[other] / wall, mine)
     return out
 
 
@@ -97,13 +102,54 @@ def sample(output, cgroup=None, keys: dict | None = None):
 
     path = sidecar(output)
     protect.clear_partial(path)
+    waited = wait_before_run()
     start = snapshot(cgroup)
     yield path
-    rec = {**(keys or {}), **figures(start, snapshot(cgroup))}
+    shield = ",".join(f"{k}={v}" for k, v in sorted(guard()["shield"].items()))
+    rec = {**(keys or {}), **figures(start, snapshot(cgroup)), "waited_s": waited, "shield": shield}
     part = protect.atomic_path(path)
     part.parent.mkdir(parents=True, exist_ok=True)
     part.write_text(json.dumps(rec, sort_keys=True) + "\n")
     os.replace(part, path)
+
+
+#: The environment variable that carries :func:`guard` to the measuring jobs: how a run is protected
+#: is not what it measures, so these settings are no params of the measuring rules (a change of
+#: them never plans a measurement again); each interference record says what the run had.
+GUARD_ENV = "BENCHCAST_GUARD"
+#: How long one look at the machine before a run lasts (seconds).
+LOOK_S = 0.2
+
+
+def guard_settings(run_config: dict) -> dict:
+    """What the measuring jobs of a run get from ``run`` of the validated config: the shield (only
+    the settings that are set), and the wait for a quiet machine before each run (``wait_run``
+    seconds at most, quiet: other CPU below ``other_cpu``)."""
+    inter = run_config.get("interference") or {}
+    return {"shield": {k: v for k, v in (run_config.get("shield") or {}).items() if v is not None},
+            "wait_run": inter.get("wait_run") or 0, "other_cpu": inter.get("other_cpu")}
+
+
+def guard() -> dict:
+    """:func:`guard_settings` as the workflow handed them to this job (nothing set: as before)."""
+    got = os.environ.get(GUARD_ENV)
+    return json.loads(got) if got else {"shield": {}, "wait_run": 0, "other_cpu": None}
+
+
+def wait_before_run(settings: dict | None = None) -> float:
+    """Before one measured run: while other work (at nice 0 or below, outside this job) uses more
+    than ``other_cpu`` CPUs, wait, at most ``wait_run`` seconds in all; the seconds waited (0.0 when
+    the machine was quiet at once or no wait is set). A burst of the neighbours then ends before
+    the run starts instead of spoiling it."""
+    g = guard() if settings is None else settings
+    limit, threshold = float(g.get("wait_run") or 0), g.get("other_cpu")
+    if not limit or threshold is None:
+        return 0.0
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        if machine_now(LOOK_S, exclude=(os.getpid(),), top=0)["busy"] < threshold:
+            break
+    return round(time.monotonic() - t0, 3) if time.monotonic() - t0 > LOOK_S * 1.5 else 0.0
 
 
 def collect(outputs) -> "pd.DataFrame":
@@ -283,14 +329,16 @@ def machine_now(seconds: float = 1.0, exclude=(), top: int = 3) -> dict:
     procs = sorted(((s1[p][1] - s0[p][1]) / wall, s1[p][0], p) for p in s1 if p in s0 and p not in exclude)
     own = sum((s1[p][1] - s0[p][1]) / wall for p in exclude if p in s0 and p in s1)
     return {"load": os.getloadavg()[0], "busy": max((c1["busy"] - c0["busy"]) / wall - own, 0.0),
+            "niced": (c1["niced"] - c0["niced"]) / wall,
             **{k: min((p1[k] - p0[k]) / 1e6 / wall, 1.0) for k in ("cpu_some", "io_some", "memory_some")},
-            "top": [(name, cpu, pid) for cpu, name, pid in reversed(procs[-top:]) if cpu >= 0.01]}
+            "top": [(name, cpu, pid) for cpu, name, pid in reversed(procs[-top:] if top else []) if cpu >= 0.01]}
 
 
 def machine_line(now: dict) -> str:
     """:func:`machine_now` in one line."""
     top = ", ".join(f"{name} {cpu:.2f}" for name, cpu, _pid in now["top"]) or "none"
-    return (f"machine before measuring: load {now['load']:.2f}, other CPU {now['busy']:.2f} CPUs, pressure "
+    return (f"machine before measuring: load {now['load']:.2f}, other CPU {now['busy']:.2f} CPUs "
+            f"(and {now['niced']:.2f} at a positive nice value), pressure "
             f"cpu {now['cpu_some']:.0%} io {now['io_some']:.0%} memory {now['memory_some']:.0%}; "
             f"top: {top} (CPUs)")
 

@@ -109,12 +109,20 @@ def fill_settings(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def check(df: pd.DataFrame, where: str) -> pd.DataFrame:
+def check(df: pd.DataFrame, where: str, lines=None) -> pd.DataFrame:
     """Check that ``df`` has the record shape; return it with canonical dtypes and column order.
 
-    ``where`` names the table or file in error messages. A table without ``iodepth``, ``numjobs``
-    or ``cell`` gets them (:func:`fill_settings`).
+    ``where`` names the table or file in error messages, ``lines`` (a file's rows: their own line
+    numbers, or a function giving them, :func:`csv_lines`) the row as "line N"; without it a row is
+    "row N" of the table. A table without ``iodepth``, ``numjobs`` or ``cell`` gets them
+    (:func:`fill_settings`).
     """
+
+    def at(i: int) -> str:
+        if lines is None:
+            return f"row {i + 1}"
+        return f"line {(lines() if callable(lines) else lines)[i]}"
+
     df = fill_settings(df)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -128,15 +136,15 @@ def check(df: pd.DataFrame, where: str) -> pd.DataFrame:
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise BenchcastError(
-                f"{where}: row {i + 1}: column {col} is not a number: {out[col].iloc[i]!r}"
+                f"{where}: {at(i)}: column {col} is not a number: {out[col].iloc[i]!r}"
             )
         out[col] = num.astype("int64") if col in INT_COLUMNS else num.astype("float64")
     if not np.isfinite(out["value"].to_numpy()).all():
         i = int(np.flatnonzero(~np.isfinite(out["value"].to_numpy()))[0])
-        raise BenchcastError(f"{where}: row {i + 1}: value is not finite: {out['value'].iloc[i]}")
+        raise BenchcastError(f"{where}: {at(i)}: value is not finite: {out['value'].iloc[i]}")
     if (out["value"].to_numpy() < 0).any():  # latencies, bandwidths, rates and counts
         i = int(np.flatnonzero(out["value"].to_numpy() < 0)[0])
-        raise BenchcastError(f"{where}: row {i + 1}: value is negative: {out['value'].iloc[i]}")
+        raise BenchcastError(f"{where}: {at(i)}: value is negative: {out['value'].iloc[i]}")
     _to_canonical_units(out)
     extra = [c for c in out.columns if c not in COLUMNS]
     return out[COLUMNS + extra].reset_index(drop=True)
@@ -156,16 +164,41 @@ def _to_canonical_units(df: pd.DataFrame) -> None:
 
 
 def read(path) -> pd.DataFrame:
-    """Read a record CSV written by :func:`write`; errors name the file."""
+    """Read a record CSV written by :func:`write`; errors name the file and line."""
+    df = read_text(path)
+    return check(df, where=str(path), lines=lambda: csv_lines(path, len(df)))
+
+
+def read_text(path) -> pd.DataFrame:
+    """A record CSV as written, every column as text (:func:`check` makes the numbers; provenance
+    stays as written: "6.10", "0"), unchecked."""
     path = Path(path)
     try:
-        # every column as text: check() makes the numbers; provenance stays as written ("6.10", "0")
         df = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype=str)
     except FileNotFoundError:
         raise BenchcastError(f"{path}: no such record file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise BenchcastError(f"{path}: not a record CSV ({str(exc).splitlines()[0]})") from None
-    return check(df, where=str(path))
+    return df
+
+
+def csv_lines(path, rows: int) -> list[int]:
+    """The line of the file on which each of a CSV file's ``rows`` starts (the header is line 1;
+    blank lines, which a table skips, are counted; a quoted field may span lines). Where the file
+    does not read as that many rows, row i is taken for line i + 2."""
+    import csv
+
+    starts, end = [], 0
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+            reader = csv.reader(fh)
+            for fields in reader:
+                if fields:
+                    starts.append(end + 1)
+                end = reader.line_num
+    except (OSError, csv.Error):
+        starts = []
+    return starts[1:] if len(starts) == rows + 1 else [i + 2 for i in range(rows)]
 
 
 def read_many(paths) -> pd.DataFrame:

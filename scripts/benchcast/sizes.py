@@ -21,8 +21,8 @@ absolute percent error is used; with too few sizes to choose (fewer than four) i
 straight line. ``knee`` and ``piecewise`` need the memory the application's data crosses (a source's
 ``memory_limit``); without one only ``line`` and ``log`` compete.
 
-A row's ``position`` is as in :func:`benchcast.heldout.tiers`: ``extreme`` where the device's result
-at the held-out size is the family's lowest or highest there, ``interior`` otherwise.
+A row's ``position`` is as in :func:`benchcast.validation.verdicts.tiers`: ``extreme`` where the
+device's result at the held-out size is the family's lowest or highest there, ``interior`` otherwise.
 """
 
 from __future__ import annotations

@@ -172,9 +172,9 @@ def series_aggregation(agg: pd.DataFrame) -> pd.DataFrame:
 
 
 def validity_verdicts(verdicts: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The verdict per series (:func:`benchcast.heldout.verdicts`), data size in GB, MAPEs rounded
-    to 0.1 %; with the aggregated table, which aggregation the series' values had (trimmed mean, or
-    percentiles of merged histograms), after the unit."""
+    """The verdict per series (:func:`benchcast.validation.verdicts.verdicts`), data size in GB,
+    MAPEs rounded to 0.1 %; with the aggregated table, which aggregation the series' values had
+    (trimmed mean, or percentiles of merged histograms), after the unit."""
     if agg is not None:
         how = series_aggregation(agg)
         verdicts = verdicts.merge(how, on=records.SERIES_COLUMNS, how="left")
@@ -189,8 +189,9 @@ def validity_verdicts(verdicts: pd.DataFrame, agg: pd.DataFrame | None = None) -
 
 
 def validity_tiers(tier_table: pd.DataFrame, labels=None) -> pd.DataFrame:
-    """Held-out percent error per tier and series (:func:`benchcast.heldout.tiers`): interior tiers
-    first, extreme tiers marked, percent errors and the truth's CV and standard error rounded to 0.1 %."""
+    """Held-out percent error per tier and series (:func:`benchcast.validation.verdicts.tiers`):
+    interior tiers first, extreme tiers marked, percent errors and the truth's CV and standard error
+    rounded to 0.1 %."""
     out = _gb(tier_table).drop(columns="series")
     out.insert(out.columns.get_loc("held_out") + 1, "label", out["held_out"].map(dict(labels or {})).fillna(""))
     for c in [c for c in out.columns if c.endswith("_pct_error") or c in ("truth_cv_pct", "truth_se_pct")]:

@@ -36,7 +36,7 @@ def run_job(job: dict) -> None:
         return
     raw_part = protect.atomic_path(job["raw"])
     with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
-                           memory_limit=s.memory_limit, shield=job.get("shield")) as state, \
+                           memory_limit=s.memory_limit, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ycsb", "device": job["device"], "engine": job["engine"],
                             "data_size": int(job["size"]), "run": int(job["repeat"])}):

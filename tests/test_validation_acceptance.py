@@ -1,12 +1,11 @@
-"""benchmarks/acceptance.py: issue 10's criteria over a small validity table made by hand."""
+"""benchcast.validation.acceptance: issue 10's criteria over a small validity table made by hand."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from analysis_util import benchmark
-from benchcast import heldout
+from benchcast.validation import acceptance, verdicts
 
 
 def test_criteria_count_tiers_over_the_tolerance_and_unlabelled_series(tmp_path):
@@ -21,14 +20,14 @@ def test_criteria_count_tiers_over_the_tolerance_and_unlabelled_series(tmp_path)
         ("off", "read", "slow", "interior", 40.0),      # off the device's path: not judged
         ("flat", "read", "slow", "interior", 30.0),     # device-independent by its results
     ], columns=["series", "op", "held_out", "position", "nested_pct_error"])
-    verdicts = pd.DataFrame({"series": ["w", "r", "off", "flat", "few"], "verdict": [
-        heldout.VERDICT_BETTER, heldout.VERDICT_PREDICTABLE, heldout.VERDICT_OFF_PATH,
-        heldout.VERDICT_INDEPENDENT, heldout.VERDICT_FEW]})
+    labels = pd.DataFrame({"series": ["w", "r", "off", "flat", "few"], "verdict": [
+        verdicts.VERDICT_BETTER, verdicts.VERDICT_PREDICTABLE, verdicts.VERDICT_OFF_PATH,
+        verdicts.VERDICT_INDEPENDENT, verdicts.VERDICT_FEW]})
     tiers.to_csv(tmp_path / "validation" / "tiers.csv", index=False)
-    verdicts.to_csv(tmp_path / "validation" / "verdicts.csv", index=False)
-    inner, failures = benchmark("acceptance").check(tmp_path)
+    labels.to_csv(tmp_path / "validation" / "verdicts.csv", index=False)
+    inner, failures = acceptance.check(tmp_path)
     assert len(inner) == 6
-    assert failures == ["w on zram: 12.0 % > 10 %", "r on slow: 16.0 % > 15 %", f"few: {heldout.VERDICT_FEW}"]
+    assert failures == ["w on zram: 12.0 % > 10 %", "r on slow: 16.0 % > 15 %", f"few: {verdicts.VERDICT_FEW}"]
 
 
 def test_noise_floor_counts_the_judged_tiers_only(tmp_path):
@@ -47,12 +46,11 @@ def test_noise_floor_counts_the_judged_tiers_only(tmp_path):
     ], columns=["series", "op", "held_out", "position", "nested_pct_error", "truth_se_pct"]).to_csv(
         tmp_path / "validation" / "tiers.csv", index=False)
     pd.DataFrame({"series": ["w", "r", "flat"], "verdict": [
-        heldout.VERDICT_BETTER, heldout.VERDICT_PREDICTABLE, heldout.VERDICT_INDEPENDENT]}).to_csv(
+        verdicts.VERDICT_BETTER, verdicts.VERDICT_PREDICTABLE, verdicts.VERDICT_INDEPENDENT]}).to_csv(
         tmp_path / "validation" / "verdicts.csv", index=False)
-    acc = benchmark("acceptance")
-    inner, failures = acc.check(tmp_path)
+    inner, failures = acceptance.check(tmp_path)
     assert failures == []
-    f = acc.noise_floor(inner)
+    f = acceptance.noise_floor(inner)
     p1, p2 = 2 * norm.cdf(-2), 2 * norm.cdf(-1.5)
     assert f["cells"] == 2
     assert f["expected"] == pytest.approx(p1 + p2)

@@ -1,0 +1,176 @@
+"""Held-out validation of one study, end to end: :func:`run_study`.
+
+From a study's records (or its aggregated table, and its screening where the workflow made it):
+the leave-one-device-out folds (:mod:`.folds`), the paper's, the held-out and the nested choice
+(:mod:`.choice`) with the nested choice's intervals widened where it extrapolates
+(:mod:`.intervals`) and the rate-cap rule (:mod:`benchcast.ratecap`), then the tiers and verdicts
+(:mod:`.verdicts`). The rule ``heldout``, ``benchmarks/ablation.py`` and
+``benchmarks/acceptance.py`` all call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+
+import pandas as pd
+
+from .. import BenchcastError, aggregate, blockio, ratecap, screen
+from ..features import (
+    POOL_ACROSS_WORKLOADS,
+    POOL_PER_WORKLOAD,
+    feature_matrix,
+    io_path_min_per_op,
+    multiple_candidates,
+    profile_candidates,
+    series_matrix,
+    simple_candidates,
+    study_table,
+)
+from ..workloads import read_fractions
+from .choice import (
+    Nested,
+    fold_scores,
+    nested_choice,
+    rank_models,
+    select_multiple,
+    select_nested,
+    select_simple,
+    selected_folds,
+)
+from .folds import loo_multiple, loo_simple
+from .intervals import inner_errors, interval_spread, widen
+from .verdicts import tiers, verdicts
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A study's ``validate`` settings (config/schema.yaml, ``$defs/validate``), read from its
+    validated config (:meth:`of`): the schema gives every default, this class none."""
+    level: float
+    pool: str
+    max_figures: int
+    tolerance: float
+    candidates: str
+    profile_min_per_op: float
+    nested_top: int
+    loglog: bool
+    relative: bool
+    nested_share: tuple[str, ...]
+    cap_ratio: float | None
+
+    @classmethod
+    def of(cls, validate: Mapping) -> Settings:
+        """The settings of a study's validated ``validate`` mapping."""
+        missing = [f.name for f in fields(cls) if f.name not in validate]
+        if missing:
+            raise BenchcastError(f"validate: no {', '.join(missing)} (a config validated by benchcast.config?)")
+        return cls(**{f.name: tuple(validate[f.name]) if f.name == "nested_share" else validate[f.name]
+                      for f in fields(cls)})
+
+    @property
+    def alpha(self) -> float:
+        return 1 - self.level
+
+    @property
+    def io_paths(self) -> float | None:
+        """The ``min_per_op`` of the I/O-path figures (:func:`benchcast.features.io_path_min_per_op`)."""
+        return io_path_min_per_op(asdict(self))
+
+    @property
+    def pool_by(self) -> list[str]:
+        return POOL_PER_WORKLOAD if self.pool == "workload" else POOL_ACROSS_WORKLOADS
+
+
+@dataclass(frozen=True)
+class Study:
+    """What validation reads of a study's config: its ``features``, ``series``, ``pairing`` and
+    ``validate`` settings; ``trim`` (``aggregate.trim``) and ``min_devices`` (``screen.min_devices``)
+    where :func:`run_study` aggregates the records or screens itself (None where it does not)."""
+    features: Mapping
+    series: Mapping | None
+    pairing: list
+    settings: Settings
+    trim: int | None = None
+    min_devices: int | None = None
+
+    @classmethod
+    def of(cls, study: Mapping) -> Study:
+        """A study of a validated config (``config["studies"][name]``)."""
+        return cls(features=study["features"], series=study.get("series"), pairing=study["pairing"],
+                   settings=Settings.of(study["validate"]), trim=study["aggregate"]["trim"],
+                   min_devices=study["screen"]["min_devices"])
+
+
+def run_study(study: Study, *, records: pd.DataFrame | None = None, agg: pd.DataFrame | None = None,
+              screened: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    """All validation tables of a study, as a dict name -> DataFrame (the outputs of the rule
+    ``heldout``: chosen_folds, tiers, verdicts, simple_folds, simple_summary, simple_selection,
+    multiple_folds, multiple_summary, multiple_refusals, multiple_selection, nested_selection).
+
+    From the study's aggregated table ``agg``, or from its ``records`` (aggregated here with
+    ``study.trim``, :func:`benchcast.aggregate.aggregate`); ``screened``: its screening
+    (``screen.csv``), or None to screen here with ``study.min_devices``
+    (:func:`benchcast.screen.screen`)."""
+    if (records is None) == (agg is None):
+        raise BenchcastError("run_study: give the study's records or its aggregated table, one of them")
+    if agg is None:
+        if study.trim is None:
+            raise BenchcastError("run_study: aggregating records needs the study's aggregate.trim")
+        agg = aggregate.aggregate(records, trim=study.trim)
+    if screened is None:
+        if study.min_devices is None:
+            raise BenchcastError("run_study: screening needs the study's screen.min_devices")
+        screened = screen.screen(agg, study.features, study.series, study.pairing, study.min_devices)
+    return _tables(agg, screened, study)
+
+
+def _candidates(agg: pd.DataFrame, screened: pd.DataFrame, study: Study):
+    """The candidate features of the simple and the multiple models: the screened figures and the
+    pairing rules, after the figures shaped like the application's device I/O under
+    ``candidates: profile`` (tried in order, after leaving out figures some device of the series
+    lacks)."""
+    candidates = simple_candidates(screened)
+    mcandidates = multiple_candidates(agg, study.features, study.pairing)
+    if study.settings.candidates == "profile":  # what the application does, else the pairing rules
+        shaped = profile_candidates(agg, study.features, study.settings.io_paths)
+        candidates, mcandidates = (shaped, candidates), (shaped, mcandidates)
+    return candidates, mcandidates
+
+
+def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str, pd.DataFrame]:
+    s = study.settings
+    alpha, io_paths, pool_by = s.alpha, s.io_paths, s.pool_by
+    table = study_table(agg, study.features, study.series)
+    candidates, mcandidates = _candidates(agg, screened, study)
+    folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths, loglog=s.loglog,
+                                relative=s.relative)
+    selection = select_simple(summary)
+    rf = read_fractions()
+    mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
+                                              read_fraction=rf, max_figures=s.max_figures)
+    how = Nested(top=s.nested_top, share=s.nested_share, level=s.level, loglog=s.loglog, relative=s.relative,
+                 io_paths=io_paths, pool_by=tuple(pool_by), read_fraction=rf, max_figures=s.max_figures)
+    nested = nested_choice(table, folds, candidates, mfolds, mcandidates, how)
+    Y, keys = series_matrix(table)
+    nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys, s.cap_ratio, io_paths, alpha)
+    nested = widen(nested)
+    mselection = select_multiple(msummary, refusals)
+    ranked = rank_models(table, summary, fold_scores(mfolds) if len(mfolds) else None, top=s.nested_top,
+                         share=s.nested_share)
+    spread = interval_spread(inner_errors(folds, mfolds), ranked, Y, keys, s.nested_share, s.level)
+    chosen = selected_folds(folds, selection, mfolds, mselection, nested)
+    tier_table = tiers(chosen, table)
+    return {
+        "chosen_folds": chosen,
+        "tiers": tier_table,
+        "verdicts": verdicts(tier_table, s.tolerance, blockio.requests_per_op(agg)),
+        "simple_folds": folds,
+        "simple_summary": summary,
+        "simple_selection": selection,
+        "multiple_folds": mfolds,
+        "multiple_summary": msummary,
+        "multiple_refusals": refusals,
+        "multiple_selection": mselection,
+        "nested_selection": select_nested(ranked, keys, mfolds, msummary, spread),
+    }
