@@ -34,10 +34,16 @@ def quiet_runs(dest: Path) -> None:
     if not path.exists():
         return
     cfg = yaml.safe_load(path.read_text())
-    inter = cfg.setdefault("run", {}).setdefault("interference", {})
+    quiet(cfg)
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+def quiet(cfg: dict) -> None:
+    """:func:`quiet_runs` on a config mapping (kept where a test sets them)."""
+    run = cfg["run"] = cfg.get("run") or {}
+    inter = run["interference"] = run.get("interference") or {}
     inter.setdefault("extra_runs", 0)
     inter.setdefault("wait_run", 0)
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
 
 
 def snakemake(workdir: Path, *args, check=True, timeout=900):
@@ -70,6 +76,7 @@ def edit_config(workdir: Path, mutate) -> None:
     path = workdir / "config" / "config.yaml"
     cfg = yaml.safe_load(path.read_text())
     mutate(cfg)
+    quiet(cfg)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
 
 
