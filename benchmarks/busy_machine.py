@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -165,9 +167,6 @@ def clone_and_run(work: Path, name: str, neighbour_seconds: float | None, neighb
 def stop_neighbour(nb: subprocess.Popen, grace: float = 5.0) -> None:
     """Stop busy-neighbour and every process it forked: SIGTERM to its process group, SIGKILL after
     ``grace`` seconds (its spinners inherit its SIGTERM handler and would spin on to --seconds)."""
-    import os
-    import signal
-
     with contextlib.suppress(ProcessLookupError):
         os.killpg(nb.pid, signal.SIGTERM)
     try:

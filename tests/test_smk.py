@@ -66,7 +66,8 @@ def test_stale_lock_only_where_no_snakemake_runs_and_the_command_locks(tmp_path)
     (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("results/x.csv\n")
     assert smk.stale_lock(["snakemake", "--cores", "2"], str(tmp_path))
     for argv in (["snakemake", "-n"], ["snakemake", "-pn"], ["snakemake", "--unlock"],
-                 ["snakemake", "--report", "r.html"], ["snakemake", "--nolock", "--cores", "1"]):
+                 ["snakemake", "--report", "r.html"], ["snakemake", "--nolock", "--cores", "1"],
+                 ["snakemake", "--cores", "1", "teardown"]):
         assert not smk.stale_lock(argv, str(tmp_path)), argv
     fake = tmp_path / "snakemake"  # a run in progress holds the lock: not stale
     fake.write_text("import time\ntime.sleep(30)\n")

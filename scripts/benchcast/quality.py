@@ -79,10 +79,12 @@ def figures(start: dict, end: dict) -> dict:
     out["steal"] = d["steal"] / d["total"] if d["total"] > 0 else math.nan
     bench = (end["bench_ns"] - start["bench_ns"]) / 1e9
     out["bench_cpu"] = bench / wall
-    # the benchmark's own CPU time is in the nice bucket when the job itself runs niced
-    own, other = ("niced", "busy") if os.getpriority(os.PRIO_PROCESS, 0) > 0 else ("busy", "niced")
-    mine = max(d[own] - bench, 0.0) / wall if not math.isnan(bench) else math.nan
-    out["other_cpu"], out["niced_cpu"] = (mine, d[other] / wall) if own == "busy" else (d[other] / wall, mine)
+    # the rest of the machine, per bucket: the benchmark's own CPU time is in the nice bucket when
+    # the job itself runs niced
+    rest = {k: d[k] for k in ("busy", "niced")}
+    own = "niced" if os.getpriority(os.PRIO_PROCESS, 0) > 0 else "busy"
+    rest[own] = max(rest[own] - bench, 0.0) if not math.isnan(bench) else math.nan
+    out["other_cpu"], out["niced_cpu"] = rest["busy"] / wall, rest["niced"] / wall
     return out
 
 
@@ -133,7 +135,7 @@ def guard_settings(run_config: dict) -> dict:
 def guard() -> dict:
     """:func:`guard_settings` as the workflow handed them to this job (nothing set: as before)."""
     got = os.environ.get(GUARD_ENV)
-    return json.loads(got) if got else {"shield": {}, "wait_run": 0, "other_cpu": None}
+    return json.loads(got) if got else guard_settings({})
 
 
 def wait_before_run(settings: dict | None = None) -> float:
@@ -145,11 +147,11 @@ def wait_before_run(settings: dict | None = None) -> float:
     limit, threshold = float(g.get("wait_run") or 0), g.get("other_cpu")
     if not limit or threshold is None:
         return 0.0
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < limit:
-        if machine_now(LOOK_S, exclude=(os.getpid(),), top=0)["busy"] < threshold:
-            break
-    return round(time.monotonic() - t0, 3) if time.monotonic() - t0 > LOOK_S * 1.5 else 0.0
+    t0, waited = time.monotonic(), 0.0
+    while (machine_now(LOOK_S, exclude=(os.getpid(),), top=0)["busy"] >= threshold
+           and (waited := time.monotonic() - t0) < limit):
+        pass
+    return round(waited, 3)
 
 
 def collect(outputs) -> "pd.DataFrame":
