@@ -700,7 +700,7 @@ def preflight():
         jobs = list(workflow.dag.needrun_jobs())
         produced = {str(f) for job in jobs for f in job.output}
         for job in jobs:
-            if job.rule.name in ("fio_records", "ycsb_records", "ooc_records"):
+            if job.rule.name == "run_records":
                 for f in map(str, job.input):
                     if f not in produced and os.path.exists(f):
                         bc_preflight.check_file(f)

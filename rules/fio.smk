@@ -1,4 +1,4 @@
-# fio grids: one job and one JSON per (study, source, device, cell, repeat); records per source.
+# fio grids: one job and one JSON per (study, source, device, cell, repeat).
 #
 # The measuring rules (fio_run here, ycsb_run, provisioning and teardown) are shell commands over the
 # package (`python -m benchcast.fio ...`), not `script:` rules: with the `code` rerun trigger,
@@ -33,20 +33,3 @@ rule fio_run:
         "python -m benchcast.fio run-cell --device {wildcards.device} "
         "--spec {params.spec:q} --state {params.state:q} --cell {params.cell:q} "
         "--repeat {wildcards.repeat} --jobfile {output.jobfile} --output {output.json} --log {log}"
-
-
-rule fio_records:
-    input:
-        unpack(get_run_records_inputs),
-    output:
-        "results/{study}/records/fio/{source}.csv",
-        "results/{study}/quality/fio/{source}.csv",
-    log:
-        "logs/{study}/fio_records/{source}.log",
-    conda:
-        "../envs/analysis.yaml"
-    params:
-        package=get_package_digest,
-        quality=get_quality_params,
-    script:
-        "../scripts/fio_records.py"

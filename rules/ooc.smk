@@ -46,20 +46,3 @@ rule ooc_run:
         job=get_ooc_job,
     shell:
         "python -m benchcast.ooc_job --job {params.job:q} --log {log}"
-
-
-rule ooc_records:
-    input:
-        unpack(get_run_records_inputs),
-    output:
-        "results/{study}/records/ooc/{source}.csv",
-        "results/{study}/quality/ooc/{source}.csv",
-    log:
-        "logs/{study}/ooc_records/{source}.log",
-    conda:
-        "../envs/analysis.yaml"
-    params:
-        package=get_package_digest,
-        quality=get_quality_params,
-    script:
-        "../scripts/join_records.py"

@@ -42,20 +42,3 @@ rule ycsb_run:
         job=get_ycsb_job,
     shell:
         "python -m benchcast.ycsb_job --job {params.job:q} --log {log}"
-
-
-rule ycsb_records:
-    input:
-        unpack(get_run_records_inputs),
-    output:
-        "results/{study}/records/ycsb/{source}.csv",
-        "results/{study}/quality/ycsb/{source}.csv",
-    log:
-        "logs/{study}/ycsb_records/{source}.log",
-    conda:
-        "../envs/analysis.yaml"
-    params:
-        package=get_package_digest,
-        quality=get_quality_params,
-    script:
-        "../scripts/join_records.py"

@@ -53,7 +53,7 @@ def test_adding_a_block_size_runs_only_the_new_cells(measured):
     # 4 devices x 2 rw x 2 repeats, nothing else measured again
     assert jobs["fio_run"] == 16
     assert "ycsb_run" not in jobs and "provision_device" not in jobs and "build_ycsb" not in jobs
-    assert jobs["teardown_device"] == 4 and jobs["fio_records"] == 1 and "screen" in jobs
+    assert jobs["teardown_device"] == 4 and jobs["run_records"] == 1 and "screen" in jobs
 
 
 def test_changing_one_devices_fio_options_reruns_only_its_cells(measured):
@@ -102,7 +102,7 @@ def test_a_changed_analysis_package_reruns_the_analysis_never_a_benchmark(measur
         finally:
             path.write_text(backup)
         if expect_analysis:
-            assert {"fio_records", "ycsb_records", "aggregate", "heldout", "tables_validity"} <= set(jobs), jobs
+            assert {"run_records", "aggregate", "heldout", "tables_validity"} <= set(jobs), jobs
             assert not (set(jobs) & BENCH_RULES), jobs
         else:
             assert jobs == {}, jobs
