@@ -231,11 +231,19 @@ def install_db(datadir, log, *, log_file_size=None, timeout: float = 300) -> Non
         raise BenchcastError(f"mariadb: mariadb-install-db failed for {datadir}: {_tail(Path(log))}")
 
 
+@dataclass(frozen=True)
+class Account:
+    """The database YCSB works in and the user it connects as (:func:`start` creates both)."""
+
+    database: str = "ycsb"
+    user: str = "ycsb"
+
+
 def start(datadir, run_dir, *, buffer_pool_size=None, log_file_size=None,
-          options: dict | None = None, database: str = "ycsb", user: str = "ycsb",
+          options: dict | None = None, account: Account = Account(),
           start_timeout: float = 120, install: bool = True) -> MariaDBServer:
     """Install (unless ``install=False``) and start a server; return once it accepts connections and
-    ``database`` and ``user`` exist. Stops the server again if any of that fails.
+    ``account``'s database and user exist. Stops the server again if any of that fails.
 
     ``options`` are further ``mariadbd`` options ({"innodb-flush-method": "fsync"}), kept in provenance.
     ``buffer_pool_size`` and ``log_file_size`` None: the schema's defaults (``$defs/mariadb``).
@@ -276,7 +284,7 @@ def start(datadir, run_dir, *, buffer_pool_size=None, log_file_size=None,
         (run_dir / "mariadbd.json").write_text(json.dumps({"pid": proc.pid, "datadir": str(datadir),
                                                             "port": port, "socket": str(sock)}) + "\n")
         srv = MariaDBServer(datadir=datadir, run_dir=run_dir, socket=sock, port=port, pid=proc.pid,
-                            database=database, user=user, password=secrets.token_hex(12), options=opts,
+                            database=account.database, user=account.user, password=secrets.token_hex(12), options=opts,
                             version=ver, _proc=proc, _socket_tmp=sock_tmp)
         try:
             if _wait_ready(srv, start_timeout):
