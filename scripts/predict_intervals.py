@@ -5,10 +5,11 @@ from benchcast import predict, smk, tables
 
 def main(sm):
     agg = tables.read_aggregated(sm.input.aggregated)
+    chosen = predict.Selections(tables.read_table(sm.input.simple), tables.read_table(sm.input.multiple),
+                                tables.read_table(sm.input.nested))
     preds, skipped = predict.with_intervals(
-        agg, sm.params.features, sm.params.series, tables.read_table(sm.input.simple),
-        tables.read_table(sm.input.multiple), sm.params.targets, sm.params.settings, sm.params.data_sizes,
-        tables.read_table(sm.input.nested),
+        agg, sm.params.features, sm.params.series, chosen, sm.params.targets, sm.params.settings,
+        sm.params.data_sizes,
     )
     preds.to_csv(sm.output.predictions, index=False)
     skipped.to_csv(sm.output.skipped, index=False)

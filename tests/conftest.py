@@ -40,9 +40,9 @@ def paper_analysis():
     measured = features.series_table(agg, PAPER["features"], PAPER["series"])
     fits, points = predict.extrapolate(measured, pred, PAPER["extrapolate"]["data_sizes"])
     val = validation.run_study(validation.Study.of(PAPER), agg=agg, screened=screened)
-    preds, skipped = predict.with_intervals(agg, PAPER["features"], PAPER["series"], val["simple_selection"],
-                                            val["multiple_selection"], PAPER["targets"], PAPER["validate"],
-                                            PAPER["extrapolate"]["data_sizes"], val["nested_selection"])
+    chosen = predict.Selections(val["simple_selection"], val["multiple_selection"], val["nested_selection"])
+    preds, skipped = predict.with_intervals(agg, PAPER["features"], PAPER["series"], chosen, PAPER["targets"],
+                                            PAPER["validate"], PAPER["extrapolate"]["data_sizes"])
     return {"agg": agg, "features": features.feature_table(agg, PAPER["features"]), "screen": screened,
             "best": screen.best(screened), "predictions": pred, "fits": fits, "points": points, **val,
             "target_predictions": preds, "target_skipped": skipped}

@@ -89,7 +89,7 @@ def test_a_capped_held_out_device_is_predicted_by_the_rule_by_hand_and_the_other
     uncapped devices' rows keep their predictions."""
     agg = study()
     rows, F, Y, keys = held_out_rows(agg)
-    out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05).set_index("held_out")
+    out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
     expect = by_hand([d for d in P if d != "cap"], x_of("cap"), K_READ * 600)
     assert expect > 50 + 2 * x_of("cap")  # the cap spaces the operations: the factor is above 1
     assert out.loc["cap", "prediction"] == pytest.approx(expect)
@@ -98,19 +98,21 @@ def test_a_capped_held_out_device_is_predicted_by_the_rule_by_hand_and_the_other
     assert out.loc["cap", "pct_error"] == pytest.approx(100 * (expect - 700) / 700)
     others = out.drop(index="cap")
     assert (others["prediction"] == 1.0).all() and (others["model"] == "simple").all()
-    above = ratecap.apply(rows, agg, F, Y, keys, 20, 0.05)  # the cap's mean is 10x its median: not 20x
+    # the cap's mean is 10x its median: not 20x
+    above = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(20, 0.05))
     assert (above["prediction"] == 1.0).all() and (above["model"] == "simple").all()
-    assert ratecap.apply(rows, agg, F, Y, keys, None, 0.05) is rows
+    assert ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(None, 0.05)) is rows
 
 
 def test_the_held_out_devices_own_counters_and_result_do_not_enter():
     """Its reads per operation and its result changed wildly: the same prediction."""
     base = study()
     rows, F, Y, keys = held_out_rows(base)
-    first = ratecap.apply(rows, base, F, Y, keys, 1.5, 0.05).set_index("held_out").loc["cap", "prediction"]
+    rule = ratecap.Rule(1.5, 0.05)
+    first = ratecap.apply(rows, base, F, Y, keys, rule).set_index("held_out").loc["cap", "prediction"]
     other = study(truth_cap=5000.0, cap_reads=5.0)
     rows, F, Y, keys = held_out_rows(other)
-    again = ratecap.apply(rows, other, F, Y, keys, 1.5, 0.05).set_index("held_out").loc["cap", "prediction"]
+    again = ratecap.apply(rows, other, F, Y, keys, rule).set_index("held_out").loc["cap", "prediction"]
     assert again == pytest.approx(first)
 
 
@@ -124,7 +126,7 @@ def test_a_training_device_paced_by_its_cap_stays_out_of_the_lines():
         agg.loc[thr, "value"] = 1e6 / (K_READ * 900 / 0.95)  # spaced by its cap
         agg.loc[(agg["device"] == "cap2") & (agg["op"] == "update"), "value"] = 3000.0
         rows, F, Y, keys = held_out_rows(agg)
-        out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05).set_index("held_out")
+        out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
         expect = by_hand([d for d in P if d not in ("cap", "cap2")], x_of("cap"), K_READ * 600)
         assert out.loc["cap", "prediction"] == pytest.approx(expect)
     finally:
@@ -145,7 +147,7 @@ def test_a_spec_card_with_a_caps_signature_is_predicted_by_the_rule():
     T = features.target_figures(cards)
     rows = pd.DataFrame({"series": SERIES, "target": list(cards), "prediction": 1.0, "lower": 0.5, "upper": 1.5,
                          "model": "simple", "features": "f"})
-    out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05, new=T, at="target").set_index("target")
+    out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05), new=T, at="target").set_index("target")
     # every measured device trains; the capped one, paced by its cap (k m / t = 2.7), stays out
     expect = by_hand([d for d in P if d != "cap"], K_READ * 40 + K_SYNC * 90, K_READ * 800)
     assert out.loc["capped", "prediction"] == pytest.approx(expect)
@@ -173,9 +175,9 @@ def test_validation_and_the_spec_cards_use_the_rule_for_capped_devices_only():
     card = [{"workload": "randread", "block_size": "16K", "metric": m, "value": v}
             for m, v in (("lat_mean", 800), ("clat_p50", 40))]
     card.append({"workload": "write", "block_size": "16K", "op": "sync", "metric": "lat_mean", "value": 90})
-    preds, _ = predict.with_intervals(agg, feats, None, out["simple_selection"], out["multiple_selection"],
-                                      {"capped": {"figures": card}}, settings["validate"], [],
-                                      out["nested_selection"])
+    chosen = predict.Selections(out["simple_selection"], out["multiple_selection"], out["nested_selection"])
+    preds, _ = predict.with_intervals(agg, feats, None, chosen, {"capped": {"figures": card}},
+                                      settings["validate"], [])
     mine = preds[(preds["choice"] == "nested") & (preds["series"] == SERIES)]
     assert mine["model"].tolist() == [ratecap.MODEL]
     assert mine["prediction"].iloc[0] == pytest.approx(by_hand([d for d in P if d != "cap"], K_READ * 40 + K_SYNC * 90,
@@ -192,6 +194,6 @@ def test_the_write_cap_spaces_updates_and_leaves_reads_their_budget():
     for op, factor in (("update", 3 * 600 / t0), ("read", 1.0)):
         agg = study(op=op, writes=3.0)
         rows, F, Y, keys = held_out_rows(agg, SERIES.replace("/update/", f"/{op}/"))
-        out = ratecap.apply(rows, agg, F, Y, keys, 1.5, 0.05).set_index("held_out")
+        out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
         assert out.loc["cap", "model"] == ratecap.MODEL
         assert out.loc["cap", "prediction"] == pytest.approx(y0 * factor)

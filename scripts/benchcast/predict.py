@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -130,17 +131,26 @@ TARGET_PREDICTION_COLUMNS = [
 TARGET_SKIPPED_COLUMNS = ["kind", "series", "pool", "choice", "model", "features", "target", "reason"]
 
 
-def with_intervals(agg, features, series, selection, mselection, targets, settings, data_sizes, nested=None):
-    """Predictions with intervals for the hypothetical devices: the paper's choice, the held-out
-    choice (simple), the selected multiple model per pool and, with ``nested``, the nested choice
-    (:func:`predict_targets_nested`: the procedure whose held-out error validation reports); plus
-    what was skipped and why.
+@dataclass(frozen=True)
+class Selections:
+    """What held-out validation chose: the outputs of :func:`benchcast.validation.choice.select_simple`
+    (``simple``), :func:`benchcast.validation.choice.select_multiple` (``multiple``) and
+    :func:`benchcast.validation.choice.select_nested` (``nested``; None: no nested choice)."""
 
-    ``selection``, ``mselection`` and ``nested`` are the outputs of
-    :func:`benchcast.validation.choice.select_simple`, :func:`benchcast.validation.choice.select_multiple`
-    and :func:`benchcast.validation.choice.select_nested`;
+    simple: pd.DataFrame
+    multiple: pd.DataFrame
+    nested: pd.DataFrame | None = None
+
+
+def with_intervals(agg, features, series, chosen: Selections, targets, settings, data_sizes):
+    """Predictions with intervals for the hypothetical devices: the paper's choice, the held-out
+    choice (simple), the selected multiple model per pool and, with ``chosen.nested``, the nested
+    choice (:func:`predict_targets_nested`: the procedure whose held-out error validation reports);
+    plus what was skipped and why.
+
     ``settings`` the study's ``validate`` setting (``level``). Returns (predictions, skipped).
     """
+    selection, mselection, nested = chosen.simple, chosen.multiple, chosen.nested
     alpha = 1 - settings["level"]
     table = study_table(agg, features, series)
     preds, skipped = [], []
@@ -161,7 +171,8 @@ def with_intervals(agg, features, series, selection, mselection, targets, settin
         # a card with a rate cap's signature: the rate-cap rule, as for a held-out capped device
         Y, keys = series_matrix(table)
         F, T = feature_matrix(table), target_figures(targets)
-        p = ratecap.apply(p, agg, F, Y, keys, settings["cap_ratio"], io_paths, alpha, new=T, at="target")
+        p = ratecap.apply(p, agg, F, Y, keys, ratecap.Rule(settings["cap_ratio"], io_paths, alpha), new=T,
+                          at="target")
         # beyond the measured results, the interval at least as wide as the procedure's held-out
         # errors there (validation.intervals.interval_spread)
         spread = nested.drop_duplicates("series").set_index("series")["log_spread_beyond"]

@@ -30,6 +30,8 @@ both the read mean and its median) in a table of predictions; elsewhere they sta
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -140,9 +142,19 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
             "resid_df": float(p["resid_df"]), "interval_flag": p["interval_flag"], "n_train": len(free)}
 
 
+@dataclass(frozen=True)
+class Rule:
+    """When the rule applies and how wide its intervals are: on a device whose read mean / median is
+    ``ratio`` or more, to a series that reads at least ``min_per_op`` requests per operation
+    (:func:`weights`; either None: the rule is off); ``alpha``: 1 - the intervals' level."""
+
+    ratio: float | None
+    min_per_op: float | None
+    alpha: float = 0.05
+
+
 def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFrame, keys: pd.DataFrame,
-          ratio: float | None, min_per_op: float | None, alpha: float = 0.05, new: pd.DataFrame | None = None,
-          at: str = "held_out") -> pd.DataFrame:
+          rule: Rule, new: pd.DataFrame | None = None, at: str = "held_out") -> pd.DataFrame:
     """``rows`` (predictions: series, the predicted device or target in column ``at``, prediction,
     lower, upper, model, features, ...) with the rows of capped devices replaced by this rule's
     prediction (model :data:`MODEL`, features :func:`label`, x the I/O at the median request);
@@ -152,9 +164,10 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
     devices' figures (device x feature) and results (device x series, ``keys`` their keys, index
     series); ``new``: the figures of the predicted targets (None: they are measured devices of
     ``F``). A row's training devices are the measured devices other than its own. Nothing changes
-    where ``ratio`` or ``min_per_op`` is None, for a device whose read mean / median is below
-    ``ratio``, or where the rule cannot predict (:func:`weights`, :func:`predict_one`); truth,
-    abs_error, pct_error and covered are recomputed where the rows have a truth."""
+    where ``rule.ratio`` or ``rule.min_per_op`` is None, for a device whose read mean / median is
+    below ``rule.ratio``, or where the rule cannot predict (:func:`weights`, :func:`predict_one`);
+    truth, abs_error, pct_error and covered are recomputed where the rows have a truth."""
+    ratio, min_per_op, alpha = rule.ratio, rule.min_per_op, rule.alpha
     if ratio is None or min_per_op is None or rows.empty:
         return rows
     new = F if new is None else new

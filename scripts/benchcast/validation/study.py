@@ -153,7 +153,8 @@ def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str
                  io_paths=io_paths, pool_by=tuple(pool_by), read_fraction=rf, max_figures=s.max_figures)
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, how)
     Y, keys = series_matrix(table)
-    nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys, s.cap_ratio, io_paths, alpha)
+    nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys,
+                           ratecap.Rule(s.cap_ratio, io_paths, alpha))
     nested = widen(nested)
     mselection = select_multiple(msummary, refusals)
     ranked = rank_models(table, summary, fold_scores(mfolds) if len(mfolds) else None, top=s.nested_top,
