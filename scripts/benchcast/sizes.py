@@ -156,12 +156,19 @@ def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str |
         rows.append({"kind": "size", **base, "device": dev, "feature": "", "form": form, "truth": truth,
                      "prediction": pred, "baseline": near, "position": pos[dev]})
     if feature is not None and feature in F.columns:
-        rows += _chain(base, wide, F[feature], feature, train, held, have, pos, memory)
+        rows += _chain(base, wide, F[feature], feature)
     return rows
 
 
-def _chain(base: dict, wide, x: pd.Series, feature: str, train, held, have, pos, memory) -> list:
-    """The two-stage chain's rows of one family, one per held-out device with the figure."""
+def _chain(base: dict, wide: pd.DataFrame, x: pd.Series, feature: str) -> list:
+    """The two-stage chain's rows of one family, one per held-out device with the figure: ``x``
+    the figure per device, ``wide`` and ``base`` as in :func:`_family_folds` (the largest size held
+    out, ``base["memory"]`` the memory line)."""
+    sizes = sorted(wide.columns)
+    held, train = sizes[-1], sizes[:-1]
+    have = wide[held].dropna()
+    pos = _positions(have)
+    memory = base["memory"]
     rows = []
     x = x.reindex(wide.index)
     for dev, truth in have.items():
