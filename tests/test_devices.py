@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchcast import BenchcastError, devices
-from benchcast.devices import base, fsdax
+from benchcast.devices import base, blockinfo, fsdax
 from benchcast.devices import dir as dir_kind
 from devices_util import (clean, findmnt_target, losetup_all, needs_blkio, needs_fuse, needs_loop,  # noqa: F401
                           needs_root, needs_zram, zram_devices)
@@ -134,7 +134,7 @@ def test_throttled_cgroup_made_with_limits_and_removed(clean):
             "write_bps": "4M", "read_iops": 500}
     st = devices.provision("slow", spec, sp)
     cg = Path(st["created"]["cgroup"])
-    mm = base.majmin(st["block_device"])
+    mm = blockinfo.majmin(st["block_device"])
     assert (cg / "blkio.throttle.write_bps_device").read_text().strip() == f"{mm} {4 << 20}"
     assert (cg / "blkio.throttle.read_iops_device").read_text().strip() == f"{mm} 500"
     prefix = devices.command_prefix(st)

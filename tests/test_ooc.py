@@ -106,5 +106,5 @@ def test_a_program_beyond_its_limit_without_swap_is_named_killed(binaries, clean
                 ooc.run_ooc(["stream"], [64 * MB], "swap", 1,
                             ooc.Place(binaries, st["target"], clean / "raw", study="s", device="d",
                                       cgroup=st["created"]["memcg"], kill_retries=retries))
-        assert devices.base.read_state(sp)["created"] == {}
+        assert devices.state_record.read_state(sp)["created"] == {}
     assert capfd.readouterr().err.count("was killed") == 2  # the two attempts that were retried

@@ -41,7 +41,7 @@ def job(tmp, device, spec, mode, binaries, **source):
 def finish(j):
     """Tear the job's device down (the workflow's teardown rule) and say what its state still lists."""
     devices.teardown(j["state"])
-    return devices.base.read_state(j["state"])["created"]
+    return devices.state_record.read_state(j["state"])["created"]
 
 
 @needs_root
@@ -79,7 +79,7 @@ def test_a_failing_run_removes_swap_and_limit_and_tears_the_device_down(binaries
     j = job(clean, "zr", ZRAM, "swap", binaries, working_sets=["64M"], swap_size="4M")
     with pytest.raises(BenchcastError, match="killed"):
         ooc_job.run_job(j)
-    st = devices.base.read_state(j["state"])
+    st = devices.state_record.read_state(j["state"])
     assert st["status"] == "torn_down" and st["created"] == {} and swaps() == []
     assert not Path(j["records"]).exists()
 
@@ -97,7 +97,7 @@ def test_sigkill_leaves_recorded_swap_and_limit_that_teardown_all_removes(binari
     while time.monotonic() < deadline and not {"swapfile", "memcg"} <= set(created):
         time.sleep(0.2)
         if Path(j["state"]).exists():
-            created = devices.base.read_state(j["state"]).get("created", {})
+            created = devices.state_record.read_state(j["state"]).get("created", {})
     assert {"swapfile", "memcg"} <= set(created), created
     time.sleep(1)
     os.killpg(os.getpgid(proc.pid), 0)  # still running
@@ -107,7 +107,7 @@ def test_sigkill_leaves_recorded_swap_and_limit_that_teardown_all_removes(binari
     assert swaps() == [created["swapfile"]] and Path(created["memcg"]).exists()
     devices.teardown_all(clean)
     assert swaps() == [] and not Path(created["memcg"]).exists()
-    assert devices.base.read_state(j["state"])["created"] == {}
+    assert devices.state_record.read_state(j["state"])["created"] == {}
 
 
 @needs_root

@@ -163,7 +163,7 @@ def test_real_fio_beside_a_real_spinner(clean):
     assert rec["other_cpu"] * rec["wall_s"] >= 0.95 * spun - 0.05
     assert rec["bench_cpu"] > 0.01
     assert 0 <= rec["cpu_some"] <= 1 and 0 <= rec["steal"] <= 1
-    assert not set(benchcg.KEYS) & set(devices.base.read_state(clean / "d.json")["created"])
+    assert not set(benchcg.KEYS) & set(devices.state_record.read_state(clean / "d.json")["created"])
     devices.teardown(clean / "d.json")
 
 
@@ -179,7 +179,7 @@ def test_a_failing_run_leaves_no_cgroup_record_or_process(clean):
     with pytest.raises(BenchcastError, match="fio"):
         fio.run_cell("d", spec, clean / "d.json", cell, 0, clean / "run0.fio", clean / "run0.json")
     assert not (clean / "quality-run0.json").exists() and not (clean / "run0.json").exists()
-    state = devices.base.read_state(clean / "d.json")
+    state = devices.state_record.read_state(clean / "d.json")
     assert state["status"] == "torn_down" and state["created"] == {}
 
 
@@ -432,6 +432,6 @@ def test_no_cgroup_where_none_can_be_made_measures_as_before(tmp_path, monkeypat
     """Where the cgroup cannot be made (here: a parent in /proc, as a read-only cgroup file system
     in a container), the job gets none, the state records why and lists nothing to remove."""
     monkeypatch.setattr(benchcg, "layout", lambda: {"version": 1, "acct": Path("/proc/1"), "weight": None})
-    rec = devices.base.Recorder({"device": "d"}, tmp_path / "d.json")
+    rec = devices.state_record.Recorder({"device": "d"}, tmp_path / "d.json")
     assert benchcg.create(rec) == []
     assert rec.created == {} and "no CPU cgroup for the benchmark" in rec.state["notes"][0]

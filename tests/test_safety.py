@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchcast import BenchcastError, devices, fio
-from benchcast.devices import base
+from benchcast.devices import mounts, state_record
 from devices_util import (HAS_BLKIO_V1, HAS_ZRAM, clean, findmnt_target, losetup_all,  # noqa: F401
                           needs_loop, needs_root, needs_zram, snapshot)
 
@@ -93,9 +93,10 @@ def test_blockdev_disposable_and_overwrite_is_formatted_mounted_and_unmounted(vi
 
 @needs_root
 def test_mkfs_refuses_a_device_the_record_does_not_own(tmp_path):
-    rec = base.Recorder({"device": "x", "kind": "zram", "created": {"zram": "/dev/zram99"}}, tmp_path / "x.json")
+    rec = state_record.Recorder({"device": "x", "kind": "zram", "created": {"zram": "/dev/zram99"}},
+                                tmp_path / "x.json")
     with pytest.raises(BenchcastError, match=r"device x: mkfs: refusing to format /dev/vda"):
-        base.mkfs(rec, "/dev/vda", "ext4", [])
+        mounts.mkfs(rec, "/dev/vda", "ext4", [])
 
 
 @needs_root
@@ -105,7 +106,7 @@ def test_teardown_leaves_a_mount_from_another_source_alone(clean):
     other.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "someone-else", str(other)], check=True)
     try:
-        base.write_state(clean / "r.json", {"device": "r", "kind": "tmpfs", "status": "ready",
+        state_record.write_state(clean / "r.json", {"device": "r", "kind": "tmpfs", "status": "ready",
                                             "created": {"mount": str(other), "mount_source": "benchcast-r"}})
         with pytest.raises(BenchcastError, match=r"device r: teardown: .* mounted from someone-else, not benchcast-r"):
             devices.teardown(clean / "r.json")

@@ -30,7 +30,7 @@ def run_job(job: dict) -> None:
     swap_size = None
     if mode == "swap":
         swap_size = s.swap_size or 2 * max(s.working_sets)
-    state_now = devices.base.read_state(job["state"]) if Path(job["state"]).exists() else {}
+    state_now = devices.state_record.read_state(job["state"]) if Path(job["state"]).exists() else {}
     other = swap.others(own=[p for p in [(state_now.get("created") or {}).get("swapfile")] if p])
     if other and mode != "memory" and s.existing_swap == "refuse":
         names = ", ".join(o["filename"] for o in other)

@@ -27,9 +27,11 @@ import threading
 from pathlib import Path
 
 from .. import BenchcastError, host
-from . import base, benchcg, blockdev, delayed, fsdax, loop, memlimit, swap, throttled, tmpfs, zram
+from . import base, benchcg, blockdev, blockinfo, cgroups, delayed, fsdax, loop, memlimit, state_record, swap
 from . import dir as dir_kind
-from .base import UnavailableError, read_state
+from . import throttled, tmpfs, zram
+from .base import UnavailableError
+from .state_record import read_state
 
 KINDS = {
     "tmpfs": tmpfs,
@@ -157,7 +159,7 @@ def provision(device_id: str, spec: dict, state_path) -> dict:
             )
     state = {"device": device_id, "kind": spec["kind"], "spec": spec, "status": "provisioning",
              "created": {}, "notes": [], "pid": os.getpid()}
-    rec = base.Recorder(state, state_path)
+    rec = state_record.Recorder(state, state_path)
     try:
         mod.available(device_id, spec)
     except UnavailableError as exc:
@@ -210,7 +212,7 @@ def teardown(state_path) -> dict:
         raise BenchcastError(f"{state_path}: kind {state['kind']!r} has no teardown")
     if state.get("status") in ("skipped",) and not _live_created(state):
         return state
-    rec = base.Recorder(state, state_path)
+    rec = state_record.Recorder(state, state_path)
     rec.update(status="tearing_down")
     with signals_raise():
         errors: list[str] = []
@@ -319,7 +321,7 @@ def io_counters(state_or_path) -> dict[str, int] | None:
     dev = state.get("block_device")
     if not dev and str(state.get("mounted_from", "")).startswith("/dev/"):
         dev = state["mounted_from"]
-    counts = base.block_counters(dev) if dev else None
+    counts = blockinfo.block_counters(dev) if dev else None
     if counts is not None and state.get("kind") == "throttled":
         counts.update(throttled.charged(state) or {})
     return counts
@@ -420,12 +422,12 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
         state = ensure(device_id, spec, state_path)
         if state.get("status") != "ready":
             raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")
-        rec = base.Recorder(state, state_path)
+        rec = state_record.Recorder(state, state_path)
         entered: list[Path] = []  # the cgroups this process was in, innermost last
 
         def leave_all():
             while entered:
-                base.join_cgroup(entered.pop())
+                cgroups.join_cgroup(entered.pop())
 
         def remove_own():  # the job's memory cgroup and swap file, or those a killed job left
             errors: list[str] = []
@@ -443,7 +445,7 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
                 entered.append(throttled.enter(state))
             shield = shield or {}
             for cg in benchcg.create(rec, shield.get("cpu_shares")):
-                base.join_cgroup(cg)
+                cgroups.join_cgroup(cg)
                 entered.append(cg.parent)
             apply_shield(device_id, shield)
             if memory_limit:

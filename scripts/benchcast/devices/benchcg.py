@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import base
+from . import base, cgroups, state_record
 
 KEYS = ("cpucg", "cpucg_weight")
 
@@ -24,20 +24,20 @@ KEYS = ("cpucg", "cpucg_weight")
 def layout() -> dict | None:
     """Where the cgroups go: ``{"version", "acct", "weight"}`` (parent directories; ``weight`` is
     None when it is the same hierarchy as ``acct``), or None when no CPU accounting is mounted."""
-    acct = base.CGROUP_ROOT / "cpuacct"
+    acct = cgroups.CGROUP_ROOT / "cpuacct"
     if (acct / "cpuacct.usage").exists():
-        parent = base.own_cgroup("cpuacct", 1)
-        cpu = base.CGROUP_ROOT / "cpu"
+        parent = cgroups.own_cgroup("cpuacct", 1)
+        cpu = cgroups.CGROUP_ROOT / "cpu"
         weight = None
         if (cpu / "cpu.shares").exists() and cpu.resolve() != acct.resolve():
-            weight = base.own_cgroup("cpu", 1)
+            weight = cgroups.own_cgroup("cpu", 1)
         return {"version": 1, "acct": parent, "weight": weight}
-    if base.cgroup_v2_root("cpu"):
-        return {"version": 2, "acct": base.own_cgroup("cpu", 2), "weight": None}
+    if cgroups.cgroup_v2_root("cpu"):
+        return {"version": 2, "acct": cgroups.own_cgroup("cpu", 2), "weight": None}
     return None
 
 
-def create(rec: base.Recorder, cpu_shares: int | None = None) -> list[Path]:
+def create(rec: state_record.Recorder, cpu_shares: int | None = None) -> list[Path]:
     """Make the benchmark's CPU cgroup(s) (recorded before they exist); with ``cpu_shares``, set its
     weight (v1 ``cpu.shares``, 1024 = the default; v2 ``cpu.weight`` scaled, 100 = the default).
     Returns the cgroups to join (accounting first); [] when this machine has no CPU accounting or
@@ -72,7 +72,7 @@ def create(rec: base.Recorder, cpu_shares: int | None = None) -> list[Path]:
     return made
 
 
-def set_weight(rec: base.Recorder, cg: Path, version: int, cpu_shares: int) -> None:
+def set_weight(rec: state_record.Recorder, cg: Path, version: int, cpu_shares: int) -> None:
     fname, value = ("cpu.shares", cpu_shares) if version == 1 else ("cpu.weight", max(1, min(10000, cpu_shares * 100 // 1024)))
     try:
         (cg / fname).write_text(str(value))
@@ -95,10 +95,10 @@ def usage_ns(cg) -> int | None:
     return None
 
 
-def remove(rec: base.Recorder, errors: list) -> None:
-    """Remove the recorded CPU cgroups (:func:`benchcast.devices.base.cgroup_remove`, which moves
+def remove(rec: state_record.Recorder, errors: list) -> None:
+    """Remove the recorded CPU cgroups (:func:`benchcast.devices.cgroups.cgroup_remove`, which moves
     leftover processes out first) and drop each from the record once gone."""
     for key in KEYS:
         path = rec.created.get(key)
-        if path and base.cgroup_remove(path, errors):
+        if path and cgroups.cgroup_remove(path, errors):
             rec.drop(key)

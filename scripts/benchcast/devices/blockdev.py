@@ -9,15 +9,15 @@ import os
 import stat
 from pathlib import Path
 
-from . import base
+from . import base, blockinfo, mounts, specs, state_record
 
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
-    base.fstype_of(device_id, spec)
-    base.list_of_str(device_id, spec, "mkfs_options")
-    base.mount_opts_of(device_id, spec)
+    specs.check_keys(device_id, spec)
+    specs.fstype_of(device_id, spec)
+    specs.list_of_str(device_id, spec, "mkfs_options")
+    specs.mount_opts_of(device_id, spec)
 
 
 def available(device_id: str, spec: dict) -> None:
@@ -84,39 +84,39 @@ def safety_refusal(device_id: str, spec: dict) -> str | None:
     if spec.get("disposable") is not True:
         return (f"{path} is not marked disposable: true; refusing to format or write-test it "
                 f"(use kind dir for a directory on an existing filesystem)")
-    busy = base.in_use(path)
+    busy = blockinfo.in_use(path)
     if busy:
         return f"{path} is in use ({busy}); refusing to format it"
-    sigs = base.signatures(path)
+    sigs = blockinfo.signatures(path)
     if sigs and spec.get("overwrite") is not True:
         return (f"{path} holds a signature ({', '.join(sigs)}); refusing to format it "
                 f"without overwrite: true")
     return None
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
+def provision(rec: state_record.Recorder, spec: dict) -> None:
     available(rec.device, spec)
     why = safety_refusal(rec.device, spec)
     if why:
         raise rec.error("disposable" if "disposable" in why else "path", why)
     dev = os.path.realpath(spec["path"])
     rec.set("formattable", dev)
-    base.format_and_mount(rec, dev, spec)
+    mounts.format_and_mount(rec, dev, spec)
     rec.update(block_device=dev)
 
 
-def _undo(rec: base.Recorder, errors: list) -> None:
+def _undo(rec: state_record.Recorder, errors: list) -> None:
     """Nothing to undo on the device itself: forget that it was formattable."""
     rec.drop("formattable")
 
 
-def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_mounted(rec, _undo)
+def teardown(rec: state_record.Recorder) -> list[str]:
+    return mounts.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:
     c = state.get("created", {})
-    e = base.mount_entry(c["mount"]) if "mount" in c else None
+    e = mounts.mount_entry(c["mount"]) if "mount" in c else None
     return e is not None and os.path.realpath(e["source"]) == c.get("formattable")
 
 

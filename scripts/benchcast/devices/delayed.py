@@ -22,7 +22,7 @@ import subprocess
 from pathlib import Path
 
 from .. import BenchcastError
-from . import base, loop, tmpfs, zram
+from . import base, loop, mounts, specs, state_record, tmpfs, zram
 from . import dir as dir_kind
 
 SOURCE = Path(__file__).with_name("delayfs.c")
@@ -47,7 +47,7 @@ def delays_ns(device_id: str, spec: dict) -> dict[str, int]:
         raise BenchcastError(f"device {device_id}: kind delayed needs at least one of {', '.join(DELAYS)}")
     out = {}
     for key in DELAYS:
-        v = base.setting(spec, "delayed", key)
+        v = specs.setting(spec, "delayed", key)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
             raise BenchcastError(f"device {device_id}: {key}: must be a number of microseconds >= 0, not {v!r}")
         out[key.replace("_us", "_ns")] = int(round(v * 1000))
@@ -55,14 +55,14 @@ def delays_ns(device_id: str, spec: dict) -> dict[str, int]:
 
 
 def threads_of(device_id: str, spec: dict) -> int:
-    n = base.setting(spec, "delayed", "threads")
+    n = specs.setting(spec, "delayed", "threads")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise BenchcastError(f"device {device_id}: threads: must be a positive integer, not {n!r}")
     return n
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_wrapper(device_id, spec, backing_module)
+    specs.check_wrapper(device_id, spec, backing_module)
     delays_ns(device_id, spec)
     threads_of(device_id, spec)
 
@@ -95,7 +95,7 @@ def build(bin_dir) -> Path:
     return exe
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
+def provision(rec: state_record.Recorder, spec: dict) -> None:
     available(rec.device, spec)
     delays = delays_ns(rec.device, spec)
     exe = build(rec.path.parent / "bin")
@@ -110,7 +110,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
         raise rec.error("backing", f"{data} already exists (left by an earlier run? run teardown-all)")
     rec.set("data_dir", str(data))
     data.mkdir()
-    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
+    mp = mounts.prepare_mountpoint(rec, mounts.default_mountpoint(rec, spec))
     rec.set("mount", str(mp))
     rec.set("mount_source", "delayfs")
     stats = rec.path.with_name(f"{rec.path.stem}.delayfs-stats")
@@ -119,7 +119,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
                      *(f"{k}={v}" for k, v in delays.items()), f"stats={stats}"])
     # without -f the server mounts, then forks into its own session and the command returns
     base.run([exe, data, mp, "-o", opts], f"device {rec.device}: delayfs")
-    entry = base.mount_entry(mp)
+    entry = mounts.mount_entry(mp)
     if entry is None:
         raise rec.error("mount", f"delayfs exited but nothing is mounted at {mp}")
     rec.note(f"{exe.name} {data} {mp} -o {opts}")
@@ -146,29 +146,29 @@ def counters(state: dict) -> dict[str, int] | None:
     return dict(zip(COUNTERS, values[:5]))
 
 
-def _undo(rec: base.Recorder, errors: list) -> None:
+def _undo(rec: state_record.Recorder, errors: list) -> None:
     """Once unmounted (the server has ended): the counter file, the data directory, then the
     backing device."""
     if "stats_file" in rec.created:
         Path(rec.created["stats_file"]).unlink(missing_ok=True)
         rec.drop("stats_file")
-    if not base.remove_tree(rec, "data_dir", errors):
+    if not mounts.remove_tree(rec, "data_dir", errors):
         return
     sub = rec.state.get("backing")
     if isinstance(sub, dict) and (sub.get("created") or {}):
-        errors += BACKING[sub.get("kind", "tmpfs")].teardown(base.Recorder(sub, rec.path, parent=rec))
+        errors += BACKING[sub.get("kind", "tmpfs")].teardown(state_record.Recorder(sub, rec.path, parent=rec))
 
 
-def teardown(rec: base.Recorder) -> list[str]:
+def teardown(rec: state_record.Recorder) -> list[str]:
     """Unmount the FUSE file system (a dead server's mount too), then the data directory and the
     backing device, then the mount directory."""
-    return base.teardown_mounted(rec, _undo)
+    return mounts.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:
     c = state.get("created", {})
     sub = state.get("backing") or {}
-    if "mount" not in c or base.mount_entry(c["mount"]) is None:
+    if "mount" not in c or mounts.mount_entry(c["mount"]) is None:
         return False
     try:  # a mount whose server died answers ENOTCONN
         os.stat(c["mount"])

@@ -13,12 +13,12 @@ import mmap
 import os
 from pathlib import Path
 
-from . import base
+from . import base, mounts, specs, state_record
 
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
+    specs.check_keys(device_id, spec)
 
 
 def available(device_id: str, spec: dict) -> None:
@@ -52,10 +52,10 @@ def probe_direct(directory, block: int = 4096) -> tuple[bool, str]:
     return ok, why
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
+def provision(rec: state_record.Recorder, spec: dict) -> None:
     available(rec.device, spec)
     root = Path(os.path.abspath(spec["path"]))
-    entry = base.findmnt("-T", str(root))
+    entry = mounts.findmnt("-T", str(root))
     if not entry:
         raise rec.error("path", f"{root} is not on a mounted filesystem (findmnt -T finds nothing)")
     sub = root / f"benchcast-{rec.device}"
@@ -69,13 +69,13 @@ def provision(rec: base.Recorder, spec: dict) -> None:
                filesystem=entry[0]["fstype"], mounted_from=entry[0]["source"])
 
 
-def _undo(rec: base.Recorder, errors: list) -> None:
+def _undo(rec: state_record.Recorder, errors: list) -> None:
     """The fresh subdirectory benchmarks wrote into."""
-    base.remove_tree(rec, "probe_dir", errors)
+    mounts.remove_tree(rec, "probe_dir", errors)
 
 
-def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_mounted(rec, _undo)
+def teardown(rec: state_record.Recorder) -> list[str]:
+    return mounts.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:

@@ -12,16 +12,16 @@ from __future__ import annotations
 import shutil
 
 from .. import BenchcastError
-from . import base
+from . import base, mounts, specs, state_record
 
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
-    base.size_of(device_id, spec, "size", minimum=16 << 20)
-    base.fstype_of(device_id, spec, default="xfs")
-    base.list_of_str(device_id, spec, "mkfs_options")
-    base.mount_opts_of(device_id, spec)
+    specs.check_keys(device_id, spec)
+    specs.size_of(device_id, spec, "size", minimum=16 << 20)
+    specs.fstype_of(device_id, spec, default="xfs")
+    specs.list_of_str(device_id, spec, "mkfs_options")
+    specs.mount_opts_of(device_id, spec)
     region_name(device_id, spec)
 
 
@@ -91,7 +91,7 @@ def destroy_command(namespace: str) -> list[str]:
 
 
 def mkfs_options(fstype: str, spec: dict, device_id: str) -> list[str]:
-    extra = base.list_of_str(device_id, spec, "mkfs_options")
+    extra = specs.list_of_str(device_id, spec, "mkfs_options")
     if fstype == "xfs" and not any(o.startswith("reflink") or o == "-m" for o in extra):
         extra = ["-m", "reflink=0", *extra]
     return extra
@@ -124,7 +124,7 @@ def find_region(device_id: str, spec: dict) -> dict:
 def available(device_id: str, spec: dict) -> None:
     base.ensure_root(device_id, "fsdax")
     region = find_region(device_id, spec)
-    size = base.size_of(device_id, spec, "size")
+    size = specs.size_of(device_id, spec, "size")
     avail = region.get("available_size")
     if isinstance(avail, int) and avail < size:
         raise base.UnavailableError(
@@ -132,10 +132,10 @@ def available(device_id: str, spec: dict) -> None:
         )
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
+def provision(rec: state_record.Recorder, spec: dict) -> None:
     available(rec.device, spec)
     region = region_name(rec.device, spec)
-    size = base.size_of(rec.device, spec, "size")
+    size = specs.size_of(rec.device, spec, "size")
     rec.set("namespace_pending", region)
     ns = parse_namespace(base.run_json(create_command(region, size), f"device {rec.device}: ndctl create-namespace"))
     rec.created.pop("namespace_pending", None)
@@ -144,16 +144,16 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     dev = f"/dev/{ns['blockdev']}"
     rec.set("pmem", dev)
     rec.update(block_device=dev, namespace_info=ns)
-    fs = base.fstype_of(rec.device, spec, default="xfs")
-    base.mkfs(rec, dev, fs, mkfs_options(fs, spec, rec.device))
-    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
-    opts = base.mount_opts_of(rec.device, spec)
+    fs = specs.fstype_of(rec.device, spec, default="xfs")
+    mounts.mkfs(rec, dev, fs, mkfs_options(fs, spec, rec.device))
+    mp = mounts.prepare_mountpoint(rec, mounts.default_mountpoint(rec, spec))
+    opts = specs.mount_opts_of(rec.device, spec)
     if "dax" not in opts and not any(o.startswith("dax=") for o in opts):
         opts = ["dax", *opts]
-    base.do_mount(rec, dev, mp, fs, opts)
+    mounts.do_mount(rec, dev, mp, fs, opts)
 
 
-def destroy_namespace(rec: base.Recorder, errors: list) -> bool:
+def destroy_namespace(rec: state_record.Recorder, errors: list) -> bool:
     """Destroy the namespace the record names, only while it still has the recorded uuid."""
     name = rec.created["namespace"]
     try:
@@ -179,7 +179,7 @@ def destroy_namespace(rec: base.Recorder, errors: list) -> bool:
     return True
 
 
-def _undo(rec: base.Recorder, errors: list) -> None:
+def _undo(rec: state_record.Recorder, errors: list) -> None:
     """Destroy the namespace this record created."""
     created = rec.created
     if "namespace" in created:
@@ -188,17 +188,17 @@ def _undo(rec: base.Recorder, errors: list) -> None:
             rec.drop("pmem")
 
 
-def teardown(rec: base.Recorder) -> list[str]:
+def teardown(rec: state_record.Recorder) -> list[str]:
     if "namespace_pending" in rec.created:
         rec.note("killed during ndctl create-namespace: a namespace may exist that this record does "
                  "not name; it is left alone (check ndctl list -N)")
         rec.drop("namespace_pending")
-    return base.teardown_mounted(rec, _undo)
+    return mounts.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:
     c = state.get("created", {})
-    e = base.mount_entry(c["mount"]) if "mount" in c else None
+    e = mounts.mount_entry(c["mount"]) if "mount" in c else None
     return e is not None and e["source"] == c.get("pmem")
 
 

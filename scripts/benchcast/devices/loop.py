@@ -8,16 +8,16 @@ import os
 import time
 from pathlib import Path
 
-from . import base
+from . import base, mounts, specs, state_record
 
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
-    base.size_of(device_id, spec, "size", minimum=1 << 20)
-    base.fstype_of(device_id, spec)
-    base.list_of_str(device_id, spec, "mkfs_options")
-    base.mount_opts_of(device_id, spec)
+    specs.check_keys(device_id, spec)
+    specs.size_of(device_id, spec, "size", minimum=1 << 20)
+    specs.fstype_of(device_id, spec)
+    specs.list_of_str(device_id, spec, "mkfs_options")
+    specs.mount_opts_of(device_id, spec)
 
 
 def available(device_id: str, spec: dict) -> None:
@@ -28,10 +28,10 @@ def available(device_id: str, spec: dict) -> None:
         raise base.UnavailableError(f"device {device_id}: backing_dir: {spec['backing_dir']} is not a directory")
 
 
-def make_block(rec: base.Recorder, spec: dict) -> str:
+def make_block(rec: state_record.Recorder, spec: dict) -> str:
     """Create the backing file and attach it; return the loop device (recorded as created.loop)."""
     available(rec.device, spec)
-    size = base.size_of(rec.device, spec, "size")
+    size = specs.size_of(rec.device, spec, "size")
     bdir = Path(os.path.abspath(spec.get("backing_dir") or rec.path.parent))
     bf = bdir / f"benchcast-{rec.device}.img"
     if bf.exists():
@@ -44,7 +44,7 @@ def make_block(rec: base.Recorder, spec: dict) -> str:
         os.ftruncate(fd, size)
     finally:
         os.close(fd)
-    dio = "on" if base.setting(spec, "loop", "direct_io") else "off"
+    dio = "on" if specs.setting(spec, "loop", "direct_io") else "off"
     out = base.run(["losetup", "--find", "--show", f"--direct-io={dio}", str(bf)],
                    f"device {rec.device}: losetup").stdout.strip()
     rec.set("loop", out)
@@ -59,9 +59,9 @@ def make_block(rec: base.Recorder, spec: dict) -> str:
     return out
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
+def provision(rec: state_record.Recorder, spec: dict) -> None:
     dev = make_block(rec, spec)
-    base.format_and_mount(rec, dev, spec)
+    mounts.format_and_mount(rec, dev, spec)
 
 
 def loops_of(backing_file: str) -> list[str]:
@@ -69,7 +69,7 @@ def loops_of(backing_file: str) -> list[str]:
     return [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
 
 
-def _undo(rec: base.Recorder, errors: list) -> None:
+def _undo(rec: state_record.Recorder, errors: list) -> None:
     """Detach every loop device on the backing file, then delete the file."""
     created = rec.created
     if "backing_file" in created:
@@ -96,13 +96,13 @@ def _undo(rec: base.Recorder, errors: list) -> None:
             rec.drop("backing_file")
 
 
-def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_mounted(rec, _undo)
+def teardown(rec: state_record.Recorder) -> list[str]:
+    return mounts.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:
     c = state.get("created", {})
-    e = base.mount_entry(c["mount"]) if "mount" in c else None
+    e = mounts.mount_entry(c["mount"]) if "mount" in c else None
     return e is not None and e["source"] == c.get("loop")
 
 

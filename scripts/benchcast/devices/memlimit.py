@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import base
+from . import base, cgroups, state_record
 
 V1_ROOT = Path("/sys/fs/cgroup/memory")
 
@@ -22,15 +22,15 @@ def version() -> int | None:
     """1 when the v1 memory controller is mounted, 2 when cgroup v2 has it, None otherwise."""
     if (V1_ROOT / "memory.limit_in_bytes").exists():
         return 1
-    return 2 if base.cgroup_v2_root("memory") else None
+    return 2 if cgroups.cgroup_v2_root("memory") else None
 
 
 def own_cgroup(ver: int) -> Path:
     """The memory cgroup directory this process is in now."""
-    return base.own_cgroup("memory", ver)
+    return cgroups.own_cgroup("memory", ver)
 
 
-def create(rec: base.Recorder, limit: int) -> Path:
+def create(rec: state_record.Recorder, limit: int) -> Path:
     """Make a memory cgroup limited to ``limit`` bytes, recorded as ``created.memcg`` before it exists."""
     ver = version()
     if ver is None:
@@ -57,9 +57,9 @@ def create(rec: base.Recorder, limit: int) -> Path:
 
 def enter(cg) -> Path:
     """Move this process (and so the children it starts) into ``cg``; return the memory cgroup it
-    was in, to go back to with :func:`benchcast.devices.base.join_cgroup`."""
+    was in, to go back to with :func:`benchcast.devices.cgroups.join_cgroup`."""
     before = own_cgroup(version())
-    base.join_cgroup(cg)
+    cgroups.join_cgroup(cg)
     return before
 
 
@@ -85,9 +85,9 @@ def usage(cg) -> dict:
     return {k: int((cg / f).read_text()) for k, f in files.items() if (cg / f).exists()}
 
 
-def remove(rec: base.Recorder, errors: list) -> None:
-    """Remove the recorded memory cgroup (:func:`benchcast.devices.base.cgroup_remove`) and drop it
+def remove(rec: state_record.Recorder, errors: list) -> None:
+    """Remove the recorded memory cgroup (:func:`benchcast.devices.cgroups.cgroup_remove`) and drop it
     from the record once gone."""
     path = rec.created.get("memcg")
-    if path and base.cgroup_remove(path, errors):
+    if path and cgroups.cgroup_remove(path, errors):
         rec.drop("memcg")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import base
+from . import base, mounts, state_record
 
 PROC_SWAPS = Path("/proc/swaps")
 #: Filesystems that cannot hold a swap file (tmpfs pages are memory; FUSE has no block mapping).
@@ -43,12 +43,12 @@ def is_active(path) -> bool:
     return any(os.path.realpath(s["filename"]) == real for s in active())
 
 
-def create(rec: base.Recorder, directory, size: int, priority: int = 10) -> Path:
+def create(rec: state_record.Recorder, directory, size: int, priority: int = 10) -> Path:
     """Make and turn on a swap file of ``size`` bytes in ``directory`` (the device's target),
     recorded as ``created.swapfile`` before it exists."""
     base.ensure_root(rec.device, "swap")
     directory = Path(directory)
-    found = base.findmnt("-T", str(directory))  # the filesystem the directory is on
+    found = mounts.findmnt("-T", str(directory))  # the filesystem the directory is on
     fstype = found[0].get("fstype", "") if found else ""
     if fstype.split(".")[0] in NO_SWAPFILE:
         raise base.UnavailableError(f"device {rec.device}: swap: a swap file cannot live on {fstype}")
@@ -73,7 +73,7 @@ def create(rec: base.Recorder, directory, size: int, priority: int = 10) -> Path
     return path
 
 
-def remove(rec: base.Recorder, errors: list) -> None:
+def remove(rec: state_record.Recorder, errors: list) -> None:
     """Turn off and delete the recorded swap file, and drop it from the record once gone (a swap
     file in use cannot be turned off while its pages do not fit in memory: that is an error)."""
     path = rec.created.get("swapfile")

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from .. import BenchcastError
-from . import base, loop, zram
+from . import base, blockinfo, cgroups, loop, mounts, specs, state_record, zram
 
 LIMITS = ("read_bps", "write_bps", "read_iops", "write_iops")
 V1_ROOT = Path("/sys/fs/cgroup/blkio")
@@ -40,21 +40,21 @@ def limits(device_id: str, spec: dict) -> dict[str, int]:
                     raise BenchcastError(f"device {device_id}: {key}: must be a positive integer, not {v!r}")
                 out[key] = v
             else:
-                out[key] = base.size_of(device_id, spec, key)
+                out[key] = specs.size_of(device_id, spec, key)
     if not out:
         raise BenchcastError(f"device {device_id}: kind throttled needs at least one of {', '.join(LIMITS)}")
     return out
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_wrapper(device_id, spec, backing_module)
+    specs.check_wrapper(device_id, spec, backing_module)
     limits(device_id, spec)
 
 
 def cgroup_version() -> int | None:
     if (V1_ROOT / "blkio.throttle.write_bps_device").exists():
         return 1
-    return 2 if base.cgroup_v2_root("io") else None
+    return 2 if cgroups.cgroup_v2_root("io") else None
 
 
 def available(device_id: str, spec: dict) -> None:
@@ -74,12 +74,12 @@ def limit_lines(version: int, mm: str, lim: dict[str, int]) -> dict[str, str]:
     return {"io.max": f"{mm} " + " ".join(f"{V2_NAMES[k]}={v}" for k, v in lim.items())}
 
 
-def cgroup_name(rec: base.Recorder) -> str:
+def cgroup_name(rec: state_record.Recorder) -> str:
     h = hashlib.sha1(str(rec.path.resolve()).encode()).hexdigest()[:8]
     return f"benchcast-{rec.device}-{h}"
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
+def provision(rec: state_record.Recorder, spec: dict) -> None:
     available(rec.device, spec)
     lim = limits(rec.device, spec)
     mod = backing_module(rec.device, spec)
@@ -91,7 +91,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
     if version == 1:
         cg = V1_ROOT / cgroup_name(rec)
     else:
-        root = base.cgroup_v2_root("io")
+        root = cgroups.cgroup_v2_root("io")
         ctl = root / "cgroup.subtree_control"
         if "io" not in ctl.read_text().split():
             ctl.write_text("+io")
@@ -100,7 +100,7 @@ def provision(rec: base.Recorder, spec: dict) -> None:
         raise rec.error("cgroup", f"{cg} already exists (left by an earlier run? run teardown-all)")
     rec.set("cgroup", str(cg))
     cg.mkdir()
-    mm = base.majmin(dev)
+    mm = blockinfo.majmin(dev)
     for fname, line in limit_lines(version, mm, lim).items():
         try:
             (cg / fname).write_text(line)
@@ -132,13 +132,13 @@ def run_in_cgroup(state: dict, cmd, **kwargs) -> subprocess.CompletedProcess:
 
 def enter(state: dict) -> Path:
     """Move this process (and so the children it starts) into the device's cgroup; return the
-    cgroup it was in, to go back to with :func:`benchcast.devices.base.join_cgroup`."""
+    cgroup it was in, to go back to with :func:`benchcast.devices.cgroups.join_cgroup`."""
     cg = state.get("created", {}).get("cgroup")
     if not cg:
         raise BenchcastError(f"device {state.get('device')}: cgroup: not provisioned (no cgroup in state)")
     version = state.get("cgroup_version", cgroup_version() or 1)
-    before = base.own_cgroup("blkio" if version == 1 else "io", version)
-    base.join_cgroup(cg)
+    before = cgroups.own_cgroup("blkio" if version == 1 else "io", version)
+    cgroups.join_cgroup(cg)
     return before
 
 
@@ -153,7 +153,7 @@ def charged(state: dict) -> dict[str, int] | None:
     if not cg or not dev:
         return None
     try:
-        mm = base.majmin(dev)
+        mm = blockinfo.majmin(dev)
         if state.get("cgroup_version", 1) == 1:
             text = (Path(cg) / "blkio.throttle.io_serviced").read_text()
             found = {f[1]: int(f[2]) for f in (line.split() for line in text.splitlines())
@@ -169,17 +169,17 @@ def charged(state: dict) -> dict[str, int] | None:
         return None
 
 
-def teardown(rec: base.Recorder) -> list[str]:
+def teardown(rec: state_record.Recorder) -> list[str]:
     """Remove the cgroup (moving out any process left in it), then tear the backing device down,
     then whatever the record itself mounted."""
     errors: list[str] = []
     if "cgroup" in rec.created:
-        if base.cgroup_remove(rec.created["cgroup"], errors):
+        if cgroups.cgroup_remove(rec.created["cgroup"], errors):
             rec.drop("cgroup")
     sub = rec.state.get("backing")
     if isinstance(sub, dict) and sub.get("created"):
-        errors += BACKING[sub.get("kind", "zram")].teardown(base.Recorder(sub, rec.path, parent=rec))
-    return errors + base.teardown_mounted(rec)
+        errors += BACKING[sub.get("kind", "zram")].teardown(state_record.Recorder(sub, rec.path, parent=rec))
+    return errors + mounts.teardown_mounted(rec)
 
 
 def alive(state: dict) -> bool:

@@ -7,52 +7,52 @@ from __future__ import annotations
 import os
 import tempfile
 
-from . import base
+from . import base, mounts, specs, state_record
 
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
-    base.size_of(device_id, spec, "size")
-    base.mount_opts_of(device_id, spec)
+    specs.check_keys(device_id, spec)
+    specs.size_of(device_id, spec, "size")
+    specs.mount_opts_of(device_id, spec)
 
 
 def available(device_id: str, spec: dict) -> None:
-    if not base.is_root() and not base.setting(spec, "tmpfs", "shm_fallback"):
+    if not base.is_root() and not specs.setting(spec, "tmpfs", "shm_fallback"):
         base.ensure_root(device_id, "tmpfs")
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
-    size = base.size_of(rec.device, spec, "size")
+def provision(rec: state_record.Recorder, spec: dict) -> None:
+    size = specs.size_of(rec.device, spec, "size")
     if not base.is_root():
-        if not base.setting(spec, "tmpfs", "shm_fallback"):
+        if not specs.setting(spec, "tmpfs", "shm_fallback"):
             base.ensure_root(rec.device, "tmpfs")
         d = tempfile.mkdtemp(prefix=f"benchcast-{rec.device}-", dir="/dev/shm")
         rec.set("shm_dir", d)
         rec.note(f"not root: using directory {d} on the existing /dev/shm tmpfs instead of a fresh "
                  f"tmpfs of {size} bytes; its size and mount options are not ours")
-        entry = base.findmnt("-T", d)
+        entry = mounts.findmnt("-T", d)
         rec.update(target=d, mount_options=entry[0]["options"] if entry else "")
         return
-    mp = base.prepare_mountpoint(rec, base.default_mountpoint(rec, spec))
-    opts = [f"size={size}", "mode=0755", *base.mount_opts_of(rec.device, spec)]
-    base.do_mount(rec, f"benchcast-{rec.device}", mp, "tmpfs", opts)
+    mp = mounts.prepare_mountpoint(rec, mounts.default_mountpoint(rec, spec))
+    opts = [f"size={size}", "mode=0755", *specs.mount_opts_of(rec.device, spec)]
+    mounts.do_mount(rec, f"benchcast-{rec.device}", mp, "tmpfs", opts)
 
 
-def _undo(rec: base.Recorder, errors: list) -> None:
+def _undo(rec: state_record.Recorder, errors: list) -> None:
     """The /dev/shm directory used instead of a tmpfs when not root."""
-    base.remove_tree(rec, "shm_dir", errors)
+    mounts.remove_tree(rec, "shm_dir", errors)
 
 
-def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_mounted(rec, _undo)
+def teardown(rec: state_record.Recorder) -> list[str]:
+    return mounts.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:
     c = state.get("created", {})
     if "shm_dir" in c:
         return os.path.isdir(c["shm_dir"])
-    return "mount" in c and base.mount_entry(c["mount"]) is not None
+    return "mount" in c and mounts.mount_entry(c["mount"]) is not None
 
 
 def model(state: dict) -> str:

@@ -9,17 +9,17 @@ import os
 import time
 from pathlib import Path
 
-from . import base
+from . import base, mounts, specs, state_record
 
 CONTROL = Path("/sys/class/zram-control")
 
 
 def check(device_id: str, spec: dict) -> None:
-    base.check_keys(device_id, spec)
-    base.size_of(device_id, spec, "disksize", minimum=1 << 20)
-    base.fstype_of(device_id, spec)
-    base.list_of_str(device_id, spec, "mkfs_options")
-    base.mount_opts_of(device_id, spec)
+    specs.check_keys(device_id, spec)
+    specs.size_of(device_id, spec, "disksize", minimum=1 << 20)
+    specs.fstype_of(device_id, spec)
+    specs.list_of_str(device_id, spec, "mkfs_options")
+    specs.mount_opts_of(device_id, spec)
 
 
 def available(device_id: str, spec: dict) -> None:
@@ -35,7 +35,7 @@ def algorithms(name: str) -> list[str]:
     return [a.strip("[]") for a in text.split()]
 
 
-def make_block(rec: base.Recorder, spec: dict) -> str:
+def make_block(rec: state_record.Recorder, spec: dict) -> str:
     """Create and size a fresh zram device; return its /dev path (recorded as created.zram)."""
     available(rec.device, spec)
     n = (CONTROL / "hot_add").read_text().strip()
@@ -48,7 +48,7 @@ def make_block(rec: base.Recorder, spec: dict) -> str:
         if algo not in have:
             raise rec.error("comp_algorithm", f"{algo!r} not offered by the kernel (have: {', '.join(have)})")
         Path(f"/sys/block/{name}/comp_algorithm").write_text(algo)
-    size = base.size_of(rec.device, spec, "disksize")
+    size = specs.size_of(rec.device, spec, "disksize")
     Path(f"/sys/block/{name}/disksize").write_text(str(size))
     for _ in range(50):  # udev may take a moment to create the node
         if os.path.exists(dev):
@@ -58,12 +58,12 @@ def make_block(rec: base.Recorder, spec: dict) -> str:
     return dev
 
 
-def provision(rec: base.Recorder, spec: dict) -> None:
+def provision(rec: state_record.Recorder, spec: dict) -> None:
     dev = make_block(rec, spec)
-    base.format_and_mount(rec, dev, spec)
+    mounts.format_and_mount(rec, dev, spec)
 
 
-def _undo(rec: base.Recorder, errors: list) -> None:
+def _undo(rec: state_record.Recorder, errors: list) -> None:
     """Reset and hot-remove the zram device (not while mounted by anyone)."""
     created = rec.created
     if "zram" in created:
@@ -71,7 +71,7 @@ def _undo(rec: base.Recorder, errors: list) -> None:
         name = os.path.basename(dev)
         sysd = Path(f"/sys/block/{name}")
         if sysd.exists():
-            other = base.mounts_of_source(dev)
+            other = mounts.mounts_of_source(dev)
             if other:
                 errors.append(f"{dev} is mounted at {other[0]} (not by this record): left alone")
             else:
@@ -91,14 +91,14 @@ def _undo(rec: base.Recorder, errors: list) -> None:
             rec.drop("zram")
 
 
-def teardown(rec: base.Recorder) -> list[str]:
-    return base.teardown_mounted(rec, _undo)
+def teardown(rec: state_record.Recorder) -> list[str]:
+    return mounts.teardown_mounted(rec, _undo)
 
 
 def alive(state: dict) -> bool:
     c = state.get("created", {})
-    return "mount" in c and base.mount_entry(c["mount"]) is not None and (
-        base.mount_entry(c["mount"])["source"] == c.get("zram"))
+    return "mount" in c and mounts.mount_entry(c["mount"]) is not None and (
+        mounts.mount_entry(c["mount"])["source"] == c.get("zram"))
 
 
 def model(state: dict) -> str:
