@@ -29,7 +29,18 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from benchcast import aggregate, charts, features, records, screen, tables  # noqa: E402
+from benchcast import (  # noqa: E402
+    aggregate,
+    app_charts,
+    charts,
+    device_charts,
+    features,
+    paper_charts,
+    records,
+    screen,
+    spread_charts,
+    tables,
+)
 
 DEVICES = [f"dev{i:02d}" for i in range(20)]
 FIO = dict(workloads=["randread", "randwrite"], block_sizes=[1024 << i for i in range(10)], qd=[1, 2, 4, 16, 64],
@@ -154,7 +165,7 @@ def main() -> int:
     tables.table08(screened, focus, None).to_csv(made / "table08.csv", index=False)
     tables.table09_10(best).to_csv(made / "table09_10.csv", index=False)
     tables.table11(best).to_csv(made / "table11.csv", index=False)
-    figures = charts.device_figures_table(agg)
+    figures = device_charts.device_figures_table(agg)
     tables.write_report_table(figures, made / "device_figures.csv")
     noisy = tables.noisy_cells(agg, 0.1)
     tables.write_report_table(noisy, made / "noise.csv")
@@ -163,10 +174,10 @@ def main() -> int:
     stage("report tables", t0)
 
     for name, make in (
-        ("device_figures", lambda: charts.device_figures(figures)),
-        ("noise", lambda: charts.noise(noisy, 0.1, int((agg["n"] >= 2).sum()))),
-        ("app_overview", lambda: charts.app_overview(overview)),
-        ("heatmap_best_r2", lambda: charts.heatmap_best_r2(best)),
+        ("device_figures", lambda: device_charts.device_figures(figures)),
+        ("noise", lambda: spread_charts.noise(noisy, 0.1, int((agg["n"] >= 2).sum()))),
+        ("app_overview", lambda: app_charts.app_overview(overview)),
+        ("heatmap_best_r2", lambda: paper_charts.heatmap_best_r2(best)),
     ):
         t0 = time.perf_counter()
         charts.save(make(), made / f"{name}.svg", made / f"{name}.html")
@@ -177,7 +188,8 @@ def main() -> int:
     compared = work / "compare"
     compared.mkdir(exist_ok=True)
     tables.write_report_table(cells_ab, compared / "ratios.csv")
-    charts.save(charts.compare(cells_ab, ("a", "b"), max_cells=100), compared / "ratios.svg", compared / "ratios.html")
+    ratios = spread_charts.compare(cells_ab, ("a", "b"), max_cells=100)
+    charts.save(ratios, compared / "ratios.svg", compared / "ratios.html")
     stage("compare (not in the report)", t0)
     print(f"  {len(cells_ab):,} cells compared: ratios.csv {(compared / 'ratios.csv').stat().st_size / 1e6:.1f} MB, "
           f"ratios.html {(compared / 'ratios.html').stat().st_size / 1e6:.1f} MB")

@@ -1,6 +1,6 @@
 """Rule script: the application results per engine (throughput, mean and tail latency over devices x
 workloads x data sizes, with the repeat spread), as a table and a chart."""
-from benchcast import charts, smk, tables
+from benchcast import app_charts, charts, smk, tables
 
 
 def main(sm):
@@ -9,7 +9,7 @@ def main(sm):
     label = table["device"].map(labels).fillna(table["device"])
     table.insert(table.columns.get_loc("device") + 1, "device_label", label)
     tables.write_report_table(table, sm.output.table)
-    charts.save(charts.app_overview(table, labels), sm.output.svg, sm.output.html)
+    charts.save(app_charts.app_overview(table, labels), sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

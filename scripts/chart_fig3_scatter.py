@@ -1,5 +1,5 @@
 """Rule script: devices vs the best feature with the fitted line (paper Figure 3)."""
-from benchcast import charts, smk, tables
+from benchcast import charts, paper_charts, smk, tables
 
 
 def main(sm):
@@ -7,7 +7,7 @@ def main(sm):
     screened = tables.read_screen(sm.input.screen)
     pred = tables.read_predictions(sm.input.predictions)
     focus = tables.default_focus(screened[screened["rank"] == 1], sm.params.report["focus"])
-    chart = charts.fig3_scatter(
+    chart = paper_charts.fig3_scatter(
         agg, screened, pred, tables.read_table(sm.input.features), focus, sm.params.report["focus_data_size"], sm.params.labels
     )
     charts.save(chart, sm.output.svg, sm.output.html)

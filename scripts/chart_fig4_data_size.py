@@ -1,11 +1,11 @@
 """Rule script: results over data size per device, hypothetical devices emphasised (Figure 4)."""
-from benchcast import charts, smk, tables
+from benchcast import charts, paper_charts, smk, tables
 
 
 def main(sm):
     agg = tables.read_aggregated(sm.input.aggregated)
     focus = tables.default_focus(tables.read_screen(sm.input.best), sm.params.report["focus"])
-    chart = charts.fig4_data_size(
+    chart = paper_charts.fig4_data_size(
         agg,
         tables.read_predictions(sm.input.predictions),
         tables.read_table(sm.input.points),

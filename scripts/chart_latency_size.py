@@ -1,11 +1,11 @@
 """Rule script: each application's mean latency over data size per device, the memory line drawn."""
-from benchcast import charts, smk, tables
+from benchcast import app_charts, charts, smk, tables
 
 
 def main(sm):
     table = tables.latency_over_size(tables.read_aggregated(sm.input.aggregated), sm.params.memory,
                                      tables.read_table(sm.input.folds))
-    charts.save(charts.latency_over_size(table, sm.params.labels), sm.output.svg, sm.output.html)
+    charts.save(app_charts.latency_over_size(table, sm.params.labels), sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

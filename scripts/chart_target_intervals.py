@@ -1,10 +1,11 @@
 """Rule script: predictions for the hypothetical devices with their prediction intervals."""
-from benchcast import charts, smk, tables
+from benchcast import charts, prediction_charts, smk, tables
 
 
 def main(sm):
     focus = tables.default_focus(tables.read_screen(sm.input.best), sm.params.report["focus"])
-    charts.save(charts.target_intervals(tables.read_table(sm.input.predictions), focus), sm.output.svg, sm.output.html)
+    chart = prediction_charts.target_intervals(tables.read_table(sm.input.predictions), focus)
+    charts.save(chart, sm.output.svg, sm.output.html)
 
 
 smk.run(main, snakemake)  # noqa: F821

@@ -2,7 +2,7 @@
 the two lie apart per benchmark, operation and device (the spread table)."""
 import logging
 
-from benchcast import charts, smk, tables
+from benchcast import charts, smk, spread_charts, tables
 
 
 def main(sm):
@@ -11,7 +11,7 @@ def main(sm):
     logging.getLogger("benchcast").info("compare %s", tables.compare_summary(a, b, cells))
     tables.write_report_table(cells, sm.output.table)
     tables.write_report_table(tables.compare_spread(cells), sm.output.spread)
-    chart = charts.compare(cells, tuple(sm.params.names), max_cells=sm.params.max_cells)
+    chart = spread_charts.compare(cells, tuple(sm.params.names), max_cells=sm.params.max_cells)
     charts.save(chart, sm.output.svg, sm.output.html)
 
 

@@ -1,6 +1,6 @@
 """Rule script: the cells whose repeats spread above the configured CV, as a table and a chart, and
 how fast the machine was while each device was measured."""
-from benchcast import charts, smk, tables
+from benchcast import charts, smk, spread_charts, tables
 
 
 def main(sm):
@@ -8,7 +8,7 @@ def main(sm):
     table = tables.noisy_cells(agg, sm.params.threshold)
     tables.write_report_table(table, sm.output.table)
     tables.write_report_table(tables.machine_speed(agg), sm.output.speed)
-    chart = charts.noise(table, sm.params.threshold, int((agg["n"] >= 2).sum()), sm.params.labels)
+    chart = spread_charts.noise(table, sm.params.threshold, int((agg["n"] >= 2).sum()), sm.params.labels)
     charts.save(chart, sm.output.svg, sm.output.html)
 
 

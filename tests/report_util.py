@@ -21,3 +21,19 @@ def repeated_agg() -> pd.DataFrame:
         r["run"] = run
         runs.append(r)
     return aggregate.aggregate(pd.concat(runs, ignore_index=True), trim=0)
+
+
+#: The paper's focus series (its Figures 3 and 4) and a device label, as the report's charts get them.
+FOCUS = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write", "metric": "lat_mean"}
+LABELS = {"dram": "DRAM (tmpfs)"}
+
+
+def svg(chart, tmp_path, name) -> str:
+    """``chart`` saved as ``<name>.svg`` under ``tmp_path`` (benchcast.charts.save); its text."""
+    from benchcast import charts
+
+    path = tmp_path / f"{name}.svg"
+    charts.save(chart, path)
+    text = path.read_text()
+    assert text.lstrip().startswith("<svg")
+    return text

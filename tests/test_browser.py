@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from benchcast import charts, tables
+from benchcast import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts, tables
 from browser_util import Browser, missing
 from conftest import ROOT
 from report_util import repeated_agg
@@ -40,12 +40,13 @@ def render(browser, path) -> dict:
 def test_report_charts_render_without_console_errors(browser, paper_analysis, tmp_path):
     a = paper_analysis
     pages = {  # overview: the application results (results/screenshots/overview.png)
-        "overview": charts.app_overview(tables.app_overview(repeated_agg())),
-        "noise": charts.noise(tables.noisy_cells(repeated_agg(), 0.1), 0.1, 186),
-        "fig3_scatter": charts.fig3_scatter(a["agg"], a["screen"], a["predictions"], a["features"], FOCUS, "16GB"),
-        "heatmap_best_r2": charts.heatmap_best_r2(a["best"]),
-        "device_figures": charts.device_figures(charts.device_figures_table(a["agg"])),
-        "heldout": charts.heldout(a["chosen_folds"]),
+        "overview": app_charts.app_overview(tables.app_overview(repeated_agg())),
+        "noise": spread_charts.noise(tables.noisy_cells(repeated_agg(), 0.1), 0.1, 186),
+        "fig3_scatter": paper_charts.fig3_scatter(a["agg"], a["screen"], a["predictions"], a["features"], FOCUS,
+                                                  "16GB"),
+        "heatmap_best_r2": paper_charts.heatmap_best_r2(a["best"]),
+        "device_figures": device_charts.device_figures(device_charts.device_figures_table(a["agg"])),
+        "heldout": prediction_charts.heldout(a["chosen_folds"]),
     }
     for name, chart in pages.items():
         path = tmp_path / f"{name}.html"
@@ -61,7 +62,7 @@ def test_report_charts_render_without_console_errors(browser, paper_analysis, tm
 def test_tooltips_are_live(browser, paper_analysis, tmp_path):
     """Hovering a mark shows its tooltip (what the SVG copies cannot do)."""
     path = tmp_path / "heat.html"
-    charts.save(charts.heatmap_best_r2(paper_analysis["best"]), path)
+    charts.save(paper_charts.heatmap_best_r2(paper_analysis["best"]), path)
     assert render(browser, path)["state"] == "rendered"
     shown = browser.js("""
         const mark = document.querySelector('#vis svg.marks g.mark-rect path');
@@ -128,7 +129,7 @@ def test_chart_renders_inside_the_snakemake_report(browser, tmp_path):
 
     made = tmp_path / "made" / "overview.html"
     made.parent.mkdir()
-    charts.save(charts.app_overview(tables.app_overview(repeated_agg())), made)
+    charts.save(app_charts.app_overview(tables.app_overview(repeated_agg())), made)
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     (tmp_path / "workflow.rst").write_text("A test report.\n")
     (tmp_path / "caption.rst").write_text("The application overview.\n")

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from benchcast import charts, tables
+from benchcast import charts, device_charts, spread_charts, tables
 from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
 
 KEY = dict(benchmark="fio", engine="psync", workload="randread", block_size=4096, threads=1, data_size=0,
@@ -56,13 +56,13 @@ def test_compare_cells_by_hand(tmp_path):
     summary = tables.compare_summary(A, B, cells)
     assert summary == {"cells_a": 3, "cells_b": 3, "both": 2, "only_a": 1, "only_b": 1, "outside_spread": 1}
     path = tmp_path / "ratios.svg"
-    charts.save(charts.compare(cells, ("old kernel", "new kernel"), 100), path)
+    charts.save(spread_charts.compare(cells, ("old kernel", "new kernel"), 100), path)
     text = path.read_text()
     assert "new kernel / old kernel" in text and "outside both spreads" in text
     assert "disk: fio psync randread bs 4K x1 read lat_mean" in text
-    assert "No cell" in str(charts.compare(cells.iloc[:0], ("a", "b"), 100).to_dict())
+    assert "No cell" in str(spread_charts.compare(cells.iloc[:0], ("a", "b"), 100).to_dict())
     # the chart's bars: a's runs over a's mean around 1 (grey), b's runs over a's mean
-    drawn = next(iter(charts.compare(cells, ("a", "b"), 100).to_dict()["datasets"].values()))
+    drawn = next(iter(spread_charts.compare(cells, ("a", "b"), 100).to_dict()["datasets"].values()))
     assert drawn[0]["a_range_lo"] == pytest.approx(0.95) and drawn[0]["a_range_hi"] == pytest.approx(1.05)
     assert drawn[0]["b_range_lo"] == pytest.approx(1.4) and drawn[0]["b_range_hi"] == pytest.approx(1.6)
     assert drawn[1]["b_range_lo"] == pytest.approx(0.95) and drawn[1]["b_range_hi"] == pytest.approx(1.15)
@@ -102,8 +102,8 @@ def test_compare_and_device_figure_pages_render_in_chromium(tmp_path):
                 figs.append(dict(benchmark="fio", device="disk", engine="psync", workload="randread",
                                  block_size=bs, threads=qd, op="read", metric=metric, unit=unit, value=v * qd,
                                  n=3, k=0, std=1.0, cv=0.01, min=v * qd * 0.9, max=v * qd * 1.1))
-    pages = {"compare": charts.compare(tables.compare_cells(A, B), ("old", "new"), 100),
-             "device_figures_qd": charts.device_figures(charts.device_figures_table(pd.DataFrame(figs)))}
+    pages = {"compare": spread_charts.compare(tables.compare_cells(A, B), ("old", "new"), 100),
+             "device_figures_qd": device_charts.device_figures(device_charts.device_figures_table(pd.DataFrame(figs)))}
     browser = Browser()
     try:
         for name, chart in pages.items():

@@ -28,7 +28,7 @@ LAYERS = [
     {"validation"},
     {"predict"},
     {"tables"},
-    {"charts"},
+    {"charts", "paper_charts", "device_charts", "prediction_charts", "app_charts", "spread_charts"},
 ]
 
 
