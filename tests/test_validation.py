@@ -1,6 +1,6 @@
 """Tests of benchcast.validation as a whole: run_study from a study's records or its aggregated
-table, the settings read from the schema's keys, and the subpackage's shape (small modules and
-functions; predict imports its public names only)."""
+table, the settings read from the schema's keys, and predict importing the subpackage's public
+names only (small modules and functions: tests/test_package_shape.py)."""
 
 import ast
 from dataclasses import MISSING, fields
@@ -43,26 +43,6 @@ def test_run_study_from_the_records_is_the_rules_run_from_the_aggregated_table_a
     assert len(out) == 11
     for name, table in out.items():
         pd.testing.assert_frame_equal(table, paper_analysis[name], check_exact=True)
-
-
-def _functions(tree):
-    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-
-
-def test_the_subpackage_keeps_its_modules_and_functions_small():
-    """No module over 500 lines, no function over 80 lines or with more than 8 parameters."""
-    too_big = []
-    for path in sorted((PKG / "validation").glob("*.py")):
-        text = path.read_text()
-        if len(text.splitlines()) > 500:
-            too_big.append(f"{path.name}: {len(text.splitlines())} lines")
-        for f in _functions(ast.parse(text)):
-            a = f.args
-            n_params = len(a.posonlyargs + a.args + a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
-            if f.end_lineno - f.lineno + 1 > 80 or n_params > 8:
-                too_big.append(f"{path.name}:{f.lineno} {f.name}: {f.end_lineno - f.lineno + 1} lines, "
-                               f"{n_params} parameters")
-    assert not too_big, too_big
 
 
 def test_predict_imports_only_public_names_of_the_subpackage():
