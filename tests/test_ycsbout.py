@@ -158,3 +158,15 @@ def test_json_exporters_entries_checked_with_the_line_they_start_on():
         ycsbout.parse_text(objects, "o.json")
     entries[12]["value"] = 50.4495
     assert ycsbout.parse_text(json.dumps(entries, indent=2), "a.json") == ycsbout.parse_text(READ_ONLY, "x")
+
+
+def test_two_series_of_one_operation_read_as_the_hdrhistogram_one():
+    """measurementtype=hdrhistogram+histogram (+raw): YCSB prints each operation twice, as HdrREAD
+    and BucketREAD (RawREAD); the HdrHistogram series is read (the default type's numbers)."""
+    hdr = READ_ONLY.replace("[READ]", "[HdrREAD]").replace("[CLEANUP]", "[HdrCLEANUP]")
+    bucket = ("[BucketREAD], Operations, 2000\n[BucketREAD], AverageLatency(us), 50.51\n[BucketREAD], 0, 12\n"
+              "[BucketREAD], >1000, 3\n[BucketREAD], Return=OK, 2000\n[RawREAD], Total Operations, 2000\n"
+              "[RawREAD], Below is a summary of latency in microseconds:, -1\n")
+    assert ycsbout.parse_text(hdr + bucket, "x") == ycsbout.parse_text(READ_ONLY, "x")
+    with pytest.raises(BenchcastError, match=r"x: line 27: unknown operation 'BucketREED'"):
+        ycsbout.parse_text(hdr + bucket.replace("[BucketREAD], 0,", "[BucketREED], 0,"), "x")

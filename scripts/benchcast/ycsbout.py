@@ -37,6 +37,9 @@ CLIENT_LINES = {"CLEANUP", "VERIFY", "TOTAL_GCs", "TOTAL_GC_TIME", "TOTAL_GC_TIM
 _CLIENT_PREFIXES = ("TOTAL_GCS_", "TOTAL_GC_TIME_")
 #: YCSB's name of the latencies measured from each operation's intended start (measurement.interval).
 INTENDED = "Intended-"
+#: measurementtype=hdrhistogram+histogram (+raw): each operation twice, as Hdr<OP> and Bucket<OP>
+#: (Raw<OP>); the HdrHistogram series (the default type's) is read, the other skipped.
+_TWO_IN_ONE = {"Hdr": True, "Bucket": False, "Raw": False}
 _METRICS = {
     "AverageLatency(us)": ("lat_mean", "us"),
     "50thPercentileLatency(us)": ("lat_p50", "us"),
@@ -93,20 +96,27 @@ def _text_entries(text: str):
             yield n, m.group(1).strip(), m.group(2).strip(), m.group(3)
 
 
-def _kind(name: str) -> str | None:
-    """What a line's name is: "op" (a measured operation or OVERALL), "failed" (an operation's
-    failures: READ-FAILED, or READ-NOT_FOUND when latency is tracked per error code), "skip" (the
-    client's own lines, the latencies from intended starts), None (no name YCSB prints)."""
+def _kind(name: str) -> tuple[str | None, str]:
+    """What a line's name is, and the name it is read as: "op" (a measured operation or OVERALL),
+    "failed" (an operation's failures: READ-FAILED, or READ-NOT_FOUND when latency is tracked per
+    error code), "skip" (the client's own lines, the latencies from intended starts, the second
+    series of measurementtype=hdrhistogram+histogram or +raw), None (no name YCSB prints). The
+    HdrHistogram series of those two types (``HdrREAD``) is read as the operation's own."""
     if name in OPERATIONS:
-        return "op"
+        return "op", name
     if name in CLIENT_LINES or name.startswith(_CLIENT_PREFIXES):
-        return "skip"
+        return "skip", name
     if name.startswith(INTENDED):
-        return "skip" if _kind(name[len(INTENDED):]) in ("op", "failed") else None
+        return ("skip" if _kind(name[len(INTENDED):])[0] in ("op", "failed") else None), name
     for op in sorted(OPERATIONS - {"OVERALL"}, key=len, reverse=True):
         if name.startswith(op + "-") and _STATUS.match(name[len(op) + 1:]):
-            return "failed"
-    return None
+            return "failed", name
+    for prefix, read in _TWO_IN_ONE.items():
+        if name.startswith(prefix):
+            kind, base = _kind(name[len(prefix):])
+            if kind in ("op", "failed", "skip") and base != "OVERALL":
+                return (kind, base) if read else ("skip", name)
+    return None, name
 
 
 def _number(raw: str, n: int, name: str, key: str, where: str) -> float:
@@ -129,7 +139,7 @@ def parse_text(text: str, where: str) -> dict:
     head = text.lstrip()[:200]
     is_json = head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
     for n, name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text)):
-        kind = _kind(name)
+        kind, op = _kind(name)
         if kind is None:
             raise BenchcastError(f"{where}: line {n}: unknown operation {name!r} (YCSB reports "
                                  f"{', '.join(sorted(OPERATIONS))}, their failures and its own lines)")
@@ -142,21 +152,21 @@ def parse_text(text: str, where: str) -> dict:
                                  f"{was} vs {raw})")
         seen[(name, key)] = (n, raw)
         if kind == "skip":
-            intended |= name.startswith(INTENDED)
+            intended |= op.startswith(INTENDED) or name.startswith(INTENDED)
             continue
         counts = kind == "failed" and key == "Operations" or key.startswith("Return=")
         if counts and not (math.isfinite(value) and value >= 0 and value == int(value)):
             raise BenchcastError(f"{where}: line {n}: [{name}], {key}: value is not a count: {raw}")
         if kind == "failed":
-            failed[name] = failed.get(name, 0) + (int(value) if key == "Operations" else 0)
+            failed[op] = failed.get(op, 0) + (int(value) if key == "Operations" else 0)
             continue
         if key.startswith("Return="):
-            returns.setdefault(name.lower(), {})[key[len("Return="):]] = int(value)
+            returns.setdefault(op.lower(), {})[key[len("Return="):]] = int(value)
             continue
-        table = _OVERALL if name == "OVERALL" else _METRICS
+        table = _OVERALL if op == "OVERALL" else _METRICS
         if key in table:
-            values[(name.lower(), table[key][0])] = value
-            lines[(name.lower(), table[key][0])] = (n, f"[{name}], {key}")
+            values[(op.lower(), table[key][0])] = value
+            lines[(op.lower(), table[key][0])] = (n, f"[{name}], {key}")
     if not values:
         why = "an empty file" if not text.strip() else "no [OPERATION], measurement, value line"
         raise BenchcastError(f"{where}: no YCSB measurements found ({why})")
