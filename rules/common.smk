@@ -125,9 +125,9 @@ def study_names(study):
     """What the study's sources bring, before any job runs: (figures, series). Figures: (workload,
     block size, metric or None: any) of every device figure it measures (its fio grids on the
     devices this machine has) or imports; series: (benchmark, engine, workload, op; None: any) of
-    its application results. Imports are read by the import itself (benchcast.importers); both
+    its application results. Imports are read by the import itself (benchcast.preflight); both
     are None where it refuses a file (its own check, before any job, names it)."""
-    from benchcast import importers as bc_importers
+    from benchcast import preflight as bc_preflight
 
     sources = STUDIES[study]["sources"]
     figures, series = set(), bc_config.measured_series(
@@ -141,7 +141,7 @@ def study_names(study):
                 if s == name
             }
         elif src["type"] in ("soga2018", "fio_json", "pkb", "records", "ycsb_output"):
-            got = bc_importers.source_names(
+            got = bc_preflight.source_names(
                 src, list(STUDIES[study].get("devices", {})) or None
             )
             if got is None:
@@ -709,7 +709,9 @@ def preflight():
                 bc_preflight.check_import(job.input.fio, job.input.app, devs)
             elif job.rule.name.startswith("import_"):
                 bc_preflight.check_import_source(
-                    get_source(job.wildcards), get_device_ids(job.wildcards)
+                    get_source(job.wildcards),
+                    get_device_ids(job.wildcards),
+                    key=f"config: studies.{job.wildcards.study}.sources.{job.wildcards.source}",
                 )
     except BenchcastError as exc:
         refuse_last(f"benchcast: {exc}")

@@ -1,9 +1,9 @@
 """Rule script: PerfKitBenchmarker sample files (fio and YCSB samples) -> tidy records."""
-from benchcast import importers, records, smk
+from benchcast import pkb, records, smk
 
 
 def main(sm):
-    recs = importers.pkb(sm.params.files, study=sm.wildcards.study, source="import:pkb", ycsb=sm.params.ycsb)
+    recs = pkb.pkb(sm.params.files, study=sm.wildcards.study, source="import:pkb", ycsb=sm.params.ycsb)
     records.write(recs, sm.output[0])
 
 

@@ -4,7 +4,8 @@ from benchcast import importers, records, smk
 
 def main(sm):
     recs = importers.ycsb_output(sm.params.runs, study=sm.wildcards.study, source="import:ycsb_output",
-                                 devices=sm.params.devices)
+                                 devices=sm.params.devices,
+                                 key=f"config: studies.{sm.wildcards.study}.sources.{sm.wildcards.source}")
     records.write(recs, sm.output[0])
 
 

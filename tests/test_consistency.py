@@ -191,6 +191,81 @@ PKB_FILES = {**{f"imports/pkb/{d}.json": (lambda wd, i=i: pkb_text(("latency", 5
                 for i, d in enumerate(DEVICES)}, APPS: paper_records(apps_only)}
 RECORDS = {"theirs": {"type": "records", "files": RECS}}
 
+def fio_only(lines):
+    return [lines[0]] + [ln for ln in lines[1:] if ",fio," in ln]
+
+
+#: Real YCSB 0.17 outputs (text exporter; tests/data/ycsb) of the application side, one a device.
+YCSB_OUT = Path(__file__).resolve().parent / "data" / "ycsb" / "mariadb-01-write-only.txt"
+YCSB_DRAM = "imports/ycsb/dram.txt"
+
+
+def ycsb_sources(*more, **dram):
+    """Study `again`'s sources: the paper's fio figures as records, the application results as YCSB
+    outputs, one run entry a device (``dram``: keys of the dram entry changed), then ``more`` entries."""
+    runs = [{"files": f"imports/ycsb/{d}.txt", "device": d, "engine": "mysql", "workload": "write-only",
+             "data_size": "16GB", **(dram if d == "dram" else {})} for d in DEVICES]
+    return {"figures": {"type": "records", "files": RECS}, "apps": {"type": "ycsb_output", "runs": runs + list(more)}}
+
+
+def ycsb_files(edit=lambda lines: lines):
+    """The files of ``ycsb_sources``: dram's output edited (``edit``: its lines -> lines)."""
+    out = {RECS: paper_records(fio_only)}
+    for d in DEVICES:
+        out[f"imports/ycsb/{d}.txt"] = (lambda wd, d=d: "\n".join(
+            (edit if d == "dram" else (lambda ln: ln))(YCSB_OUT.read_text().splitlines())) + "\n")
+    return out
+
+
+def ycsb_line(n, new):
+    """Line ``n`` (1-based) of a YCSB output replaced by the lines ``new``."""
+    return lambda lines: lines[:n - 1] + list(new) + lines[n:]
+
+
+YCSB_KEY = "config: studies.again.sources.apps.runs"
+YCSB_FOCUS = {"report": {"focus": {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "update",
+                                   "metric": "lat_mean"}}}
+
+CASES.update({
+    # imported rows of YCSB outputs: the file and its own line; the runs entries: their key
+    "YCSB output: the same run listed twice": (
+        again(ycsb_sources({"files": YCSB_DRAM, "device": "dram", "engine": "mysql", "workload": "write-only",
+                            "data_size": "16GB"}), ycsb_files(), **YCSB_FOCUS),
+        f"{YCSB_KEY}[3]: duplicate run (the same as runs[2]: {YCSB_DRAM})"),
+    "YCSB output: one run listed twice, differing": (
+        again(ycsb_sources({"files": YCSB_DRAM, "device": "nand_flash", "engine": "mysql", "workload": "write-only",
+                            "data_size": "16GB"}), ycsb_files(), **YCSB_FOCUS),
+        f"{YCSB_KEY}[3]: conflicting duplicate of runs[2] ({YCSB_DRAM}: device dram vs nand_flash)"),
+    "YCSB output: unknown device": (again(ycsb_sources(device="optane"), ycsb_files(), **YCSB_FOCUS),
+                                    f"{YCSB_KEY}[2]: unknown device 'optane' (study devices: 3d_xpoint, dram, nand_flash)"),
+    "YCSB output: negative latency on line 19": (
+        again(ycsb_sources(), ycsb_files(ycsb_line(19, ["[UPDATE], AverageLatency(us), -383.7585"])), **YCSB_FOCUS),
+        f"{YCSB_DRAM}: line 19: [UPDATE], AverageLatency(us): value is negative: -383.759 (it must be above 0)"),
+    "YCSB output: zero throughput": (
+        again(ycsb_sources(), ycsb_files(ycsb_line(2, ["[OVERALL], Throughput(ops/sec), 0.0"])), **YCSB_FOCUS),
+        f"{YCSB_DRAM}: line 2: [OVERALL], Throughput(ops/sec): value is zero"),
+    "YCSB output: NaN latency": (
+        again(ycsb_sources(), ycsb_files(ycsb_line(22, ["[UPDATE], 95thPercentileLatency(us), NaN"])), **YCSB_FOCUS),
+        f"{YCSB_DRAM}: line 22: [UPDATE], 95thPercentileLatency(us): value is not finite"),
+    "YCSB output: not a number": (
+        again(ycsb_sources(), ycsb_files(ycsb_line(18, ["[UPDATE], Operations, 2,000"])), **YCSB_FOCUS),
+        f"{YCSB_DRAM}: line 18: [UPDATE], Operations: value is not a number: '2,000'"),
+    "YCSB output: unknown operation": (
+        again(ycsb_sources(), ycsb_files(ycsb_line(18, ["[UPDAET], Operations, 2000"])), **YCSB_FOCUS),
+        f"{YCSB_DRAM}: line 18: unknown operation 'UPDAET'"),
+    "YCSB output: a line twice, differing": (
+        again(ycsb_sources(), ycsb_files(ycsb_line(19, ["[UPDATE], AverageLatency(us), 383.7585",
+                                                       "[UPDATE], AverageLatency(us), 401.2"])), **YCSB_FOCUS),
+        f"{YCSB_DRAM}: line 20: conflicting duplicate of line 19 ([UPDATE], AverageLatency(us): 383.7585 vs 401.2)"),
+    "YCSB output: only status lines": (
+        again(ycsb_sources(), ycsb_files(lambda lines: ["YCSB Client 0.17.0", "Loading workload...", "Starting test.",
+                                                        "2024-05-01 10:00:00:000 0 sec: 0 operations; est completion "
+                                                        "in 0 second"]), **YCSB_FOCUS),
+        f"{YCSB_DRAM}: no YCSB measurements found (no [OPERATION], measurement, value line)"),
+    "YCSB output: empty file": (again(ycsb_sources(), ycsb_files(lambda lines: []), **YCSB_FOCUS),
+                                f"{YCSB_DRAM}: no YCSB measurements found (an empty file)"),
+})
+
 CASES.update({
     # imported rows of record, fio JSON and PKB imports: the file and its own line (fio JSON: its job)
     "records: the same record twice": (again(RECORDS, {RECS: paper_records(lambda ln: ln[:5] + [ln[4]] + ln[5:])}),
@@ -278,7 +353,8 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
     (PKB_SOURCES, PKB_FILES, {"features": {"metrics": ["lat_mean", "bw", "clat_mean"]}, "targets": {
         "S-SCM": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "clat_mean", "value": "50 us"}]},
         "M-SCM": {"allow_unused": True}, "Optane-P4800X": {"allow_unused": True}}}),
-], ids=["records", "fio_json", "pkb"])
+    (ycsb_sources(), ycsb_files(), YCSB_FOCUS),
+], ids=["records", "fio_json", "pkb", "ycsb_output"])
 def test_the_same_imports_unedited_are_planned(tree, sources, files, study):
     """The control of the import cases above: their files unedited, their cards fed, the run is planned."""
     for name, val in study.get("targets", {}).items():
@@ -287,6 +363,16 @@ def test_the_same_imports_unedited_are_planned(tree, sources, files, study):
     args = write_again(tree, sources, files, study)
     code, out = finish(run(tree, "-n", *args))
     assert code == 0 and "import_records" in out, out[-3000:]
+
+
+def test_real_ycsb_outputs_import(tree):
+    """The control of the YCSB output cases: real outputs, checked before any job and by the import
+    itself, become the study's application records."""
+    args = write_again(tree, ycsb_sources(), ycsb_files(), YCSB_FOCUS)
+    code, out = finish(run(tree, "results/again/records/ycsb_output/apps.csv", *args))  # --configfile takes the rest
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    recs = (tree / "results/again/records/ycsb_output/apps.csv").read_text()
+    assert recs.count(",update,lat_mean,") == 3 and recs.count(",overall,throughput,") == 3, recs[:2000]
 
 
 def test_allow_unused_card_is_warned_at_the_end(tree):

@@ -6,8 +6,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, features, fiojson, importers, records
+from benchcast import BenchcastError, features, fiojson, importers, preflight, records
 from analysis_util import ROOT
+from test_pkb import PKB_FILE, PKB_YCSB_FILE
 from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401  (fixtures)
 
 DEVICES = ["nand_flash", "3d_xpoint", "dram"]
@@ -472,6 +473,42 @@ def test_ycsb_output_text_files_are_repeats_of_what_the_entry_says(tmp_path):
                                 "data_size": "1GB", "threads": 1}], study="s", source="import:ycsb_output")
 
 
+def _ycsb_entry(files, **said):
+    return {"files": files, "device": "ssd", "engine": "rocksdb", "workload": "c", "data_size": "1GB", "threads": 1,
+            **said}
+
+
+def test_ycsb_output_the_same_run_listed_twice_and_unknown_devices_name_the_entry(tmp_path):
+    """An output named by two entries is one run listed twice: one error when the entries say the same
+    of it, another when they disagree; a device the study has not is named by its entry's key."""
+    for name in ("run1.txt", "run2.txt"):
+        shutil.copy(YCSB_DATA / "rocksdb-02-read-only.txt", tmp_path / name)
+    key = "config: studies.s.sources.theirs"
+    one, two = str(tmp_path / "run1.txt"), str(tmp_path / "run2.txt")
+    with pytest.raises(BenchcastError, match=rf"^{key}.runs\[1\]: duplicate run \(the same as runs\[0\]: {one}\)$"):
+        importers.ycsb_output([_ycsb_entry(one), _ycsb_entry([two, one])], "s", "import:ycsb_output", key=key)
+    with pytest.raises(BenchcastError, match=rf"^{key}.runs\[1\]: conflicting duplicate of runs\[0\] "
+                                             rf"\({one}: device ssd vs nvme, threads 1 vs 4\)$"):
+        importers.ycsb_output([_ycsb_entry(str(tmp_path)), _ycsb_entry(one, device="nvme", threads=4)], "s",
+                              "import:ycsb_output", key=key)
+    with pytest.raises(BenchcastError, match=rf"^{key}.runs\[1\]: unknown device 'nvme' \(study devices: ssd\)$"):
+        importers.ycsb_output([_ycsb_entry(one), _ycsb_entry(two, device="nvme")], "s", "import:ycsb_output",
+                              devices=["ssd"], key=key)
+    # two entries of one cell are more repeats of it; of another, runs of their own
+    recs = importers.ycsb_output([_ycsb_entry(one), _ycsb_entry(two)], "s", "import:ycsb_output", devices=["ssd"])
+    assert sorted(recs["run"].unique()) == [0, 1]
+    recs = importers.ycsb_output([_ycsb_entry(one), _ycsb_entry(two, threads=2)], "s", "import:ycsb_output")
+    assert set(recs["run"]) == {0} and set(recs["threads"]) == {1, 2}
+
+
+def test_ycsb_output_lines_checked_naming_file_and_line(tmp_path):
+    lines = (YCSB_DATA / "rocksdb-02-read-only.txt").read_text().splitlines()
+    (tmp_path / "good.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "bad.txt").write_text("\n".join(lines[:12] + ["[READ], AverageLatency(us), -50.4"] + lines[13:]) + "\n")
+    with pytest.raises(BenchcastError, match=r"bad.txt: line 13: \[READ\], AverageLatency\(us\): value is negative"):
+        importers.ycsb_output([_ycsb_entry(str(tmp_path))], "s", "import:ycsb_output")
+
+
 def test_ycsb_json_exporter_output_from_our_bindings(ycsb_jar, tmpfs, tmp_path):
     """A real run with YCSB's JSONArrayMeasurementsExporter: the import reads the same numbers as the
     text exporter would give (both go through one parser)."""
@@ -487,103 +524,6 @@ def test_ycsb_json_exporter_output_from_our_bindings(ycsb_jar, tmpfs, tmp_path):
     mine = run[(run["workload"] == "write-only") & (run["op"] == "update")].set_index("metric")["value"]
     theirs = recs[recs["op"] == "update"].set_index("metric")["value"]
     assert theirs["ops"] == 500 and theirs["lat_mean"] == mine["lat_mean"] and theirs["lat_p99"] == mine["lat_p99"]
-
-
-# --- PerfKitBenchmarker sample files ---------------------------------------------------------------
-
-
-def pkb_line(metric, value, unit, **metadata):
-    md = {"rw": "randread", "blocksize": "4k", "iodepth": "16", "numjobs": "2", "ioengine": "libaio",
-          "size": "1g", "fio_job": "rr", **metadata}
-    return json.dumps({"metric": metric, "value": value, "unit": unit, "metadata": md, "test": "fio",
-                       "labels": "|machine_type:n2-standard-8|", "timestamp": 1700000000.0, "run_uri": "abc"})
-
-
-PKB_FILE = "\n".join([
-    pkb_line("rr:read:bandwidth", 400000, "KB/s"),
-    pkb_line("rr:read:latency", 310.5, "usec"),
-    pkb_line("rr:read:latency:p99", 900, "usec"),
-    pkb_line("rr:read:latency:p99.9", 1500, "usec"),
-    pkb_line("rr:read:latency:min", 20, "usec"),
-    pkb_line("rr:read:iops", 100000, ""),
-    pkb_line("sw:write:latency", 55.0, "usec", rw="write", blocksize="128k", iodepth="1", numjobs="1"),
-    json.dumps({"metric": "lscpu", "value": 0, "unit": "", "metadata": {"cpus": 8}}),
-    "",
-])
-
-
-def test_pkb_fio_samples_become_records(tmp_path):
-    (tmp_path / "a.json").write_text(PKB_FILE)
-    (tmp_path / "b.json").write_text(PKB_FILE)
-    recs = importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
-    a = recs[(recs["run"] == 0) & (recs["workload"] == "randread")].set_index("metric")
-    assert a.loc["bw", "value"] == 400000 * 1024 and a.loc["bw", "unit"] == "B/s"
-    assert a.loc["clat_mean", "value"] == 310.5 and a.loc["clat_p99.9", "value"] == 1500
-    assert a.loc["iops", "value"] == 100000 and "lat_mean" not in a.index  # PKB reports completion latency
-    assert set(a["threads"]) == {32} and set(a["block_size"]) == {4096} and set(a["engine"]) == {"libaio"}
-    w = recs[recs["workload"] == "write"]
-    assert set(w["block_size"]) == {131072} and set(w["op"]) == {"write"} and set(w["threads"]) == {1}
-    assert sorted(recs["run"].unique()) == [0, 1]  # two files of the same cells: repeats
-    assert set(a["iodepth"]) == {16} and set(a["numjobs"]) == {2}
-    # the same job buffered is another cell, not a third repeat
-    (tmp_path / "c.json").write_text(PKB_FILE.replace('"iodepth": "16"', '"iodepth": "16", "direct": "0"'))
-    recs = importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
-    rr = recs[(recs["workload"] == "randread") & (recs["metric"] == "iops")]
-    assert sorted(rr["run"]) == [0, 0, 1] and rr["cell"].nunique() == 2
-    assert rr.loc[rr["run"] == 0, "cell"].str.contains("direct=0").sum() == 1
-    (tmp_path / "c.json").write_text(PKB_FILE + "{not json\n")
-    with pytest.raises(BenchcastError, match=r"c.json: line 9: not a PKB sample"):
-        importers.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
-
-
-def pkb_ycsb_line(metric, value, unit, stage="run"):
-    """A YCSB sample as PKB's ycsb_stats.CreateSamples writes it: '<op> <statistic>', YCSB's us
-    latencies converted to ms, the operation and stage in the metadata."""
-    return json.dumps({"metric": metric, "value": value, "unit": unit, "test": "ycsb",
-                       "metadata": {"stage": stage, "operation": metric.split()[0], "ycsb_version": "0.17.0",
-                                    "threads": 4}, "timestamp": 1700000000.0, "run_uri": "abc"})
-
-
-PKB_YCSB_FILE = "\n".join([
-    pkb_ycsb_line("overall RunTime", 29770.0, "ms"),
-    pkb_ycsb_line("overall Throughput", 33590.86, "ops/sec"),
-    pkb_ycsb_line("update Operations", 49856.0, ""),
-    pkb_ycsb_line("update AverageLatency", 1.478, "ms"),
-    pkb_ycsb_line("update 95thPercentileLatency", 3.501, "ms"),
-    pkb_ycsb_line("update 99thPercentileLatency", 6.747, "ms"),
-    pkb_ycsb_line("update Return=OK", 49856, ""),
-    pkb_ycsb_line("update p99 latency", 6.8, "ms"),  # the histogram's reading: the summary wins
-    pkb_ycsb_line("update p99.9 latency", 12.1, "ms"),
-    pkb_ycsb_line("insert AverageLatency", 0.07492, "ms", stage="load"),
-    pkb_ycsb_line("update MinLatency", 0.312, "ms"),
-    "",
-])
-
-
-def test_pkb_ycsb_samples_become_application_records(tmp_path):
-    (tmp_path / "a.json").write_text(PKB_YCSB_FILE + PKB_FILE)
-    (tmp_path / "b.json").write_text(PKB_YCSB_FILE)
-    spec = {"engine": "redis", "workload": "b", "data_size": "1GB", "threads": 4}
-    recs = importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb", ycsb=spec)
-    y = recs[(recs["benchmark"] == "ycsb") & (recs["run"] == 0)]
-    upd = y[y["workload"] == "b"].set_index(["op", "metric"])["value"]
-    assert upd[("update", "lat_mean")] == pytest.approx(1478.0) and upd[("update", "lat_p99")] == pytest.approx(6747)
-    assert upd[("update", "lat_p99.9")] == pytest.approx(12100) and upd[("update", "ops")] == 49856
-    assert upd[("overall", "throughput")] == pytest.approx(33590.86) and upd[("overall", "runtime")] == 29770
-    assert ("update", "lat_min") not in upd.index
-    load = y[y["workload"] == "load"].set_index("metric")["value"]
-    assert load["lat_mean"] == pytest.approx(74.92)
-    assert set(y["engine"]) == {"redis"} and set(y["data_size"]) == {10**9} and set(y["threads"]) == {4}
-    assert set(recs.loc[recs["benchmark"] == "fio", "workload"]) == {"randread", "write"}  # both kinds of a file
-    assert sorted(recs.loc[recs["benchmark"] == "ycsb", "run"].unique()) == [0, 1]  # a file is a run
-    with pytest.raises(BenchcastError, match=r"a.json: YCSB samples, but the source does not say"):
-        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
-    (tmp_path / "b.json").write_text(PKB_YCSB_FILE + pkb_ycsb_line("update Return=ERROR", 3, "") + "\n")
-    with pytest.raises(BenchcastError, match=r"b.json: line 12: YCSB reported failed operations"):
-        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb", ycsb=spec)
-    (tmp_path / "b.json").write_text(json.dumps({"metric": "lscpu", "value": 0, "unit": ""}) + "\n")
-    with pytest.raises(BenchcastError, match=r"b.json: no PKB fio or YCSB samples"):
-        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb", ycsb=spec)
 
 
 def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar, tmpfs, tmp_path):
@@ -692,46 +632,29 @@ def test_record_files_the_same_record_in_two_files(tmp_path):
     assert set(recs["device"]) == {"x"}
 
 
-@pytest.mark.parametrize("extra, message", [
-    (PKB_FILE.splitlines()[2], r"a.json: line 10: duplicate sample \(the same as line 3: sample rr:read:latency:p99\)"),
-    (pkb_line("rr:read:latency:p99", 950, "usec"), r"a.json: line 10: conflicting duplicate of line 3 \(cell rw=randread"
-                                                   r".* op read, metric clat_p99: value 900.0 vs 950.0\)"),
-    (pkb_line("rr:read:iops", 0, ""), r"a.json: line 10: column value: value is zero: 0.0 \(read iops: it must be"),
-    (pkb_line("zz:read:iops", 5, "", rw="randwirte"), r"a.json: line 10: unknown workload 'randwirte'"),
-    (pkb_line("rr:read:latency:mean", 310.5, "usec"), None),  # one figure twice, agreeing: PKB's latency and :mean
-])
-def test_pkb_samples_checked_naming_file_and_line(tmp_path, extra, message):
-    (tmp_path / "a.json").write_text(PKB_FILE.rstrip("\n") + "\n\n" + extra + "\n")
-    if message is None:
-        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
-        return
-    with pytest.raises(BenchcastError, match=message):
-        importers.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
-
-
 def test_source_names_read_from_the_files_before_any_job(tmp_path):
     """What an import brings, for the checks of spec cards and of the report's focus before any job:
     figures (workload, block size, metric or None) and series (benchmark, engine, workload, op)."""
     (tmp_path / "old.json").write_text(json.dumps(OLD_FIO))
-    assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) == (
+    assert preflight.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) == (
         {("randread", 4096, m) for m in ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")},
         set())
     (tmp_path / "p.json").write_text(PKB_YCSB_FILE + PKB_FILE)
-    figs, series = importers.source_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
+    figs, series = preflight.source_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
                                            "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB",
                                                     "threads": 1}})
     assert ("randread", 4096, "clat_mean") in figs and ("randread", 4096, "lat_mean") not in figs
     assert ("ycsb", "redis", "b", "update") in series and ("ycsb", "redis", "load", "insert") in series
     soga = {"type": "soga2018", "fio": str(ROOT / "resources/soga2018/fio.csv"),
             "app": str(ROOT / "resources/soga2018/ycsb_mysql.csv"), "benchmark": "ycsb"}
-    figs, series = importers.source_names(soga)
+    figs, series = preflight.source_names(soga)
     assert ("randwrite", 65536, "lat_mean") in figs and ("ycsb", "mysql", "write-only", "write") in series
     recs = importers.soga2018(soga["fio"], soga["app"], "s", "x", "ycsb")
     records.write(recs, tmp_path / "paper.csv")
-    assert importers.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) == (figs, series)
+    assert preflight.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) == (figs, series)
     # what the import refuses is its own check's to name: no names then
     (tmp_path / "old.json").write_text("{")
-    assert importers.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
+    assert preflight.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
     (tmp_path / "paper.csv").write_text((tmp_path / "paper.csv").read_text().splitlines()[0] + "\n")
-    assert importers.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
-    assert importers.source_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None
+    assert preflight.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
+    assert preflight.source_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None

@@ -80,3 +80,93 @@ def test_parse_text_failed_op_without_return_line_and_broken_files(tmp_path):
         ycsbout.parse(empty)
     with pytest.raises(BenchcastError, match="no such YCSB output file"):
         ycsbout.parse(tmp_path / "missing.txt")
+
+
+# ------------------------------------------------------- every line checked, with the file and its line
+
+READ_ONLY = (DATA / "rocksdb-02-read-only.txt").read_text()
+
+
+def _line(n, new):
+    """The read-only output with its line ``n`` (1-based) replaced by the lines ``new``."""
+    lines = READ_ONLY.splitlines()
+    return "\n".join(lines[:n - 1] + list(new) + lines[n:]) + "\n"
+
+
+@pytest.mark.parametrize("text, message", [
+    (_line(13, ["[READ], AverageLatency(us), abc"]),
+     r"line 13: \[READ\], AverageLatency\(us\): value is not a number: 'abc'"),
+    (_line(13, ["[READ], AverageLatency(us), NaN"]),
+     r"line 13: \[READ\], AverageLatency\(us\): value is not finite: nan \(it must be above 0\)"),
+    (_line(2, ["[OVERALL], Throughput(ops/sec), Infinity"]), r"line 2: \[OVERALL\], Throughput\(ops/sec\): value is not finite"),
+    (_line(13, ["[READ], AverageLatency(us), 0.0"]), r"line 13: \[READ\], AverageLatency\(us\): value is zero: 0 "
+                                                      r"\(it must be above 0\)"),
+    (_line(16, ["[READ], 95thPercentileLatency(us), -4"]),
+     r"line 16: \[READ\], 95thPercentileLatency\(us\): value is negative: -4 \(it must be a finite number, not negative\)"),
+    (_line(2, ["[OVERALL], Throughput(ops/sec), -8368.2"]), r"line 2: \[OVERALL\], Throughput\(ops/sec\): value is negative"),
+    (_line(12, ["[READ], Operations, 0"]), r"line 12: \[READ\], Operations: value is zero"),
+    (_line(18, ["[READ], Return=OK, 2000.5"]), r"line 18: \[READ\], Return=OK: value is not a count: 2000.5"),
+    (_line(12, ["[REED], Operations, 2000"]), r"line 12: unknown operation 'REED' \(YCSB reports DELETE, INSERT, "),
+    (_line(12, ["[Intended-REED], Operations, 2000"]), r"line 12: unknown operation 'Intended-REED'"),
+    (_line(13, ["[READ], AverageLatency(us), 50.4495"] * 2),
+     r"line 14: duplicate line \(the same as line 13: \[READ\], AverageLatency\(us\)\)"),
+    (_line(13, ["[READ], AverageLatency(us), 50.4495", "[READ], AverageLatency(us), 61.2"]),
+     r"line 14: conflicting duplicate of line 13 \(\[READ\], AverageLatency\(us\): 50.4495 vs 61.2\)"),
+    ("", r"no YCSB measurements found \(an empty file\)"),
+    ("YCSB Client 0.17.0\nLoading workload...\nStarting test.\n2024-05-01 10:00:00:000 0 sec: 0 operations; "
+     "est completion in 0 second\n", r"no YCSB measurements found \(no \[OPERATION\], measurement, value line\)"),
+])
+def test_every_line_checked_naming_file_and_line(tmp_path, text, message):
+    path = tmp_path / "out.txt"
+    path.write_text(text)
+    with pytest.raises(BenchcastError, match=rf"^{path}: {message}"):
+        ycsbout.parse(path)
+
+
+def test_real_console_output_and_the_latencies_from_intended_starts_are_read(tmp_path):
+    """YCSB's whole console output (banner, status lines on stderr) around the exporter's lines, and
+    measurement.interval=both (the latencies from intended starts beside the measured ones) parse as
+    the exporter's lines alone do."""
+    plain = ycsbout.parse_text(READ_ONLY, "x")
+    intended = "".join(f"[Intended-{ln[1:]}\n" for ln in READ_ONLY.splitlines() if ln.startswith("[READ]"))
+    console = ("Command line: -db site.ycsb.BasicDB -P workloads/workloadc -t -s\nYCSB Client 0.17.0\n\n"
+               "Loading workload...\nStarting test.\nDBWrapper: report latency for each error is false and specific "
+               "error codes to track for latency are: []\n2024-05-01 10:00:00:000 0 sec: 0 operations; est completion "
+               "in 0 second\n2024-05-01 10:00:00:239 0 sec: 2000 operations; 8368.2 current ops/sec; [READ: "
+               "Count=2000, Max=16151, Min=3, Avg=50.45, 90=30, 99=138, 99.9=1021, 99.99=16151] [CLEANUP: Count=2]\n"
+               + READ_ONLY + intended)
+    assert ycsbout.parse_text(console, "x") == plain
+    only = "\n".join(ln for ln in console.splitlines() if not ln.startswith("[READ]")) + "\n"
+    with pytest.raises(BenchcastError, match=r"x: only latencies from intended starts"):
+        ycsbout.parse_text(only, "x")
+
+
+def test_json_exporters_entries_checked_with_the_line_they_start_on():
+    """JSONArrayMeasurementsExporter (one array, pretty-printed) and JSONMeasurementsExporter (objects
+    one after another): an entry's error names the line the entry starts on."""
+    import json
+    import re
+
+    entries = [dict(zip(("metric", "measurement", "value"), (m.group(1), m.group(2), float(m.group(3)))))
+               for m in (re.match(r"\[(.+)\], (.+), (.+)", ln) for ln in READ_ONLY.splitlines())]
+    entries[12]["value"] = -3.0  # [READ], AverageLatency(us)
+    array = json.dumps(entries, indent=2)  # "[", then 5 lines an entry
+    with pytest.raises(BenchcastError, match=r"^a.json: line 62: \[READ\], AverageLatency\(us\): value is negative"):
+        ycsbout.parse_text(array, "a.json")
+    objects = "\n".join(json.dumps(e, indent=2) for e in entries)  # 5 lines an entry
+    with pytest.raises(BenchcastError, match=r"^o.json: line 61: \[READ\], AverageLatency\(us\): value is negative"):
+        ycsbout.parse_text(objects, "o.json")
+    entries[12]["value"] = 50.4495
+    assert ycsbout.parse_text(json.dumps(entries, indent=2), "a.json") == ycsbout.parse_text(READ_ONLY, "x")
+
+
+def test_two_series_of_one_operation_read_as_the_hdrhistogram_one():
+    """measurementtype=hdrhistogram+histogram (+raw): YCSB prints each operation twice, as HdrREAD
+    and BucketREAD (RawREAD); the HdrHistogram series is read (the default type's numbers)."""
+    hdr = READ_ONLY.replace("[READ]", "[HdrREAD]").replace("[CLEANUP]", "[HdrCLEANUP]")
+    bucket = ("[BucketREAD], Operations, 2000\n[BucketREAD], AverageLatency(us), 50.51\n[BucketREAD], 0, 12\n"
+              "[BucketREAD], >1000, 3\n[BucketREAD], Return=OK, 2000\n[RawREAD], Total Operations, 2000\n"
+              "[RawREAD], Below is a summary of latency in microseconds:, -1\n")
+    assert ycsbout.parse_text(hdr + bucket, "x") == ycsbout.parse_text(READ_ONLY, "x")
+    with pytest.raises(BenchcastError, match=r"x: line 27: unknown operation 'BucketREED'"):
+        ycsbout.parse_text(hdr + bucket.replace("[BucketREAD], 0,", "[BucketREED], 0,"), "x")

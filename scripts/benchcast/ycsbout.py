@@ -6,12 +6,18 @@ into true percentiles. Records: benchmark ``ycsb``; op ``read``, ``update``, ``i
 ``read-modify-write``, ``delete``, ``overall``; metric ``lat_mean``, ``lat_p50``, ``lat_p95``,
 ``lat_p99``, ``lat_p99.9`` in us, ``ops`` count, and for ``overall`` ``throughput`` in ops/s and
 ``runtime`` in ms. Any Return code other than OK (or BATCHED_OK), or any failed op, is an error.
+
+Every measurement line (``[READ], AverageLatency(us), 123.4``; a JSON exporter's entry) is checked
+with the file and its own line: a number, an operation or client line YCSB prints, no line given
+twice, and the figures kept finite, not negative, and above 0 where a run cannot measure 0 (mean
+latencies, throughput, operation counts). Other lines (YCSB's banner, status lines) are skipped.
 """
 
 from __future__ import annotations
 
 import glob
 import json
+import math
 import re
 from pathlib import Path
 
@@ -24,6 +30,16 @@ from . import records as rec
 OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
 #: The return codes of a successful operation.
 OK_CODES = {"OK", "BATCHED_OK"}
+#: Lines YCSB's client prints of itself (its cleanup, the core workload's data check, the JVM's
+#: figures): known, not measurements of the database.
+CLIENT_LINES = {"CLEANUP", "VERIFY", "TOTAL_GCs", "TOTAL_GC_TIME", "TOTAL_GC_TIME_%", "MAX_MEM_USED",
+                "MIN_MEM_USED", "MAX_THREADS", "MIN_THREADS", "MAX_SYS_LOAD_AVG", "MIN_SYS_LOAD_AVG"}
+_CLIENT_PREFIXES = ("TOTAL_GCS_", "TOTAL_GC_TIME_")
+#: YCSB's name of the latencies measured from each operation's intended start (measurement.interval).
+INTENDED = "Intended-"
+#: measurementtype=hdrhistogram+histogram (+raw): each operation twice, as Hdr<OP> and Bucket<OP>
+#: (Raw<OP>); the HdrHistogram series (the default type's) is read, the other skipped.
+_TWO_IN_ONE = {"Hdr": True, "Bucket": False, "Raw": False}
 _METRICS = {
     "AverageLatency(us)": ("lat_mean", "us"),
     "50thPercentileLatency(us)": ("lat_p50", "us"),
@@ -33,69 +49,141 @@ _METRICS = {
     "Operations": ("ops", "ops"),
 }
 _OVERALL = {"Throughput(ops/sec)": ("throughput", "ops/s"), "RunTime(ms)": ("runtime", "ms")}
+#: Metrics no run measures as 0 (the rest must be finite and not negative).
+POSITIVE = {"lat_mean", "throughput", "ops"}
 _LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
+_STATUS = re.compile(r"^[A-Z][A-Z_]*$")
 
 
 def _json_entries(text: str, where: str):
-    """(name, key, value) of YCSB's JSON exporters: JSONArrayMeasurementsExporter (one array) or
-    JSONMeasurementsExporter (objects one after another), each {"metric", "measurement", "value"}."""
-    decoder, pos, out = json.JSONDecoder(), 0, []
-    text = text.strip()
+    """(line, name, key, value) of YCSB's JSON exporters: JSONArrayMeasurementsExporter (one array)
+    or JSONMeasurementsExporter (objects one after another), each {"metric", "measurement", "value"};
+    line: where the entry starts."""
+    decoder, out = json.JSONDecoder(), []
+    pos, inside = 0, False
+
+    def skip(p):
+        while p < len(text) and text[p] in " \t\r\n,":
+            p += 1
+        return p
+
+    pos = skip(pos)
     while pos < len(text):
+        if text[pos] == "[" and not inside:
+            inside, pos = True, skip(pos + 1)
+            continue
+        if text[pos] == "]" and inside:
+            inside, pos = False, skip(pos + 1)
+            continue
+        line = text.count("\n", 0, pos) + 1
         try:
-            obj, end = decoder.raw_decode(text, pos)
+            item, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise BenchcastError(f"{where}: YCSB JSON output is malformed ({exc.msg} at line {exc.lineno})") from None
-        for item in obj if isinstance(obj, list) else [obj]:
-            if not isinstance(item, dict) or not {"metric", "measurement", "value"} <= set(item):
-                raise BenchcastError(f"{where}: YCSB JSON entries need metric, measurement and value")
-            out.append((str(item["metric"]), str(item["measurement"]), str(item["value"])))
-        pos = end
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
+            raise BenchcastError(f"{where}: line {exc.lineno}: YCSB JSON output is malformed ({exc.msg})") from None
+        if not isinstance(item, dict) or not {"metric", "measurement", "value"} <= set(item):
+            raise BenchcastError(f"{where}: line {line}: YCSB JSON entries need metric, measurement and value")
+        out.append((line, str(item["metric"]), str(item["measurement"]), str(item["value"])))
+        pos = skip(pos)
     return out
 
 
 def _text_entries(text: str):
-    """(name, key, value) of the lines of YCSB's text exporter: ``[UPDATE], AverageLatency(us), 12.5``."""
-    for line in text.splitlines():
+    """(line, name, key, value) of the lines of YCSB's text exporter: ``[UPDATE], AverageLatency(us),
+    12.5``; other lines (the banner, status lines) are none."""
+    for n, line in enumerate(text.splitlines(), start=1):
         m = _LINE.match(line.strip())
         if m:
-            yield m.group(1).strip(), m.group(2).strip(), m.group(3)
+            yield n, m.group(1).strip(), m.group(2).strip(), m.group(3)
+
+
+def _kind(name: str) -> tuple[str | None, str]:
+    """What a line's name is, and the name it is read as: "op" (a measured operation or OVERALL),
+    "failed" (an operation's failures: READ-FAILED, or READ-NOT_FOUND when latency is tracked per
+    error code), "skip" (the client's own lines, the latencies from intended starts, the second
+    series of measurementtype=hdrhistogram+histogram or +raw), None (no name YCSB prints). The
+    HdrHistogram series of those two types (``HdrREAD``) is read as the operation's own."""
+    if name in OPERATIONS:
+        return "op", name
+    if name in CLIENT_LINES or name.startswith(_CLIENT_PREFIXES):
+        return "skip", name
+    if name.startswith(INTENDED):
+        return ("skip" if _kind(name[len(INTENDED):])[0] in ("op", "failed") else None), name
+    for op in sorted(OPERATIONS - {"OVERALL"}, key=len, reverse=True):
+        if name.startswith(op + "-") and _STATUS.match(name[len(op) + 1:]):
+            return "failed", name
+    for prefix, read in _TWO_IN_ONE.items():
+        if name.startswith(prefix):
+            kind, base = _kind(name[len(prefix):])
+            if kind in ("op", "failed", "skip") and base != "OVERALL":
+                return (kind, base) if read else ("skip", name)
+    return None, name
+
+
+def _number(raw: str, n: int, name: str, key: str, where: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise BenchcastError(f"{where}: line {n}: [{name}], {key}: value is not a number: {raw!r}") from None
 
 
 def parse_text(text: str, where: str) -> dict:
     """Parse YCSB output (the text exporter's lines or either JSON exporter's entries) into
-    ``{"ops": {(op, metric): value}, "returns": {op: {code: n}}, "failed": {name: n}}``. Raises on
-    output without any measurement."""
+    ``{"ops": {(op, metric): value}, "returns": {op: {code: n}}, "failed": {name: n}}``, each line
+    checked with ``where`` and its line (see the module). Raises on output without any measurement."""
     values: dict[tuple[str, str], float] = {}
     returns: dict[str, dict[str, int]] = {}
     failed: dict[str, int] = {}
+    seen: dict[tuple[str, str], tuple[int, str]] = {}
+    lines: dict[tuple[str, str], tuple[int, str]] = {}  # (op, metric) -> (line, value as written)
+    intended = False
     head = text.lstrip()[:200]
     is_json = head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
-    for name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text)):
-        if name.startswith("TOTAL_GC") or name == "CLEANUP":
+    for n, name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text)):
+        kind, op = _kind(name)
+        if kind is None:
+            raise BenchcastError(f"{where}: line {n}: unknown operation {name!r} (YCSB reports "
+                                 f"{', '.join(sorted(OPERATIONS))}, their failures and its own lines)")
+        value = _number(raw, n, name, key, where)
+        if (name, key) in seen:
+            first, was = seen[(name, key)]
+            if float(was) == value or was == raw:
+                raise BenchcastError(f"{where}: line {n}: duplicate line (the same as line {first}: [{name}], {key})")
+            raise BenchcastError(f"{where}: line {n}: conflicting duplicate of line {first} ([{name}], {key}: "
+                                 f"{was} vs {raw})")
+        seen[(name, key)] = (n, raw)
+        if kind == "skip":
+            intended |= op.startswith(INTENDED) or name.startswith(INTENDED)
             continue
-        try:
-            value = float(raw)
-        except ValueError:
-            continue
-        if name not in OPERATIONS:
-            # READ-FAILED, or READ-NOT_FOUND when latency is tracked per error code
-            failed[name] = failed.get(name, 0) + (int(value) if key == "Operations" else 0)
+        counts = kind == "failed" and key == "Operations" or key.startswith("Return=")
+        if counts and not (math.isfinite(value) and value >= 0 and value == int(value)):
+            raise BenchcastError(f"{where}: line {n}: [{name}], {key}: value is not a count: {raw}")
+        if kind == "failed":
+            failed[op] = failed.get(op, 0) + (int(value) if key == "Operations" else 0)
             continue
         if key.startswith("Return="):
-            returns.setdefault(name.lower(), {})[key[len("Return="):]] = int(value)
+            returns.setdefault(op.lower(), {})[key[len("Return="):]] = int(value)
             continue
-        table = _OVERALL if name == "OVERALL" else _METRICS
+        table = _OVERALL if op == "OVERALL" else _METRICS
         if key in table:
-            values[(name.lower(), table[key][0])] = value
+            values[(op.lower(), table[key][0])] = value
+            lines[(op.lower(), table[key][0])] = (n, f"[{name}], {key}")
     if not values:
-        raise BenchcastError(f"{where}: no YCSB measurements found")
+        why = "an empty file" if not text.strip() else "no [OPERATION], measurement, value line"
+        raise BenchcastError(f"{where}: no YCSB measurements found ({why})")
     if ("overall", "throughput") not in values:
         raise BenchcastError(f"{where}: no [OVERALL] throughput line (YCSB did not finish?)")
     if not any(op != "overall" for op, _ in values) and not failed:
+        if intended:
+            raise BenchcastError(f"{where}: only latencies from intended starts (YCSB's measurement.interval="
+                                 f"intended); give measurement.interval=op or both")
         raise BenchcastError(f"{where}: YCSB measured no operations (no client thread ran?)")
+    for (op, metric), value in values.items():
+        n, line = lines[(op, metric)]
+        above = metric in POSITIVE
+        if not math.isfinite(value) or value < 0 or (above and value == 0):
+            what = "not finite" if not math.isfinite(value) else "negative" if value < 0 else "zero"
+            must = "above 0" if above else "a finite number, not negative"
+            raise BenchcastError(f"{where}: line {n}: {line}: value is {what}: {value:g} (it must be {must})")
     return {"ops": values, "returns": returns, "failed": failed}
 
 
