@@ -22,7 +22,7 @@ LAYERS = [
     {"importers", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb", "ycsb_job", "devices",
      "preflight", "blockio", "repeats", "quality", "plan"},
     {"aggregate"},
-    {"features"},
+    {"features", "iopath"},
     {"fits"},
     {"screen", "ratecap", "floor", "sizes"},
     {"validation"},
