@@ -41,11 +41,12 @@ def nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> 
 IO_PATH = "io_path"
 
 
-def io_path_name(key: Mapping) -> str:
+def io_path_name(key: Mapping, kind: str = IO_PATH) -> str:
     """'io_path[mariadb/write-only]' ('/t8' added for threads above 1): the I/O-path figure of
-    an application workload (:func:`io_path_figures`)."""
+    an application workload (:func:`io_path_figures`); another ``kind`` names another model of
+    the workload's I/O path the same way ('ratecap[mariadb/write-only]')."""
     t = int(key.get("threads") or 0)
-    return f"{IO_PATH}[{key['engine']}/{key['workload']}{f'/t{t}' if t > 1 else ''}]"
+    return f"{kind}[{key['engine']}/{key['workload']}{f'/t{t}' if t > 1 else ''}]"
 
 
 def _io_profiles(agg: pd.DataFrame) -> pd.DataFrame:

@@ -35,7 +35,7 @@ import pandas as pd
 
 from . import BenchcastError, blockio, fits, units
 from .features import PROFILE_KEYS, feature_table
-from .iopath import IO_PATH, io_path_name, median_twin, nearest_figure
+from .iopath import io_path_name, median_twin, nearest_figure
 
 #: The model's name in prediction tables.
 MODEL = "rate cap"
@@ -55,7 +55,7 @@ THROUGHPUT = ("overall", "throughput")
 def label(key) -> str:
     """'ratecap[mariadb/read-only]': the model's features label for a series key (named as its
     I/O-path figure, :func:`benchcast.iopath.io_path_name`)."""
-    return "ratecap" + io_path_name(key)[len(IO_PATH):]
+    return io_path_name(key, "ratecap")
 
 
 def _of_workload(records: pd.DataFrame, key) -> pd.DataFrame:
