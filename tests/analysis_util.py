@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from benchcast import aggregate, config, importers
+from benchcast import aggregate, config, features, importers
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -60,3 +60,26 @@ def io_records(profile: dict, workload="write-only", data_size=16 * 10**9):
                               data_size=data_size, op="device", metric=m, unit="1/op", value=v, study="s",
                               source="test", n=3)
                          for dev, metrics in profile.items() for m, v in metrics.items()])
+
+
+def opaque_names(monkeypatch) -> None:
+    """Feature names that say nothing of the figure ('F0', 'F1' ...): the one function that makes
+    names swapped, so a consumer that read a name back (a queue depth, a metric suffix) would fail."""
+    made: dict = {}
+
+    def name(workload, block_size, op, metric, iodepth, engine, numjobs, setting=""):
+        key = (workload, int(block_size), op, metric, int(iodepth or 1), engine or "", int(numjobs or 1), setting)
+        return made.setdefault(key, f"F{len(made)}")
+
+    monkeypatch.setattr(features, "feature_name", name)
+
+
+def renamed(agg, monkeypatch) -> dict:
+    """The usual name -> the opaque name of every figure of ``agg`` (joined by the feature columns)."""
+    usual = features.feature_table(agg)
+    opaque_names(monkeypatch)
+    other = features.feature_table(agg)
+    keys = [*features.FEATURE_KEYS, "device"]
+    both = usual.merge(other, on=keys, suffixes=("", "_opaque"))
+    assert len(both) == len(usual) == len(other)
+    return dict(zip(both["feature"], both["feature_opaque"]))

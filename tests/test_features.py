@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis_util import PAPER, io_records, make_agg, paper_agg
-from benchcast import BenchcastError, features
+from analysis_util import PAPER, make_agg, paper_agg, renamed
+from benchcast import BenchcastError, features, predict, screen
 
 
 def test_tables_feature_ids_series_labels_and_targets():
@@ -89,80 +89,6 @@ def test_feature_names_carry_sync_op_and_queue_depth():
                                "value": 20.0}]}}
     assert features.spec_features(card).set_index("feature")["x"].to_dict() == {
         "write_4K_sync_lat_mean": 5.0, "randread_4K_qd8_lat_mean": 20.0}
-
-
-def test_profile_candidates_follow_what_the_application_did_to_the_device():
-    """Random reads at the block size nearest the read request size, commits (fdatasync) nearest
-    the write size; each only from min_per_op requests per operation; nothing without records."""
-    figs = {("randread", 4096, "lat_mean"): 9.0, ("randread", 16384, "lat_mean"): 12.0,
-            ("randread", 16384, "bw"): 1e9, ("write", 4096, "lat_mean"): 20.0, ("write", 16384, "lat_mean"): 25.0,
-            ("randwrite", 16384, "lat_mean"): 15.0}
-    agg = make_agg({d: figs for d in "abc"}, {d: 100.0 for d in "abc"})
-    agg.loc[(agg["benchmark"] == "fio") & (agg["workload"] == "write"), "op"] = "sync"
-
-    def io(workload, reads, read_size, syncs, write_size):
-        return io_records({dev: {"reads_per_op": reads, "read_request_size": read_size, "syncs_per_op": syncs * scale,
-                                 "write_request_size": write_size, "writes_per_op": 3.0}
-                           for dev, scale in (("a", 1.0), ("b", 1.1), ("c", 0.0))},  # c: sees no flush
-                          workload=workload)
-
-    agg = pd.concat([agg, io("write-only", 3.8, 16384, 1.2, 25000), io("read-only", 0.6, 5000, 0.0, 30000),
-                     io("write-heavy", 0.01, 16384, 0.5, 4000)], ignore_index=True)
-    shaped = features.profile_candidates(agg, {})
-    key = {"benchmark": "ycsb", "engine": "mysql", "threads": 0, "data_size": 16 * 10**9}
-    assert shaped({**key, "workload": "write-only"}) == ["randread_16K_lat_mean", "write_16K_sync_lat_mean",
-                                                         "io_path[mysql/write-only]"]
-    assert shaped({**key, "workload": "read-only"}) == ["randread_4K_lat_mean"]
-    assert shaped({**key, "workload": "write-heavy"}) == ["write_4K_sync_lat_mean"]
-    assert features.profile_candidates(agg, {}, min_per_op=1.0)({**key, "workload": "write-only"}) == [
-        "randread_16K_lat_mean", "write_16K_sync_lat_mean", "io_path[mysql/write-only]"]
-    assert features.profile_candidates(agg, {}, min_per_op=2.0)({**key, "workload": "write-only"}) == [
-        "randread_16K_lat_mean"]
-    assert shaped({**key, "workload": "read-heavy"}) == []  # no device records
-
-    # the I/O-path figure: requests per operation (medians over a, b, c) x the figures, summed
-    w = features.io_path_weights(agg)
-    assert w["name"].unique().tolist() == ["io_path[mysql/write-only]"]  # the only workload doing both
-    assert dict(zip(w["feature"], w["weight"])) == pytest.approx(
-        {"randread_16K_lat_mean": 3.8, "write_16K_sync_lat_mean": 1.2})  # syncs: median of 1.2, 1.32, 0
-    F = features.feature_matrix(agg).drop(index="c").assign(write_16K_sync_lat_mean=[25.0, np.nan])
-    P = features.io_path_figures(F, w)
-    assert P.at["a", "io_path[mysql/write-only]"] == pytest.approx(3.8 * 12.0 + 1.2 * 25.0)
-    assert np.isnan(P.at["b", "io_path[mysql/write-only]"])  # lacks a component
-    assert features.io_path_weights(agg, min_per_op=2.0).empty
-    assert features.io_path_name({"engine": "rocksdb", "workload": "w", "threads": 8}) == "io_path[rocksdb/w/t8]"
-
-
-def test_profile_candidates_add_the_median_random_read_where_measured():
-    """The random-read figure's median (clat_p50) at the same block size joins the candidates where
-    the study measures it, after the I/O-path figure, and stands for the reads in the I/O-path
-    figure; commits get no twin; a study without the median (features.metrics) gets none."""
-    figs = {("randread", 4096, "lat_mean"): 9.0, ("randread", 16384, "lat_mean"): 12.0,
-            ("randread", 16384, "clat_p50"): 8.0, ("randread", 4096, "clat_p50"): 7.0,
-            ("write", 16384, "lat_mean"): 25.0, ("write", 16384, "clat_p50"): 24.0}
-    agg = make_agg({d: figs for d in "abc"}, {d: 100.0 for d in "abc"})
-    agg.loc[(agg["benchmark"] == "fio") & (agg["workload"] == "write"), "op"] = "sync"
-    agg = pd.concat([agg, io_records({dev: {"reads_per_op": 3.0, "read_request_size": 16384, "syncs_per_op": 1.0,
-                                            "write_request_size": 16384} for dev in "abc"},
-                                     workload="write-only")], ignore_index=True)
-    key = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "threads": 0}
-    assert features.profile_candidates(agg, {})(key) == [
-        "randread_16K_lat_mean", "write_16K_sync_lat_mean", "io_path[mysql/write-only]", "randread_16K_clat_p50"]
-    means_only = {"metrics": ["lat_mean"]}
-    assert features.profile_candidates(agg, means_only)(key) == [
-        "randread_16K_lat_mean", "write_16K_sync_lat_mean", "io_path[mysql/write-only]"]
-    # the I/O-path figure counts the reads at their median where measured, else at their mean
-    w = features.io_path_weights(agg)
-    assert dict(zip(w["feature"], w["weight"])) == {"randread_16K_clat_p50": 3.0, "write_16K_sync_lat_mean": 1.0}
-    P = features.io_path_figures(features.feature_matrix(agg), w)
-    assert P["io_path[mysql/write-only]"].tolist() == pytest.approx([3.0 * 8.0 + 1.0 * 25.0] * 3)
-    means = agg[agg["metric"] != "clat_p50"]
-    w = features.io_path_weights(means)
-    assert dict(zip(w["feature"], w["weight"])) == {"randread_16K_lat_mean": 3.0, "write_16K_sync_lat_mean": 1.0}
-    feats = features.feature_table(agg)
-    assert features.median_twin(feats, "randread_4K_lat_mean") == "randread_4K_clat_p50"
-    assert features.median_twin(feats, "write_16K_sync_lat_mean") is None
-    assert features.median_twin(feats, "randread_64K_lat_mean") is None
 
 
 def test_numjobs_named_after_the_queue_depth_and_one_value_per_setting():
@@ -263,3 +189,34 @@ def test_an_out_of_core_in_memory_reference_is_no_series():
     labels = set(features.series_table(agg)["series"])
     assert any(label.startswith("ooc/swap/triad") for label in labels)
     assert not any(label.startswith("ooc/memory/") for label in labels)
+
+
+def test_the_feature_table_carries_what_the_name_says():
+    """Each row carries the figure's workload, block size, op, metric, iodepth, numjobs, the engine its
+    name carries ('' for the plain figure) and setting; the name is made from those columns alone."""
+    agg = make_agg({d: {("randread", 4096, "lat_mean"): 10.0} for d in "ab"}, {"a": 1.0, "b": 2.0})
+    one = agg[agg["benchmark"] == "fio"]
+    sweep = pd.concat([one.assign(iodepth=4, numjobs=2), one.assign(iodepth=1, numjobs=1),
+                       one.assign(iodepth=1, numjobs=1, engine="mmap", value=3.0)],
+                      ignore_index=True)
+    table = features.feature_table(sweep)
+    assert list(table.columns) == features.FEATURE_TABLE_COLUMNS
+    rows = table.drop_duplicates("feature").set_index("feature")[features.FEATURE_KEYS]
+    assert rows.loc["randread_4K_qd4_j2_lat_mean"].tolist() == ["randread", 4096, "read", "lat_mean", 4, "", 2, ""]
+    assert rows.loc["randread_4K_mmap_lat_mean"].tolist() == ["randread", 4096, "read", "lat_mean", 1, "mmap", 1, ""]
+    for fid, r in rows.iterrows():
+        assert features.feature_name(*r) == fid
+
+
+def test_screening_and_prediction_read_the_columns_not_the_names(monkeypatch):
+    """The paper's screening and predictions with names that say nothing: the same fits and values,
+    each under its figure's new name (spec cards are named by the same function)."""
+    agg = paper_agg()
+    res = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)
+    pred = predict.predict(res, PAPER["targets"])
+    rename = renamed(agg, monkeypatch)
+    res2 = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)
+    pred2 = predict.predict(res2, PAPER["targets"])
+    assert set(res2["feature"]) <= {f"F{i}" for i in range(len(rename))}
+    pd.testing.assert_frame_equal(res2, res.assign(feature=res["feature"].map(rename)))
+    pd.testing.assert_frame_equal(pred2, pred.assign(feature=pred["feature"].map(rename)))

@@ -23,7 +23,7 @@ LAYERS = [
      "ycsb_job", "devices",
      "preflight", "blockio", "repeats", "quality", "plan"},
     {"aggregate"},
-    {"features"},
+    {"features", "iopath"},
     {"fits"},
     {"screen", "ratecap", "floor", "sizes"},
     {"validation"},

@@ -7,7 +7,7 @@ import pytest
 import statsmodels.api as sm
 
 from analysis_util import io_records, make_agg
-from benchcast import features, fits, workloads
+from benchcast import features, fits, iopath, workloads
 from benchcast.validation import choice
 from benchcast.validation import folds as vfolds
 from validation_util import F4, F64, four_devices, hand_loo, pooled, six_tiers
@@ -166,7 +166,7 @@ def test_io_path_figures_are_weighted_without_the_held_out_devices_counters():
                          "write_request_size": 16384.0} for d in rr})
     agg = pd.concat([agg, io], ignore_index=True)
     name = "io_path[mysql/write-only]"
-    shaped = features.profile_candidates(agg, {})
+    shaped = iopath.profile_candidates(agg, {})
     folds, summary = vfolds.loo_simple(agg, shaped, io_paths=0.05)
     assert set(summary["features"]) == {"randread_16K_lat_mean", "write_16K_sync_lat_mean", name}
     f = folds[folds["features"] == name].set_index("held_out")

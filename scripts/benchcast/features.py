@@ -3,10 +3,12 @@
 Input is the *aggregated* table (:mod:`benchcast.aggregate`): the record key columns with ``value``
 (trimmed mean) and ``n``.
 
-* A *feature* is a device figure: a row of the feature benchmark (``fio``), named by
-  :func:`feature_name` (``randwrite_64K_lat_mean``; a mixed workload names its op:
-  ``randrw_4K_read_lat_mean``). :func:`feature_table` lists them long, :func:`feature_matrix` as a
-  device x feature table.
+* A *feature* is a device figure: a row of the feature benchmark (``fio``) with the columns
+  :data:`FEATURE_KEYS` (workload, block size, op, metric, iodepth, numjobs, engine, setting),
+  named by :func:`feature_name` alone (``randwrite_64K_lat_mean``; a mixed workload names its op:
+  ``randrw_4K_read_lat_mean``). A name is made, never read back: whoever needs what a feature is
+  reads those columns (:func:`feature_table`, joined by the name where only a name travels).
+  :func:`feature_table` lists them long, :func:`feature_matrix` as a device x feature table.
 * A *series* is one application result over devices: one value of
   :data:`benchcast.records.SERIES_COLUMNS`; :func:`series_label` names it, :func:`series_table`
   lists the rows, :func:`series_matrix` gives a device x series table.
@@ -18,13 +20,11 @@ Input is the *aggregated* table (:mod:`benchcast.aggregate`): the record key col
   "block_size", "metric", "value"[, "op", "iodepth", "numjobs"]}, ...]}}``; :func:`spec_features` reads the cards.
 * The study's ``pairing`` rules say which features may explain which series
   (:func:`match_rule`, :func:`multiple_candidates`); what an application did to the device (its
-  ``device`` records) can say it instead (:func:`profile_candidates`), and weigh its figures into
-  one I/O-path figure per application (:func:`io_path_figures`).
+  ``device`` records) can say it instead (:mod:`benchcast.iopath`).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Mapping
 
@@ -48,8 +48,16 @@ POOL_ACROSS_WORKLOADS = ["benchmark", "engine", "op", "metric", "unit"]
 #: Workload variables a multiple model may use, in this order; each is used only where it varies.
 WORKLOAD_VARIABLES = ["data_gb", "log2_data_gb", "read_fraction", "threads"]
 
+#: What a feature is: the columns its name is made of (:func:`feature_name`, in its argument order).
+#: ``engine`` is the ioengine the name carries (an engine axis), '' for the plain figure;
+#: ``setting`` the other options it carries ('direct0'), '' for none.
+FEATURE_KEYS = ["workload", "block_size", "op", "metric", "iodepth", "engine", "numjobs", "setting"]
+
 FEATURE_TABLE_COLUMNS = ["feature", "device", "value", "workload", "block_size", "op", "metric", "unit", "iodepth",
-                         "numjobs"]
+                         "numjobs", "engine", "setting"]
+
+#: The keys of an application workload's device profile (:mod:`benchcast.iopath`).
+PROFILE_KEYS = ["benchmark", "engine", "workload", "threads"]
 
 _AGG_NEEDED = ["device", "benchmark", "engine", "workload", "block_size", "threads", "data_size",
                "op", "metric", "unit", "value"]
@@ -79,7 +87,7 @@ def feature_name(workload: str, block_size: int, op: str, metric: str, iodepth: 
     'randread_4K_j8_lat_mean'), an ioengine where the study's grid varies it
     ('randread_4K_qd32_libaio_lat_mean') and, where one device has several cells of a figure that
     differ in other options, those (``setting``: 'randread_4K_direct0_lat_mean')."""
-    qd = f"_qd{int(iodepth)}" if int(iodepth or 1) > 1 else ""
+    qd = f"_qd{int(iodepth)}" if int(iodepth or 1) > 1 else ""  # the one place a name is made
     jobs = f"_j{int(numjobs)}" if int(numjobs or 1) > 1 else ""
     eng = f"_{engine}" if engine else ""
     more = f"_{setting}" if setting else ""
@@ -122,22 +130,22 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
     # records before iodepth and numjobs were columns: threads was the queue depth
     df["iodepth"] = df["iodepth"] if "iodepth" in df else df["threads"]
     df["numjobs"] = df["numjobs"] if "numjobs" in df else 1
-    df["named_engine"] = None
-    name_cols = ["workload", "block_size", "op", "metric", "iodepth", "named_engine", "numjobs"]
-    df["feature"] = [feature_name(*r) for r in df[name_cols].itertuples(index=False)]
+    df = df.rename(columns={"engine": "record_engine"}).assign(engine="", setting="")
+    df["feature"] = _names(df)
     # an ioengine axis: where one device has a figure under several engines, the figures of an
     # engine that does not read and write the device by system calls (mmap, libpmem) carry the
     # engine in their name, so spec cards keep naming the plain figures; where two of those
     # plain engines remain (psync and libaio), every engine of the figure is named, on every
     # device. Engines that differ only between devices (imported results of another tool) do not
     # split a figure.
-    for named in (~df["engine"].isin(PLAIN_ENGINES), pd.Series(True, index=df.index)):
-        engines = df.groupby(["feature", "device"])["engine"].transform("nunique")
+    for named in (~df["record_engine"].isin(PLAIN_ENGINES), pd.Series(True, index=df.index)):
+        engines = df.groupby(["feature", "device"])["record_engine"].transform("nunique")
         on_axis = df["feature"].isin(df.loc[engines > 1, "feature"].unique()) & named
-        df.loc[on_axis, "feature"] = [feature_name(*r) for r in df.loc[on_axis, name_cols]
-                                      .assign(named_engine=df.loc[on_axis, "engine"]).itertuples(index=False)]
+        df.loc[on_axis, "engine"] = df.loc[on_axis, "record_engine"]
+        df.loc[on_axis, "feature"] = _names(df.loc[on_axis])
     if "cell" in df:
-        df["feature"] = _split_by_setting(df)
+        df["setting"] = _settings(df)
+        df["feature"] = _names(df)
     dup = df.duplicated(["feature", "device"], keep=False)
     if dup.any():
         row = df[dup].iloc[0]
@@ -150,6 +158,11 @@ def feature_table(agg: pd.DataFrame, features: Mapping | None = None) -> pd.Data
     return df[FEATURE_TABLE_COLUMNS].reset_index(drop=True)
 
 
+def _names(df: pd.DataFrame) -> list[str]:
+    """The feature names of the rows of ``df`` (columns :data:`FEATURE_KEYS`)."""
+    return [feature_name(*r) for r in df[FEATURE_KEYS].itertuples(index=False)]
+
+
 def _cell_options(cell: str) -> dict | None:
     """The options of an imported fio cell label ('rw=randread bs=4K ...'), None for another cell
     (a grid's cell id)."""
@@ -159,12 +172,12 @@ def _cell_options(cell: str) -> dict | None:
     return dict(t.split("=", 1) for t in terms)
 
 
-def _split_by_setting(df: pd.DataFrame) -> list[str]:
-    """Feature names where one device has several cells of one figure that differ in options the
-    name does not carry (imported files that differ in ``direct``, ``fsync`` ...): those options
-    named on every device's figure ('randread_4K_direct0_lat_mean'); cells that do not say their
-    options (a grid's cell ids) keep the name and meet the duplicate check."""
-    names = df["feature"].copy()
+def _settings(df: pd.DataFrame) -> list[str]:
+    """The ``setting`` of each row where one device has several cells of one figure that differ in
+    options the name does not carry (imported files that differ in ``direct``, ``fsync`` ...):
+    those options, on every device's figure ('direct0': 'randread_4K_direct0_lat_mean'); cells
+    that do not say their options (a grid's cell ids) keep '' and meet the duplicate check."""
+    settings = df["setting"].copy()
     cells = df.groupby(["feature", "device"])["cell"].transform("nunique")
     for feature in df.loc[cells > 1, "feature"].unique():
         rows = df[df["feature"] == feature]
@@ -172,13 +185,8 @@ def _split_by_setting(df: pd.DataFrame) -> list[str]:
         if any(o is None for o in opts):
             continue
         keys = sorted({k for o in opts for k in o if len({p.get(k, "") for p in opts}) > 1})
-        setting = ["_".join(f"{k}{o.get(k, '')}".replace("_", "") for k in keys) for o in opts]
-        cols = rows[["workload", "block_size", "op", "metric", "iodepth", "named_engine", "numjobs"]]
-        engine_named = feature != feature_name(*next(cols.itertuples(index=False)))  # an engine axis
-        names[rows.index] = [feature_name(w, b, op, m, d, e if engine_named else None, j, st)
-                             for (w, b, op, m, d, _, j), e, st in zip(cols.itertuples(index=False), rows["engine"],
-                                                                      setting)]
-    return list(names)
+        settings[rows.index] = ["_".join(f"{k}{o.get(k, '')}".replace("_", "") for k in keys) for o in opts]
+    return list(settings)
 
 
 def feature_matrix(agg: pd.DataFrame, features: Mapping | None = None) -> pd.DataFrame:
@@ -314,144 +322,6 @@ def multiple_candidates(agg: pd.DataFrame, features: Mapping, pairing):
         return list(feats.loc[feats["workload"].isin(pairing[rule]["workloads"]), "feature"])
 
     return allowed
-
-
-def nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> str | None:
-    """Feature id of the QD1 latency figure of ``workload``/``op`` at the block size nearest
-    ``size`` bytes (on a log scale), None if the study has none."""
-    ok = ((feats["workload"].to_numpy() == workload) & (feats["op"].to_numpy() == op)
-          & (feats["metric"].to_numpy() == "lat_mean")
-          & ~feats["feature"].str.contains(r"_(?:qd|j)\d+_", regex=True).to_numpy())  # arrays: asked per fold
-    if not ok.any() or not size > 0:
-        return None
-    dist = np.abs(np.log2(feats["block_size"].to_numpy(dtype=float)[ok]) - np.log2(float(size)))
-    return str(feats["feature"].to_numpy()[ok][np.argmin(dist)])  # the first of the nearest
-
-
-PROFILE_KEYS = ["benchmark", "engine", "workload", "threads"]
-
-#: Name of an application's I/O-path figure (:func:`io_path_figures`): ``io_path[mariadb/write-only]``.
-IO_PATH = "io_path"
-
-
-def io_path_name(key: Mapping) -> str:
-    """'io_path[mariadb/write-only]' ('/t8' added for threads above 1): the I/O-path figure of
-    an application workload (:func:`io_path_figures`)."""
-    t = int(key.get("threads") or 0)
-    return f"{IO_PATH}[{key['engine']}/{key['workload']}{f'/t{t}' if t > 1 else ''}]"
-
-
-def _io_profiles(agg: pd.DataFrame) -> pd.DataFrame:
-    """What each application workload did to the device: per :data:`PROFILE_KEYS`, the median of
-    its ``device`` records (:mod:`benchcast.blockio`) over data sizes and the devices that have
-    counters; one column per metric (reads_per_op, syncs_per_op, read_request_size, ...)."""
-    io = agg[agg["op"] == blockio.OP]
-    if io.empty:
-        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=PROFILE_KEYS))
-    return io.groupby(PROFILE_KEYS + ["metric"])["value"].median().unstack("metric")
-
-
-def _path_figures(p: pd.Series, feats: pd.DataFrame, min_per_op: float) -> list[tuple[str, float]]:
-    """(figure, requests per operation) of one profile ``p`` (see :func:`profile_candidates`)."""
-    out = []
-    if p.get("reads_per_op", 0) >= min_per_op:
-        out.append((nearest_figure(feats, "randread", "read", p.get("read_request_size", 0)), p["reads_per_op"]))
-    if p.get("syncs_per_op", 0) >= min_per_op:
-        out.append((nearest_figure(feats, "write", "sync", p.get("write_request_size", 0)), p["syncs_per_op"]))
-    return [(f, float(w)) for f, w in out if f]
-
-
-def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float = 0.05):
-    """A callable: series key -> the device figures shaped like what the application does to the
-    device, from its ``device`` records (:mod:`benchcast.blockio`; per engine, workload and threads,
-    the median over the data sizes and the devices that have counters, so that the series of one
-    pool share their candidates):
-
-    * random reads (``randread``, QD1 mean latency) at the block size nearest the application's
-      read request size, when it sends at least ``min_per_op`` device reads per operation;
-    * the commit figure (``write`` with fdatasync, op ``sync``) at the block size nearest its write
-      request size, when it syncs at least ``min_per_op`` times per operation;
-    * where it does both, its I/O-path figure (:func:`io_path_name`, :func:`io_path_figures`):
-      the two weighted by the requests per operation, the reads at their median where measured
-      (:func:`io_path_weights`);
-    * beside the random-read figure, its median (``clat_p50``, :func:`median_twin`) where the
-      study measures it: the latency of a typical request. A rate cap (cgroup blkio) lets most
-      requests pass at the backing device's speed and holds a few for long; fio at full pace
-      sees the mean, an application reading between its own work sees mostly the median.
-
-    Buffered writes without a sync are left out: writeback happens off the operation's path. A
-    series without device records, or none of whose figures the study measured, gets [] (the
-    caller falls back to its pairing rules)."""
-    feats = feature_table(agg, features).drop_duplicates("feature")
-    profiles = _io_profiles(agg)
-
-    @functools.lru_cache(maxsize=None)
-    def of_profile(k: tuple) -> tuple[str, ...]:  # the series of one profile share their candidates
-        if k not in profiles.index:
-            return ()
-        figs = [f for f, _ in _path_figures(profiles.loc[k], feats, min_per_op)]
-        twins = [t for t in (median_twin(feats, f) for f in figs) if t]
-        return (*figs, *([io_path_name(dict(zip(PROFILE_KEYS, k)))] if len(figs) > 1 else []), *twins)
-
-    def allowed(key: dict) -> list[str]:
-        return list(of_profile(tuple(key[c] for c in PROFILE_KEYS)))
-
-    return allowed
-
-
-def median_twin(feats: pd.DataFrame, feature: str) -> str | None:
-    """The median completion latency (``clat_p50``) of a random-read figure of ``feats`` (a
-    :func:`feature_table`): the same workload, op, block size and queue depth; None for another
-    figure or where the study does not measure it."""
-    names = feats["feature"].to_numpy()
-    at = np.flatnonzero(names == feature)
-    if not len(at) or feats["workload"].iloc[at[0]] != "randread":
-        return None
-    # a feature id ends with its metric (:func:`feature_name`): queue depth and engine stay
-    twin = feature[: -len(feats["metric"].iloc[at[0]])] + "clat_p50"
-    return twin if (names == twin).any() else None
-
-
-def io_path_min_per_op(validate: Mapping) -> float | None:
-    """The ``min_per_op`` of the I/O-path figures under a study's ``validate`` settings: its
-    ``profile_min_per_op`` with ``candidates: profile``, else None (no I/O-path figures)."""
-    return validate["profile_min_per_op"] if validate.get("candidates") == "profile" else None
-
-
-IO_PATH_WEIGHT_COLUMNS = ["name", *PROFILE_KEYS, "feature", "weight"]
-
-
-def io_path_weights(agg: pd.DataFrame, features: Mapping | None = None, min_per_op: float = 0.05) -> pd.DataFrame:
-    """The weights of every I/O-path figure: what an operation of the application sends to the
-    device (:func:`profile_candidates`: random reads and commits, each from ``min_per_op`` per
-    operation; only workloads that do both), one row per component figure, weight = requests per
-    operation (the median over the devices of ``agg`` that count them). Columns
-    :data:`IO_PATH_WEIGHT_COLUMNS`.
-
-    The random reads count at their median (:func:`median_twin`, where measured; else the mean):
-    an application reads between its own work, and a typical request of it sees the median. The
-    mean of fio's back-to-back reads holds a rate cap's long waits (a loop capped at 4000 IOPS:
-    a 16K read's mean 250 us, its median 60-90 us; elsewhere the two differ by under 10 %)."""
-    feats = feature_table(agg, features).drop_duplicates("feature")
-    rows = []
-    for k, p in _io_profiles(agg).iterrows():
-        figs = [(median_twin(feats, f) or f, w) for f, w in _path_figures(p, feats, min_per_op)]
-        if len(figs) > 1:
-            key = dict(zip(PROFILE_KEYS, k))
-            rows += [{"name": io_path_name(key), **key, "feature": f, "weight": w} for f, w in figs]
-    return pd.DataFrame(rows, columns=IO_PATH_WEIGHT_COLUMNS)
-
-
-def io_path_figures(F: pd.DataFrame, weights: pd.DataFrame) -> pd.DataFrame:
-    """Each application's I/O-path figure on each device (or target) of ``F`` (device x feature):
-    the sum over its component figures of requests per operation x the figure, what the device
-    adds to one operation if its I/O were serial (``weights``: :func:`io_path_weights`). NaN where
-    the device lacks a component. Index as ``F``, one column per name."""
-    out = {}
-    for name, w in weights.groupby("name", sort=False):
-        cols = F.reindex(columns=list(w["feature"]))
-        out[name] = (cols * w["weight"].to_numpy()).sum(axis=1, min_count=len(w)).where(cols.notna().all(axis=1))
-    return pd.DataFrame(out, index=F.index, dtype=float)
 
 
 def candidate_features(series: str, key: Mapping, candidates, available) -> list[str]:

@@ -19,9 +19,6 @@ import pandas as pd
 from . import BenchcastError, fits, ratecap, records
 from .features import (
     feature_matrix,
-    io_path_figures,
-    io_path_min_per_op,
-    io_path_weights,
     pool_table,
     series_matrix,
     spec_features,
@@ -29,6 +26,7 @@ from .features import (
     target_figures,
     workload_variables,
 )
+from .iopath import io_path_figures, io_path_min_per_op, io_path_weights
 from .validation.choice import median_model
 from .validation.folds import LOGLOG, RELATIVE
 from .validation.intervals import spread_of, widen
@@ -238,7 +236,7 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
     paper_feature). The model is refitted on all devices of the series. A target lacking the
     model's figure is skipped. With ``io_paths`` (a ``min_per_op``) the applications' I/O-path
     figures are computed for the devices and the targets alike, weighted by the requests per
-    operation the devices counted (:func:`benchcast.features.io_path_weights`).
+    operation the devices counted (:func:`benchcast.iopath.io_path_weights`).
 
     Returns (predictions, skipped). predictions columns: series, SERIES_COLUMNS, choice, model,
     features, target, x, prediction, lower, upper, resid_df, interval_flag, n_devices,

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, blockio, fits, units
-from .features import IO_PATH, PROFILE_KEYS, feature_table, io_path_name, median_twin, nearest_figure
+from .features import PROFILE_KEYS, feature_table
+from .iopath import io_path_name, median_twin, nearest_figure
 
 #: The model's name in prediction tables.
 MODEL = "rate cap"
@@ -55,8 +56,8 @@ THROUGHPUT = ("overall", "throughput")
 
 def label(key) -> str:
     """'ratecap[mariadb/read-only]': the model's features label for a series key (named as its
-    I/O-path figure, :func:`benchcast.features.io_path_name`)."""
-    return "ratecap" + io_path_name(key)[len(IO_PATH):]
+    I/O-path figure, :func:`benchcast.iopath.io_path_name`)."""
+    return io_path_name(key, "ratecap")
 
 
 def _of_workload(records: pd.DataFrame, key) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from .features import FEATURE_BENCHMARK
 from .units import size_label
 
 STRINGS = {c: str for c in records.STR_COLUMNS + ["feature", "target", "choice", "kind", "feature_workload",
-                                                   "feature_op", "feature_metric", "feature_unit"]}
+                                                   "feature_op", "feature_metric", "feature_unit", "setting"]}
 
 
 def read_table(path, required=()) -> pd.DataFrame:

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError
-from ..features import IO_PATH, POOL_PER_WORKLOAD, series_matrix
+from ..features import POOL_PER_WORKLOAD, series_matrix
+from ..iopath import IO_PATH
 from ..records import SERIES_COLUMNS
 from .folds import LOGLOG, RELATIVE, loo_simple, multiple_inner
 from .intervals import families, inner_errors, interval_spread, spread_of

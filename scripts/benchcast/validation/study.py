@@ -20,13 +20,12 @@ from ..features import (
     POOL_ACROSS_WORKLOADS,
     POOL_PER_WORKLOAD,
     feature_matrix,
-    io_path_min_per_op,
     multiple_candidates,
-    profile_candidates,
     series_matrix,
     simple_candidates,
     study_table,
 )
+from ..iopath import io_path_min_per_op, profile_candidates
 from ..workloads import read_fractions
 from .choice import (
     Nested,
@@ -74,7 +73,7 @@ class Settings:
 
     @property
     def io_paths(self) -> float | None:
-        """The ``min_per_op`` of the I/O-path figures (:func:`benchcast.features.io_path_min_per_op`)."""
+        """The ``min_per_op`` of the I/O-path figures (:func:`benchcast.iopath.io_path_min_per_op`)."""
         return io_path_min_per_op(asdict(self))
 
     @property
