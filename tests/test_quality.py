@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, devices, fio, quality
-from benchcast.devices import benchcg
+from benchcast.devices import benchcg, delayed
 from devices_util import clean, needs_root  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,6 +165,40 @@ def test_real_fio_beside_a_real_spinner(clean):
     assert 0 <= rec["cpu_some"] <= 1 and 0 <= rec["steal"] <= 1
     assert not set(benchcg.KEYS) & set(devices.state_record.read_state(clean / "d.json")["created"])
     devices.teardown(clean / "d.json")
+
+
+@needs_root
+def test_a_delayed_devices_server_counts_as_the_run_not_the_machine(clean):
+    """A delayed device's FUSE server serves the benchmark's requests: while the job runs it sits in
+    the benchmark's CPU cgroup, so its CPU time is the run's (bench_cpu), not other CPU that would
+    spoil every run on the device; afterwards it is back where it was, still serving the mount."""
+    if benchcg.layout() is None:
+        pytest.skip("no CPU accounting cgroup")
+    spec = {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "64M"}, "read_delay_us": 1}
+    cell = fio.expand_grid(SMALL, {"d": spec})[0]
+    state = devices.ensure("d", spec, clean / "d.json")
+    try:
+        (pid,) = delayed.servers(state)
+        where = Path(f"/proc/{pid}/cgroup").read_text()
+        seen = []  # the server's CPU time at the instants the record's snapshots are taken
+        real = quality.snapshot
+
+        def snapshot(cgroup=None):
+            seen.append(cpu_seconds(pid))
+            return real(cgroup)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(quality, "snapshot", snapshot)
+            fio.run_cell("d", spec, clean / "d.json", cell, 0, clean / "run0.fio", clean / "run0.json")
+        served = seen[-1] - seen[0]
+        rec = json.loads((clean / "quality-run0.json").read_text())
+        assert served > 0.05  # the server really worked during the run
+        assert rec["bench_cpu"] * rec["wall_s"] >= 0.95 * served - 0.05
+        assert rec["other_cpu"] * rec["wall_s"] < served / 2
+        assert Path(f"/proc/{pid}/cgroup").read_text() == where
+        assert delayed.servers(devices.read_state(clean / "d.json")) == [pid]
+    finally:
+        devices.teardown(clean / "d.json")
 
 
 @needs_root

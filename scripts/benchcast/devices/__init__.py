@@ -410,7 +410,8 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
     ``swap_file`` (size in bytes, priority), a swap file on the device is on while the job runs
     (:mod:`.swap`, ``created.swapfile``). Always, this process and its children run in the benchmark's own CPU
     cgroup (:mod:`.benchcg`, ``created.cpucg``: the interference records tell its CPU time from
-    the machine's); ``shield`` (``cpu_shares``, ``nice``, ``ionice``, each None for as is) gives
+    the machine's), and so does the device's own server while the job runs (a delayed device's
+    FUSE server); ``shield`` (``cpu_shares``, ``nice``, ``ionice``, each None for as is) gives
     them a CPU weight and priorities (:func:`apply_shield`).
 
     If the body fails or the job is interrupted (SIGTERM/SIGINT/SIGHUP), the device is torn down
@@ -424,8 +425,10 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
             raise BenchcastError(f"device {device_id}: not available here: {state.get('reason')}")
         rec = state_record.Recorder(state, state_path)
         entered: list[Path] = []  # the cgroups this process was in, innermost last
+        adopted: list = []  # the device's own server processes in the benchmark's cgroup
 
         def leave_all():
+            benchcg.give_back(adopted)
             while entered:
                 cgroups.join_cgroup(entered.pop())
 
@@ -444,9 +447,11 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
             if enter_cgroup and state["kind"] == "throttled":
                 entered.append(throttled.enter(state))
             shield = shield or {}
-            for cg in benchcg.create(rec, shield.get("cpu_shares")):
+            made = benchcg.create(rec, shield.get("cpu_shares"))
+            for cg in made:
                 cgroups.join_cgroup(cg)
                 entered.append(cg.parent)
+            adopted += benchcg.adopt(made, delayed.servers(state) if state["kind"] == "delayed" else [])
             apply_shield(device_id, shield)
             if memory_limit:
                 cg = memlimit.create(rec, memory_limit)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import BenchcastError
 from . import base, cgroups, state_record
 
 KEYS = ("cpucg", "cpucg_weight")
@@ -78,6 +79,35 @@ def set_weight(rec: state_record.Recorder, cg: Path, version: int, cpu_shares: i
         (cg / fname).write_text(str(value))
     except OSError as exc:
         raise rec.error("cpucg", f"writing {value} to {cg / fname}: {exc.strerror}") from None
+
+
+def adopt(made: list[Path], pids: list[int]) -> list[tuple[Path, int]]:
+    """Move the device's own server processes (a FUSE server: its CPU time serves the benchmark's
+    requests, it is part of the device) into the benchmark's cgroups ``made``, so that their CPU
+    counts as the run's own and shares its weight, not as the rest of the machine's. Returns where
+    each was, for :func:`give_back`; a process that is gone or cannot move is left where it is."""
+    moved = []
+    version = 2 if made and (made[0] / "cgroup.controllers").exists() else 1
+    for cg in made:
+        controller = "cpu" if version == 2 else cg.relative_to(cgroups.CGROUP_ROOT).parts[0]
+        for pid in pids:
+            try:
+                was = cgroups.own_cgroup(controller, version, pid)
+                (cg / "cgroup.procs").write_text(str(pid))
+            except (OSError, BenchcastError):
+                continue
+            moved.append((was, pid))
+    return moved
+
+
+def give_back(moved: list[tuple[Path, int]]) -> None:
+    """Put the processes :func:`adopt` moved back where they were (a server outlives the job)."""
+    while moved:
+        was, pid = moved.pop()
+        try:
+            (was / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            pass
 
 
 def usage_ns(cg) -> int | None:

@@ -26,10 +26,10 @@ def cgroup_v2_root(controller: str) -> Path | None:
     return None
 
 
-def own_cgroup(controller: str, version: int) -> Path:
-    """The cgroup directory this process is in now, for ``controller`` (v1: that controller's
-    hierarchy; v2: the unified one)."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
+def own_cgroup(controller: str, version: int, pid: int | str = "self") -> Path:
+    """The cgroup directory this process (or process ``pid``) is in now, for ``controller`` (v1:
+    that controller's hierarchy; v2: the unified one)."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         num, controllers, path = line.split(":", 2)
         if version == 1 and controller in controllers.split(","):
             return CGROUP_ROOT / controller / path.lstrip("/")

@@ -165,6 +165,21 @@ def teardown(rec: state_record.Recorder) -> list[str]:
     return mounts.teardown_mounted(rec, _undo)
 
 
+def servers(state: dict) -> list[int]:
+    """The process ids of this device's file system server (started as ``delayfs DATA MOUNT ...``)."""
+    c = state.get("created", {})
+    want = [os.fsencode(str(c.get("data_dir", ""))), os.fsencode(str(c.get("mount", "")))]
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
+        except OSError:
+            continue
+        if len(argv) > 2 and Path(os.fsdecode(argv[0])).name.startswith("delayfs") and argv[1:3] == want:
+            pids.append(int(proc.name))
+    return pids
+
+
 def alive(state: dict) -> bool:
     c = state.get("created", {})
     sub = state.get("backing") or {}
