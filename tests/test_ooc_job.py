@@ -54,6 +54,7 @@ def test_swap_on_zram_pages_beyond_the_limit_and_leaves_nothing(binaries, clean)
     recs = records.read(j["records"])
     assert set(recs["engine"]) == {"swap"} and set(recs["data_size"]) == {8 * MB, 32 * MB}
     assert (recs["memory_limit"].astype(int) == 16 * MB).all() and (recs["swap_size"].astype(int) == 64 * MB).all()
+    assert all(Path(p).is_file() for p in recs["raw"]), recs["raw"].tolist()  # where they are, not where they were written
     assert swaps() == [] and finish(j) == {}
 
 

@@ -71,6 +71,7 @@ def test_memory_limit_on_a_real_ycsb_run_reaches_the_device_and_is_removed(ycsb_
         io = recs[recs["op"] == "device"].set_index("metric")["value"]
         assert io["reads_per_op"] > 0.5, io  # measured 15-20 on the development VM
         assert (recs["memory_limit"].astype(int) == 64 << 20).all()
+        assert all(Path(p).is_file() for p in recs["raw"]), set(recs["raw"])  # the raw files where they are
         bad = {**job, "jar": str(clean / "none.jar"), "records": str(clean / "bad.csv"), "raw": str(clean / "bad")}
         proc = _run_job(bad)
         assert proc.returncode == 1 and "none.jar" in proc.stderr

@@ -214,6 +214,14 @@ def write(df: pd.DataFrame, path) -> None:
     check(df, where=str(path)).to_csv(path, index=False)
 
 
+def _moved(path, part: Path, final) -> str:
+    """``path`` (a file under the temporary folder ``part``) as it will be under ``final``."""
+    try:
+        return str(Path(final) / Path(str(path)).relative_to(part))
+    except ValueError:
+        return path
+
+
 def write_job(df: pd.DataFrame, job: dict, source: str, provenance: dict) -> None:
     """The end of a measuring job (``job``: its ``records`` file and ``raw`` folder): the records,
     labelled with their ``source`` and the device's ``provenance``, written under a temporary name,
@@ -223,6 +231,9 @@ def write_job(df: pd.DataFrame, job: dict, source: str, provenance: dict) -> Non
     df = df.assign(source=source)
     for key, val in provenance.items():
         df[key] = val
+    if "raw" in df.columns:  # each raw file where it ends up, not under its temporary name
+        part = protect.atomic_path(job["raw"]).resolve()
+        df["raw"] = [_moved(v, part, job["raw"]) for v in df["raw"]]
     write(df, protect.atomic_path(job["records"]))
     protect.commit(job["raw"])
     protect.commit(job["records"])
