@@ -4,6 +4,7 @@ on a real run."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from analysis_util import ROOT
 from devices_util import clean, needs_fuse  # noqa: F401
