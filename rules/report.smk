@@ -1,4 +1,5 @@
-# Report: the paper-shaped tables (CSV) and the Altair charts, declared with report() (through reported(), rules/common.smk) and captions.
+# Report: the paper-shaped tables (CSV) and the Altair charts, each declared with reported()
+# (rules/common.smk: report() with its caption).
 
 
 rule tables_screening:
