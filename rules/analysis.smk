@@ -113,12 +113,7 @@ rule predict_intervals:
         nested="results/{study}/validation/nested_selection.csv",
     output:
         predictions="results/{study}/validation/target_predictions.csv",
-        skipped=report(
-            "results/{study}/validation/target_skipped.csv",
-            caption="../report/target_skipped.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
+        skipped=reported("validation/target_skipped.csv", "Validity"),
     log:
         "logs/{study}/predict_intervals.log",
     conda:

@@ -511,6 +511,18 @@ def get_import_inputs(wildcards):
         ) from None
 
 
+def reported(path, subcategory, caption=None):
+    """A study's output shown in the report: results/{study}/<path>, under the study and
+    ``subcategory``, with the caption report/<caption>.rst (default: the file's own name)."""
+    caption = caption or os.path.splitext(os.path.basename(path))[0]
+    return report(
+        f"results/{{study}}/{path}",
+        caption=f"../report/{caption}.rst",
+        category="{study}",
+        subcategory=subcategory,
+    )
+
+
 def get_focus(wildcards):
     rep = STUDIES[wildcards.study].get("report", {})
     return {

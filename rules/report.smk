@@ -1,4 +1,5 @@
-# Report: the paper-shaped tables (CSV) and the Altair charts, declared with report() and captions.
+# Report: the paper-shaped tables (CSV) and the Altair charts, each declared with reported()
+# (rules/common.smk: report() with its caption).
 
 
 rule tables_screening:
@@ -6,24 +7,9 @@ rule tables_screening:
         screen="results/{study}/screen.csv",
         best="results/{study}/best.csv",
     output:
-        table08=report(
-            "results/{study}/tables/table08_r2_by_feature.csv",
-            caption="../report/table08.rst",
-            category="{study}",
-            subcategory="Screening",
-        ),
-        table09_10=report(
-            "results/{study}/tables/table09_10_best_feature.csv",
-            caption="../report/table09_10.rst",
-            category="{study}",
-            subcategory="Screening",
-        ),
-        table11=report(
-            "results/{study}/tables/table11_mean_best_r2.csv",
-            caption="../report/table11.rst",
-            category="{study}",
-            subcategory="Screening",
-        ),
+        table08=reported("tables/table08_r2_by_feature.csv", "Screening", caption="table08"),
+        table09_10=reported("tables/table09_10_best_feature.csv", "Screening", caption="table09_10"),
+        table11=reported("tables/table11_mean_best_r2.csv", "Screening", caption="table11"),
     log:
         "logs/{study}/tables_screening.log",
     conda:
@@ -42,24 +28,9 @@ rule tables_prediction:
         fits="results/{study}/extrapolation_fits.csv",
         points="results/{study}/extrapolation.csv",
     output:
-        table12=report(
-            "results/{study}/tables/table12_predictions.csv",
-            caption="../report/table12.rst",
-            category="{study}",
-            subcategory="Prediction",
-        ),
-        table13=report(
-            "results/{study}/tables/table13_extrapolated.csv",
-            caption="../report/table13.rst",
-            category="{study}",
-            subcategory="Prediction",
-        ),
-        table14=report(
-            "results/{study}/tables/table14_size_fit_r2.csv",
-            caption="../report/table14.rst",
-            category="{study}",
-            subcategory="Prediction",
-        ),
+        table12=reported("tables/table12_predictions.csv", "Prediction", caption="table12"),
+        table13=reported("tables/table13_extrapolated.csv", "Prediction", caption="table13"),
+        table14=reported("tables/table14_size_fit_r2.csv", "Prediction", caption="table14"),
     log:
         "logs/{study}/tables_prediction.log",
     conda:
@@ -79,12 +50,7 @@ rule chart_fig3_scatter:
         predictions="results/{study}/predictions.csv",
     output:
         svg="results/{study}/charts/fig3_scatter.svg",
-        html=report(
-            "results/{study}/charts/fig3_scatter.html",
-            caption="../report/fig3_scatter.rst",
-            category="{study}",
-            subcategory="Charts",
-        ),
+        html=reported("charts/fig3_scatter.html", "Charts"),
     log:
         "logs/{study}/chart_fig3_scatter.log",
     conda:
@@ -105,12 +71,7 @@ rule chart_fig4_data_size:
         best="results/{study}/best.csv",
     output:
         svg="results/{study}/charts/fig4_data_size.svg",
-        html=report(
-            "results/{study}/charts/fig4_data_size.html",
-            caption="../report/fig4_data_size.rst",
-            category="{study}",
-            subcategory="Charts",
-        ),
+        html=reported("charts/fig4_data_size.html", "Charts"),
     log:
         "logs/{study}/chart_fig4_data_size.log",
     conda:
@@ -128,12 +89,7 @@ rule chart_heatmap_best_r2:
         best="results/{study}/best.csv",
     output:
         svg="results/{study}/charts/heatmap_best_r2.svg",
-        html=report(
-            "results/{study}/charts/heatmap_best_r2.html",
-            caption="../report/heatmap_best_r2.rst",
-            category="{study}",
-            subcategory="Charts",
-        ),
+        html=reported("charts/heatmap_best_r2.html", "Charts"),
     log:
         "logs/{study}/chart_heatmap_best_r2.log",
     conda:
@@ -148,19 +104,9 @@ rule device_figures:
     input:
         "results/{study}/aggregated.csv",
     output:
-        table=report(
-            "results/{study}/tables/device_figures.csv",
-            caption="../report/device_figures_table.rst",
-            category="{study}",
-            subcategory="Devices",
-        ),
+        table=reported("tables/device_figures.csv", "Devices", caption="device_figures_table"),
         svg="results/{study}/charts/device_figures.svg",
-        html=report(
-            "results/{study}/charts/device_figures.html",
-            caption="../report/device_figures.rst",
-            category="{study}",
-            subcategory="Devices",
-        ),
+        html=reported("charts/device_figures.html", "Devices"),
     log:
         "logs/{study}/device_figures.log",
     conda:
@@ -177,19 +123,9 @@ rule chart_ooc:
     input:
         "results/{study}/aggregated.csv",
     output:
-        table=report(
-            "results/{study}/tables/ooc_relative.csv",
-            caption="../report/ooc_relative_table.rst",
-            category="{study}",
-            subcategory="Out of core",
-        ),
+        table=reported("tables/ooc_relative.csv", "Out of core", caption="ooc_relative_table"),
         svg="results/{study}/charts/ooc_relative.svg",
-        html=report(
-            "results/{study}/charts/ooc_relative.html",
-            caption="../report/ooc_relative.rst",
-            category="{study}",
-            subcategory="Out of core",
-        ),
+        html=reported("charts/ooc_relative.html", "Out of core"),
     log:
         "logs/{study}/chart_ooc.log",
     conda:
@@ -206,12 +142,7 @@ rule workload_classes:
     input:
         "results/{study}/aggregated.csv",
     output:
-        report(
-            "results/{study}/tables/workload_classes.csv",
-            caption="../report/workload_classes.rst",
-            category="{study}",
-            subcategory="Applications",
-        ),
+        reported("tables/workload_classes.csv", "Applications"),
     log:
         "logs/{study}/workload_classes.log",
     conda:
@@ -235,48 +166,13 @@ rule tables_validity:
         refusals="results/{study}/validation/multiple_refusals.csv",
         predictions="results/{study}/validation/target_predictions.csv",
     output:
-        verdicts=report(
-            "results/{study}/tables/validity_verdicts.csv",
-            caption="../report/validity_verdicts.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
-        tiers=report(
-            "results/{study}/tables/validity_tiers.csv",
-            caption="../report/validity_tiers.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
-        simple=report(
-            "results/{study}/tables/validity_simple_selection.csv",
-            caption="../report/validity_simple_selection.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
-        multiple=report(
-            "results/{study}/tables/validity_multiple_selection.csv",
-            caption="../report/validity_multiple_selection.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
-        coverage=report(
-            "results/{study}/tables/validity_coverage.csv",
-            caption="../report/validity_coverage.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
-        refusals=report(
-            "results/{study}/tables/validity_refusals.csv",
-            caption="../report/validity_refusals.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
-        intervals=report(
-            "results/{study}/tables/validity_target_intervals.csv",
-            caption="../report/validity_target_intervals.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
+        verdicts=reported("tables/validity_verdicts.csv", "Validity"),
+        tiers=reported("tables/validity_tiers.csv", "Validity"),
+        simple=reported("tables/validity_simple_selection.csv", "Validity"),
+        multiple=reported("tables/validity_multiple_selection.csv", "Validity"),
+        coverage=reported("tables/validity_coverage.csv", "Validity"),
+        refusals=reported("tables/validity_refusals.csv", "Validity"),
+        intervals=reported("tables/validity_target_intervals.csv", "Validity"),
     log:
         "logs/{study}/tables_validity.log",
     conda:
@@ -293,12 +189,7 @@ rule table_data_size:
     input:
         "results/{study}/validation/size_summary.csv",
     output:
-        report(
-            "results/{study}/tables/validity_data_size.csv",
-            caption="../report/validity_data_size.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
+        reported("tables/validity_data_size.csv", "Validity"),
     log:
         "logs/{study}/table_data_size.log",
     conda:
@@ -315,12 +206,7 @@ rule chart_latency_size:
         folds="results/{study}/validation/size_folds.csv",
     output:
         svg="results/{study}/charts/latency_size.svg",
-        html=report(
-            "results/{study}/charts/latency_size.html",
-            caption="../report/latency_size.rst",
-            category="{study}",
-            subcategory="Charts",
-        ),
+        html=reported("charts/latency_size.html", "Charts"),
     log:
         "logs/{study}/chart_latency_size.log",
     conda:
@@ -338,12 +224,7 @@ rule chart_heldout:
         "results/{study}/validation/chosen_folds.csv",
     output:
         svg="results/{study}/charts/heldout.svg",
-        html=report(
-            "results/{study}/charts/heldout.html",
-            caption="../report/heldout.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
+        html=reported("charts/heldout.html", "Validity"),
     log:
         "logs/{study}/chart_heldout.log",
     conda:
@@ -361,12 +242,7 @@ rule chart_target_intervals:
         best="results/{study}/best.csv",
     output:
         svg="results/{study}/charts/target_intervals.svg",
-        html=report(
-            "results/{study}/charts/target_intervals.html",
-            caption="../report/target_intervals.rst",
-            category="{study}",
-            subcategory="Validity",
-        ),
+        html=reported("charts/target_intervals.html", "Validity"),
     log:
         "logs/{study}/chart_target_intervals.log",
     conda:
@@ -382,25 +258,10 @@ rule noise:
     input:
         "results/{study}/aggregated.csv",
     output:
-        table=report(
-            "results/{study}/tables/noise.csv",
-            caption="../report/noise_table.rst",
-            category="{study}",
-            subcategory="Noise",
-        ),
-        speed=report(
-            "results/{study}/tables/machine_speed.csv",
-            caption="../report/machine_speed.rst",
-            category="{study}",
-            subcategory="Noise",
-        ),
+        table=reported("tables/noise.csv", "Noise", caption="noise_table"),
+        speed=reported("tables/machine_speed.csv", "Noise"),
         svg="results/{study}/charts/noise.svg",
-        html=report(
-            "results/{study}/charts/noise.html",
-            caption="../report/noise.rst",
-            category="{study}",
-            subcategory="Noise",
-        ),
+        html=reported("charts/noise.html", "Noise"),
     log:
         "logs/{study}/noise.log",
     conda:
@@ -417,19 +278,9 @@ rule app_overview:
     input:
         "results/{study}/aggregated.csv",
     output:
-        table=report(
-            "results/{study}/tables/app_overview.csv",
-            caption="../report/app_overview_table.rst",
-            category="{study}",
-            subcategory="Applications",
-        ),
+        table=reported("tables/app_overview.csv", "Applications", caption="app_overview_table"),
         svg="results/{study}/charts/app_overview.svg",
-        html=report(
-            "results/{study}/charts/app_overview.html",
-            caption="../report/app_overview.rst",
-            category="{study}",
-            subcategory="Applications",
-        ),
+        html=reported("charts/app_overview.html", "Applications"),
     log:
         "logs/{study}/app_overview.log",
     conda:
@@ -445,12 +296,7 @@ rule inventory:
     input:
         get_record_files,
     output:
-        report(
-            "results/{study}/tables/inventory.csv",
-            caption="../report/inventory.rst",
-            category="{study}",
-            subcategory="Inventory",
-        ),
+        reported("tables/inventory.csv", "Inventory"),
     log:
         "logs/{study}/inventory.log",
     conda:
@@ -465,18 +311,8 @@ rule quality:
     input:
         unpack(get_quality_inputs),
     output:
-        table=report(
-            "results/{study}/tables/quality.csv",
-            caption="../report/quality.rst",
-            category="{study}",
-            subcategory="Measurement quality",
-        ),
-        line=report(
-            "results/{study}/quality/summary.txt",
-            caption="../report/quality_summary.rst",
-            category="{study}",
-            subcategory="Measurement quality",
-        ),
+        table=reported("tables/quality.csv", "Measurement quality"),
+        line=reported("quality/summary.txt", "Measurement quality", caption="quality_summary"),
     log:
         "logs/{study}/quality.log",
     conda:
