@@ -513,7 +513,8 @@ def get_import_inputs(wildcards):
 
 def reported(path, subcategory, caption=None):
     """A study's output shown in the report: results/{study}/<path>, under the study and
-    ``subcategory``, with the caption report/<caption>.rst (default: the file's own name)."""
+    ``subcategory``, with the caption report/<caption>.rst (default: the file's own name).
+    """
     caption = caption or os.path.splitext(os.path.basename(path))[0]
     return report(
         f"results/{{study}}/{path}",

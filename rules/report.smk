@@ -7,9 +7,15 @@ rule tables_screening:
         screen="results/{study}/screen.csv",
         best="results/{study}/best.csv",
     output:
-        table08=reported("tables/table08_r2_by_feature.csv", "Screening", caption="table08"),
-        table09_10=reported("tables/table09_10_best_feature.csv", "Screening", caption="table09_10"),
-        table11=reported("tables/table11_mean_best_r2.csv", "Screening", caption="table11"),
+        table08=reported(
+            "tables/table08_r2_by_feature.csv", "Screening", caption="table08"
+        ),
+        table09_10=reported(
+            "tables/table09_10_best_feature.csv", "Screening", caption="table09_10"
+        ),
+        table11=reported(
+            "tables/table11_mean_best_r2.csv", "Screening", caption="table11"
+        ),
     log:
         "logs/{study}/tables_screening.log",
     conda:
@@ -28,9 +34,15 @@ rule tables_prediction:
         fits="results/{study}/extrapolation_fits.csv",
         points="results/{study}/extrapolation.csv",
     output:
-        table12=reported("tables/table12_predictions.csv", "Prediction", caption="table12"),
-        table13=reported("tables/table13_extrapolated.csv", "Prediction", caption="table13"),
-        table14=reported("tables/table14_size_fit_r2.csv", "Prediction", caption="table14"),
+        table12=reported(
+            "tables/table12_predictions.csv", "Prediction", caption="table12"
+        ),
+        table13=reported(
+            "tables/table13_extrapolated.csv", "Prediction", caption="table13"
+        ),
+        table14=reported(
+            "tables/table14_size_fit_r2.csv", "Prediction", caption="table14"
+        ),
     log:
         "logs/{study}/tables_prediction.log",
     conda:
@@ -104,7 +116,9 @@ rule device_figures:
     input:
         "results/{study}/aggregated.csv",
     output:
-        table=reported("tables/device_figures.csv", "Devices", caption="device_figures_table"),
+        table=reported(
+            "tables/device_figures.csv", "Devices", caption="device_figures_table"
+        ),
         svg="results/{study}/charts/device_figures.svg",
         html=reported("charts/device_figures.html", "Devices"),
     log:
@@ -123,7 +137,9 @@ rule chart_ooc:
     input:
         "results/{study}/aggregated.csv",
     output:
-        table=reported("tables/ooc_relative.csv", "Out of core", caption="ooc_relative_table"),
+        table=reported(
+            "tables/ooc_relative.csv", "Out of core", caption="ooc_relative_table"
+        ),
         svg="results/{study}/charts/ooc_relative.svg",
         html=reported("charts/ooc_relative.html", "Out of core"),
     log:
@@ -278,7 +294,9 @@ rule app_overview:
     input:
         "results/{study}/aggregated.csv",
     output:
-        table=reported("tables/app_overview.csv", "Applications", caption="app_overview_table"),
+        table=reported(
+            "tables/app_overview.csv", "Applications", caption="app_overview_table"
+        ),
         svg="results/{study}/charts/app_overview.svg",
         html=reported("charts/app_overview.html", "Applications"),
     log:
@@ -312,7 +330,9 @@ rule quality:
         unpack(get_quality_inputs),
     output:
         table=reported("tables/quality.csv", "Measurement quality"),
-        line=reported("quality/summary.txt", "Measurement quality", caption="quality_summary"),
+        line=reported(
+            "quality/summary.txt", "Measurement quality", caption="quality_summary"
+        ),
     log:
         "logs/{study}/quality.log",
     conda:
