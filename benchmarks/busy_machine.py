@@ -89,9 +89,8 @@ def families(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdict_changes(idle: pd.DataFrame, busy: pd.DataFrame) -> pd.DataFrame:
-    both = idle.set_index("series")[["verdict"]].join(busy.set_index("series")[["verdict"]], how="inner",
-                                                      lsuffix="_idle", rsuffix="_busy")
-    return both[both["verdict_idle"] != both["verdict_busy"]]
+    both = idle[["series", "verdict"]].merge(busy[["series", "verdict"]], on="series", suffixes=("_idle", "_busy"))
+    return both[both["verdict_idle"] != both["verdict_busy"]].set_index("series")
 
 
 def remeasured(summary: pd.DataFrame) -> pd.DataFrame:
