@@ -2,7 +2,8 @@
 
 One module per kind (tmpfs, dir, zram, loop, blockdev, fsdax, throttled, delayed), each with ``check``
 (spec keys), ``available`` (can this machine have it), ``provision(recorder, spec)``,
-``teardown(recorder)``, ``alive(state)`` and ``model(state)``. This module is the interface the
+``teardown(recorder)``, ``alive(state)`` and ``model(state)``; a kind that runs a server of its own
+(delayed: its FUSE server) also ``servers(state)``, the server's process ids. This module is the interface the
 workflow's rules call:
 
     state = provision("zr", {"kind": "zram", "disksize": "256M"}, "results/devices/zr.json")
@@ -451,7 +452,7 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
             for cg in made:
                 cgroups.join_cgroup(cg)
                 entered.append(cg.parent)
-            adopted += benchcg.adopt(made, delayed.servers(state) if state["kind"] == "delayed" else [])
+            adopted += benchcg.adopt(made, getattr(KINDS[state["kind"]], "servers", lambda s: [])(state))
             apply_shield(device_id, shield)
             if memory_limit:
                 cg = memlimit.create(rec, memory_limit)
