@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis_util import PAPER, io_records, make_agg, paper_agg
-from benchcast import BenchcastError, config, features, fits, predict, screen
+from benchcast import BenchcastError, config, features, fits, predict, screen, tables, validation
 from benchcast.validation import choice, intervals
 from benchcast.validation import folds as vfolds
 
@@ -153,7 +153,8 @@ def test_predict_targets_multiple_refits_pool_and_flags_data_size():
     agg = make_agg(feats, res)
     sel = pd.DataFrame({"pool": ["ycsb/mysql/write-only/write/lat_mean/us"],
                         "pool_by": [",".join(features.POOL_PER_WORKLOAD)],
-                        "selected_features": ["randwrite_64K_lat_mean"], "variables": ["data_gb"]})
+                        "selected_features": ["randwrite_64K_lat_mean"],
+                        "selected_figures": [vfolds.figures_cell(["randwrite_64K_lat_mean"])]})
     targets = {"t": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": 25}]},
                "u": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": 25}]}}
     pred, skipped = predict.predict_targets_multiple(agg, sel, targets, data_sizes=["64GB", "100GB"])
@@ -185,7 +186,7 @@ def test_nested_choice_predicts_a_target_by_the_median_of_the_three_best_by_hand
     assert nested["rank"].tolist() == [1, 2, 3]
     devs = list(x64)
     yv = np.array([y[d] for d in devs])
-    hand = []  # (mape, features, fit on all devices as a function of x)
+    hand = []  # (mape, features, fit on all devices as a function of x, figure)
     for fid, xd in figs.items():
         xv = np.array([xd[d] for d in devs])
         for log in (False, True):
@@ -195,9 +196,9 @@ def test_nested_choice_predicts_a_target_by_the_median_of_the_three_best_by_hand
                 b, a = np.polyfit(np.delete(t(xv), i), np.delete(t(yv), i), 1)
                 loo.append(back(a + b * t(xv[i])))
             b, a = np.polyfit(t(xv), t(yv), 1)
-            name = (vfolds.LOGLOG if log else "") + fid
+            name = vfolds.model_label([fid], vfolds.LOGLOG if log else vfolds.LINE)
             hand.append((np.mean(np.abs(100 * (np.array(loo) - yv) / yv)), name,
-                         lambda x, a=a, b=b, t=t, back=back: float(back(a + b * t(x)))))
+                         lambda x, a=a, b=b, t=t, back=back: float(back(a + b * t(x))), fid))
     hand.sort(key=lambda h: h[0])
     assert nested["features"].tolist() == [h[1] for h in hand[:3]]
     assert nested["score_mape"].to_numpy() == pytest.approx([h[0] for h in hand[:3]])
@@ -205,20 +206,20 @@ def test_nested_choice_predicts_a_target_by_the_median_of_the_three_best_by_hand
             "randwrite_16K_lat_mean": ("16K", 50.0)}
     fig = lambda fid: {"workload": "randwrite", "block_size": card[fid][0], "metric": "lat_mean",  # noqa: E731
                        "value": card[fid][1]}
-    second = hand[1][1].removeprefix(vfolds.LOGLOG)
+    second = hand[1][3]
     lacking = [f for f in card if f != second]  # the card without the second model's figure
     targets = {"full": {"figures": [fig(f) for f in card]}, "less": {"figures": [fig(f) for f in lacking]}}
     pred, _ = predict.predict_targets_nested(agg, nested, targets)
     pred = pred.set_index("target")
     assert set(pred["choice"]) == {"nested"} and set(pred["kind"]) == {"simple"}
-    values = sorted((h[2](card[h[1].removeprefix(vfolds.LOGLOG)][1]), h[1]) for h in hand[:3])
+    values = sorted((h[2](card[h[3]][1]), h[1]) for h in hand[:3])
     assert pred.loc["full", "features"] == values[1][1] != hand[0][1]  # the median, not the best
     assert pred.loc["full", "prediction"] == pytest.approx(values[1][0])
     assert pred.loc["full", "lower"] < pred.loc["full", "prediction"] < pred.loc["full", "upper"]
-    have = [h for h in hand[:3] if h[1].removeprefix(vfolds.LOGLOG) in lacking]
+    have = [h for h in hand[:3] if h[3] in lacking]
     assert len(have) == 2  # an even number: the better alone
     assert pred.loc["less", "features"] == have[0][1]
-    assert pred.loc["less", "prediction"] == pytest.approx(have[0][2](card[have[0][1].removeprefix(vfolds.LOGLOG)][1]))
+    assert pred.loc["less", "prediction"] == pytest.approx(have[0][2](card[have[0][3]][1]))
 
 
 def test_nested_choice_predicts_a_target_with_a_multiple_model_of_its_pool():
@@ -234,13 +235,14 @@ def test_nested_choice_predicts_a_target_with_a_multiple_model_of_its_pool():
                                              max_figures=2)
     _, keys = features.series_matrix(agg)
     ranked = pd.DataFrame({"series": keys.index, "features": "randwrite_64K_lat_mean", "model": "multiple",
-                           "mape": 1.0, "_rank": 0})
+                           "mape": 1.0, "_rank": 0, "form": "line",
+                           "figures": vfolds.figures_cell(["randwrite_64K_lat_mean"])})
     nested = choice.select_nested(ranked, keys, mfolds, msummary)
     assert nested["pool"].tolist() == ["ycsb/mysql/write-only/write/lat_mean/us"] * 3
     assert set(nested["variables"]) == {"data_gb+log2_data_gb"}
     targets = {"t": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": 25}]}}
     pred, _ = predict.predict_targets_nested(agg, nested, targets)
-    sel = nested.rename(columns={"features": "selected_features"}).iloc[:1]
+    sel = nested.rename(columns={"features": "selected_features", "figures": "selected_figures"}).iloc[:1]
     whole, _ = predict.predict_targets_multiple(agg, sel, targets)
     assert pred["data_size"].tolist() == sizes and set(pred["kind"]) == {"multiple"}
     assert sorted(pred["series"]) == sorted(keys.index)
@@ -266,7 +268,7 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
     held = choice.nested_choice(agg, folds, None, how=choice.Nested(top=3, loglog=loglog, level=0.9, relative=relative))
     held = intervals.widen(held).set_index("held_out")
     assert held["features"].nunique() > 1  # not one model everywhere
-    assert held["features"].str.startswith(vfolds.RELATIVE).any() == relative
+    assert held["features"].str.startswith(vfolds.RELATIVE.prefix).any() == relative
     widened = 0
     for d in x64:
         rest = agg[agg["device"] != d]
@@ -301,3 +303,55 @@ def test_nested_choice_of_a_card_no_model_can_predict_is_skipped_not_an_error():
     pred, skipped = predict.predict_targets_nested(agg, nested, card)
     assert pred.empty and list(pred.columns) == predict.TARGET_PREDICTION_COLUMNS
     assert skipped["target"].tolist() == ["other"]
+
+
+def _paper_through_csv(tmp_path):
+    """The paper study's validation and its spec cards' predictions with intervals, the selections
+    written to CSV files and read back between the two, as between the rules ``heldout`` and
+    ``predict_intervals``."""
+    agg = paper_agg()
+    screened = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)
+    val = validation.run_study(validation.Study.of(PAPER), agg=agg, screened=screened)
+    names = ("simple_selection", "multiple_selection", "nested_selection")
+    for name in names:
+        val[name].to_csv(tmp_path / f"{name}.csv", index=False)
+    chosen = predict.Selections(*(tables.read_table(tmp_path / f"{name}.csv") for name in names))
+    preds, _ = predict.with_intervals(agg, PAPER["features"], PAPER["series"], chosen, PAPER["targets"],
+                                      PAPER["validate"], PAPER["extrapolate"]["data_sizes"])
+    return val, preds, features.feature_table(agg, PAPER["features"])
+
+
+def test_a_model_is_read_from_its_columns_never_from_its_label(tmp_path, monkeypatch):
+    """Feature keys that look like model labels (starting 'log-log relative ', holding a '+') change
+    no choice and no prediction: a model's form and figures travel as columns beside its label
+    (straight and log-log lines, multiple models, through CSV files), and every label is the
+    adversarial figures' label."""
+    usual_dir, odd_dir = tmp_path / "usual", tmp_path / "odd"
+    usual_dir.mkdir(), odd_dir.mkdir()
+    val, preds, feats = _paper_through_csv(usual_dir)
+    plain = features.feature_name
+    monkeypatch.setattr(features, "feature_name", lambda *a, **k: f"log-log relative {plain(*a, **k)}+1")
+    odd_val, odd_preds, odd_feats = _paper_through_csv(odd_dir)
+    both = feats.merge(odd_feats, on=[*features.FEATURE_KEYS, "device"], suffixes=("", "_odd"))
+    rename = dict(zip(both["feature"], both["feature_odd"]))
+    assert len(both) == len(feats) and all(v.endswith("+1") for v in rename.values())
+
+    def relabel(label):  # the usual labels hold no '+' and no prefix of their own: read here, in a test
+        if not isinstance(label, str):
+            return label
+        form = next((f for f in (vfolds.LOGLOG, vfolds.RELATIVE) if label.startswith(f.prefix)), vfolds.LINE)
+        return vfolds.model_label([rename.get(x, x) for x in label.removeprefix(form.prefix).split("+")], form)
+
+    nested = val["nested_selection"]
+    assert {"line", "log-log"} <= set(nested["form"])  # the paper's data chooses no line on relative errors
+    for name in ("simple_selection", "multiple_selection", "nested_selection", "chosen_folds", "verdicts"):
+        got, want = odd_val[name], val[name]
+        for col in ("features", "paper_feature", "selected_feature", "r2_features", "selected_features"):
+            if col in want:
+                want = want.assign(**{col: want[col].map(relabel)})
+        cols = [c for c in want.columns if c not in ("figures", "selected_figures")]
+        pd.testing.assert_frame_equal(got[cols], want[cols], obj=name)
+    assert {"simple", "multiple"} <= set(preds["kind"]) and {"paper", "heldout", "nested"} <= set(preds["choice"])
+    pd.testing.assert_frame_equal(odd_preds, preds.assign(features=preds["features"].map(relabel),
+                                                          out_of_range_features=odd_preds["out_of_range_features"]),
+                                  check_dtype=False)  # a mapped column's string dtype

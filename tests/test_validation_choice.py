@@ -24,7 +24,8 @@ def test_select_simple_both_choices_and_differ_flag():
     # hand-made summary where they differ
     s = pd.DataFrame({"series": "s", **{c: "" for c in ["benchmark", "engine", "workload", "op", "metric", "unit"]},
                       "threads": 0, "data_size": 0, "features": ["f1", "f2", "f3"], "r2": [0.99, 0.95, 0.5],
-                      "mape": [12.0, 3.0, 1.0], "coverage": np.nan, "n_folds": 3, "n_predicted": [3, 3, 2]})
+                      "mape": [12.0, 3.0, 1.0], "coverage": np.nan, "n_folds": 3, "n_predicted": [3, 3, 2],
+                      "form": "line", "figures": [vfolds.figures_cell([f]) for f in ["f1", "f2", "f3"]]})
     out = choice.select_simple(s).iloc[0]
     assert (out["paper_feature"], out["selected_feature"], out["differ"]) == ("f1", "f2", True)  # f3 incomplete
 
@@ -93,10 +94,14 @@ def test_shared_scores_average_a_model_over_series_that_differ_in_the_shared_fie
                          "threads": 1, "data_size": [4, 8, 4, 4], "op": "update", "metric": "lat_mean", "unit": "us"},
                         index=["m/w/4", "m/w/8", "m/x/4", "r/w/4"])
     scores = pd.DataFrame([
-        ("m/w/4", "f", "simple", 10.0), ("m/w/8", "f", "simple", 30.0), ("m/x/4", "f", "simple", 50.0),
-        ("r/w/4", "f", "simple", 7.0), ("m/w/4", "f", "multiple", 1.0),
-        ("m/w/4", "log-log io_path[m/w]", "simple", 4.0), ("m/x/4", "log-log io_path[m/x]", "simple", 8.0),
-        ("m/w/8", "io_path[m/w]", "simple", 2.0)], columns=["series", "features", "model", "mape"])
+        ("m/w/4", "f", "simple", "line", False, 10.0), ("m/w/8", "f", "simple", "line", False, 30.0),
+        ("m/x/4", "f", "simple", "line", False, 50.0), ("r/w/4", "f", "simple", "line", False, 7.0),
+        ("m/w/4", "f", "multiple", "line", False, 1.0),
+        ("m/w/4", "io_path[m/w]", "simple", "log-log", True, 4.0),
+        ("m/x/4", "io_path[m/x]", "simple", "log-log", True, 8.0),
+        ("m/w/8", "io_path[m/w]", "simple", "line", True, 2.0)],
+        columns=["series", "figures", "model", "form", "io_path", "mape"])
+    scores["figures"] = [vfolds.figures_cell([f]) for f in scores["figures"]]
     by_size = choice.shared_scores(scores, keys, ["data_size"])["mape"].tolist()
     assert by_size == [20.0, 20.0, 50.0, 7.0, 1.0, 4.0, 8.0, 2.0]
     both = choice.shared_scores(scores, keys, ["data_size", "workload"])["mape"].tolist()

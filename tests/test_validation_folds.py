@@ -194,10 +194,12 @@ def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
     folds, summary = vfolds.loo_simple(agg, alpha=0.1, loglog=True)
     devs = list(x64)
     lx, ly = np.log([x64[d] for d in devs]), np.log([y[d] for d in devs])
-    ll = folds[folds["features"] == vfolds.LOGLOG + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
+    ll = folds[folds["features"] == vfolds.model_label(["randwrite_64K_lat_mean"], vfolds.LOGLOG)]
+    ll = ll.set_index("held_out").loc[devs]
     lx4 = np.log([x4[d] for d in devs])
     hand = np.exp(hand_loo(lx4, ly, alpha=0.1))  # a log-log line that does not fit: a real interval
-    l4 = folds[folds["features"] == vfolds.LOGLOG + "randwrite_4K_lat_mean"].set_index("held_out").loc[devs]
+    l4 = folds[folds["features"] == vfolds.model_label(["randwrite_4K_lat_mean"], vfolds.LOGLOG)]
+    l4 = l4.set_index("held_out").loc[devs]
     assert l4["prediction"].to_numpy() == pytest.approx(hand[:, 0])
     assert l4["lower"].to_numpy() == pytest.approx(hand[:, 1])
     assert l4["upper"].to_numpy() == pytest.approx(hand[:, 2])
@@ -205,16 +207,16 @@ def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
     assert ll["pct_error"].abs().max() < 1e-9 and ll["x"].to_numpy() == pytest.approx(np.exp(lx))
     lin = folds[folds["features"] == "randwrite_64K_lat_mean"]
     assert lin["pct_error"].abs().max() > 5
-    row = summary.set_index("features").loc[vfolds.LOGLOG + "randwrite_64K_lat_mean"]
+    row = summary.set_index("features").loc[vfolds.model_label(["randwrite_64K_lat_mean"], vfolds.LOGLOG)]
     assert row["slope"] == pytest.approx(0.5) and row["intercept"] == pytest.approx(np.log(3))
     sel = choice.select_simple(summary).iloc[0]
-    assert not sel["selected_feature"].startswith(vfolds.LOGLOG)
-    assert not sel["paper_feature"].startswith(vfolds.LOGLOG)
+    assert not sel["selected_feature"].startswith(vfolds.LOGLOG.prefix)
+    assert not sel["paper_feature"].startswith(vfolds.LOGLOG.prefix)
     nested = choice.nested_choice(agg, folds, None, how=choice.Nested(loglog=True))
-    assert set(nested["features"]) == {vfolds.LOGLOG + "randwrite_64K_lat_mean"}
+    assert set(nested["features"]) == {vfolds.model_label(["randwrite_64K_lat_mean"], vfolds.LOGLOG)}
     # without loglog the same data gives straight lines only
     plain, _ = vfolds.loo_simple(agg)
-    assert not plain["features"].str.startswith(vfolds.LOGLOG).any()
+    assert not plain["features"].str.startswith(vfolds.LOGLOG.prefix).any()
 
 
 def test_relative_lines_by_hand_and_only_in_the_nested_choice():
@@ -228,7 +230,8 @@ def test_relative_lines_by_hand_and_only_in_the_nested_choice():
     y = {d: (5 + 2 * x64[d]) * noise[d] for d in devs}
     agg = make_agg({d: {F64: x64[d], F4: x4[d]} for d in devs}, y)
     folds, summary = vfolds.loo_simple(agg, alpha=0.1, relative=True)
-    rel = folds[folds["features"] == vfolds.RELATIVE + "randwrite_64K_lat_mean"].set_index("held_out").loc[devs]
+    rel = folds[folds["features"] == vfolds.model_label(["randwrite_64K_lat_mean"], vfolds.RELATIVE)]
+    rel = rel.set_index("held_out").loc[devs]
     xs, ys = np.array([x64[d] for d in devs]), np.array([y[d] for d in devs])
     for i, d in enumerate(devs):
         m = np.arange(len(devs)) != i
@@ -242,9 +245,9 @@ def test_relative_lines_by_hand_and_only_in_the_nested_choice():
     for d in ("a", "b"):  # the two fastest devices: the slow ones no longer pull the line away
         assert abs(rel.loc[d, "pct_error"]) < abs(line.loc[d, "pct_error"])
     sel = choice.select_simple(summary).iloc[0]
-    assert not sel["selected_feature"].startswith(vfolds.RELATIVE)
-    assert not sel["paper_feature"].startswith(vfolds.RELATIVE)
+    assert not sel["selected_feature"].startswith(vfolds.RELATIVE.prefix)
+    assert not sel["paper_feature"].startswith(vfolds.RELATIVE.prefix)
     nested = choice.nested_choice(agg, folds, None, how=choice.Nested(relative=True))
-    assert nested["features"].str.startswith(vfolds.RELATIVE).any()
+    assert nested["features"].str.startswith(vfolds.RELATIVE.prefix).any()
     plain, _ = vfolds.loo_simple(agg)
-    assert not plain["features"].str.startswith(vfolds.RELATIVE).any()
+    assert not plain["features"].str.startswith(vfolds.RELATIVE.prefix).any()

@@ -18,17 +18,19 @@ import pandas as pd
 
 from . import BenchcastError, fits, ratecap, records
 from .features import (
+    WORKLOAD_VARIABLES,
     feature_matrix,
     pool_table,
     series_matrix,
     spec_features,
     study_table,
     target_figures,
+    varying_workload_variables,
     workload_variables,
 )
 from .iopath import io_path_figures, io_path_min_per_op, io_path_weights
 from .validation.choice import median_model
-from .validation.folds import LOGLOG, RELATIVE
+from .validation.folds import FORMS, LINE, figures_of, model_label
 from .validation.intervals import spread_of, widen
 from .workloads import read_fractions
 
@@ -205,7 +207,8 @@ def predict_targets_nested(agg: pd.DataFrame, nested: pd.DataFrame, targets: Map
         skipped.append(s.assign(kind="simple"))
     multi = nested[nested["model"] == "multiple"].dropna(subset=["pool"])
     if len(multi):
-        msel = multi.rename(columns={"features": "selected_features"}).drop_duplicates(["pool", "selected_features"])
+        msel = multi.rename(columns={"features": "selected_features", "figures": "selected_figures"})
+        msel = msel.drop_duplicates(["pool", "selected_features"])
         p, s = predict_targets_multiple(agg, msel, targets, alpha=alpha, read_fraction=read_fraction)
         # the pool's rows of the series measured (a model predicts every series of its pool)
         ids = keys.rename_axis("series").reset_index()
@@ -233,7 +236,9 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
 
     ``selection`` is :func:`benchcast.validation.choice.select_simple` output; ``choice`` is
     ``heldout`` (lowest held-out MAPE, column selected_feature) or ``paper`` (max in-sample R^2, column
-    paper_feature). The model is refitted on all devices of the series. A target lacking the
+    paper_feature), straight lines; or :func:`benchcast.validation.choice.select_nested` output
+    with ``choice`` ``nested`` (each model's form and figure from its columns ``form`` and
+    ``figures``). The model is refitted on all devices of the series. A target lacking the
     model's figure is skipped. With ``io_paths`` (a ``min_per_op``) the applications' I/O-path
     figures are computed for the devices and the targets alike, weighted by the requests per
     operation the devices counted (:func:`benchcast.iopath.io_path_weights`).
@@ -243,7 +248,6 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
     feature_out_of_range, out_of_range_features, data_size_extrapolated, extrapolation.
     skipped columns: series, choice, model, features, target, reason.
     """
-    col = {"heldout": "selected_feature", "paper": "paper_feature", "nested": "features"}[choice]
     F = feature_matrix(agg)
     Y, keys = series_matrix(agg)
     T = target_figures(targets)
@@ -251,13 +255,8 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
         weights = io_path_weights(agg, None, io_paths)
         F, T = F.join(io_path_figures(F, weights)), T.join(io_path_figures(T, weights))
     rows, skipped = [], []
-    for _, sel in selection.iterrows():
-        series, fid = sel["series"], sel[col]
-        if not isinstance(fid, str) or not fid:
-            continue
-        log = fid.startswith(LOGLOG)  # a power law: the line fitted on the logs, taken back
-        rel = fid.startswith(RELATIVE)  # a straight line fitted on relative errors
-        fig = fid.removeprefix(LOGLOG).removeprefix(RELATIVE)
+    for series, fid, form, fig in _simple_models(selection, choice):
+        log, rel = form.log, form.relative  # a power law fitted on the logs (taken back); relative errors
         t = fits.log_positive if log else np.asarray
         d = pd.DataFrame({"y": Y[series], "x": F[fig]})  # the devices with both, in the fit's space
         ok = np.isfinite(t(d["y"])) & np.isfinite(t(d["x"]))
@@ -280,12 +279,29 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
     return pd.DataFrame(rows), pd.DataFrame(skipped, columns=["series", "choice", "model", "features", "target", "reason"])
 
 
+def _simple_models(selection: pd.DataFrame, choice: str):
+    """(series, label, form, feature key) of each simple model of ``selection`` for ``choice`` (see
+    :func:`predict_targets_simple`), read from its columns, never from its label."""
+    if choice == "nested":
+        for series, label, form, cell in selection[["series", "features", "form", "figures"]].itertuples(index=False):
+            figures = figures_of(cell)
+            if len(figures) == 1:
+                yield series, label, FORMS[form], figures[0]
+        return
+    col = {"heldout": "selected_feature", "paper": "paper_feature"}[choice]
+    for series, fig in selection[["series", col]].itertuples(index=False):
+        if isinstance(fig, str) and fig:  # a straight line, labelled by its feature (select_simple)
+            yield series, model_label([fig], LINE), LINE, fig
+
+
 def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
                              read_fraction: Mapping | None = None, data_sizes=(), factor: float = 2.0):
     """Predict with the selected multiple model of each pool, for every target.
 
     ``selection`` is :func:`benchcast.validation.choice.select_multiple` output (columns pool,
-    pool_by, selected_features, variables). Each model is refitted on its whole pool and predicts, for each
+    pool_by, selected_features, selected_figures: the model's label and its feature keys). Each
+    model, value ~ const + its figures + the workload variables that vary in the pool (as
+    :func:`benchcast.validation.folds.loo_multiple` fitted it), is refitted on its whole pool and predicts, for each
     target, every (workload, threads, data size) of the pool, plus each of ``data_sizes`` (bytes or
     size strings) for every (workload, threads) of the pool. A target lacking a figure the model
     uses is skipped.
@@ -301,16 +317,17 @@ def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets
     rows, skipped = [], []
     cache: dict[tuple, pd.DataFrame] = {}
     for _, sel in selection.iterrows():
-        # a pool with no selected model (too few devices) has NaN here: nothing to predict
-        feats = [] if pd.isna(sel["selected_features"]) else [f for f in str(sel["selected_features"]).split("+") if f]
+        feats = list(figures_of(sel["selected_figures"]))  # none: a pool with no selected model
         if not feats:
             continue
+        label = sel["selected_features"]
         pool_by = tuple(str(sel["pool_by"]).split(","))
         if pool_by not in cache:
             cache[pool_by] = pool_table(agg, list(pool_by), read_fraction)
         P = cache[pool_by]
-        P = P[(P["pool"] == sel["pool"])].dropna(subset=feats + ["value"])
-        variables = [] if pd.isna(sel["variables"]) else [v for v in str(sel["variables"]).split("+") if v]
+        P = P[(P["pool"] == sel["pool"])]
+        variables = varying_workload_variables(P[WORKLOAD_VARIABLES])
+        P = P.dropna(subset=feats + ["value"])
         fit = fits.fit_ols(fits.design_matrix(P, feats + variables), P["value"])
         rng = fits.feature_ranges(P.drop_duplicates("device").set_index("device")[feats])
         max_size = float(P["data_size"].max())
@@ -328,7 +345,7 @@ def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets
         for tname in T.index:
             missing = [f for f in feats if f not in T.columns or not np.isfinite(T.at[tname, f])]
             if missing:
-                skipped.append({"pool": sel["pool"], "model": "multiple", "features": "+".join(feats),
+                skipped.append({"pool": sel["pool"], "model": "multiple", "features": label,
                                 "target": tname, "reason": f"target has no figure {', '.join(missing)}"})
                 continue
             X = wv.copy()
@@ -338,7 +355,7 @@ def predict_targets_multiple(agg: pd.DataFrame, selection: pd.DataFrame, targets
             g = fits.extrapolation_flags(X[feats], rng, settings["data_size"], max_size, factor)
             out = pd.concat([settings, p, g], axis=1)
             out.insert(0, "pool", sel["pool"])
-            out["model"], out["features"], out["variables"] = "multiple", "+".join(feats), "+".join(variables)
+            out["model"], out["features"], out["variables"] = "multiple", label, model_label(variables)
             out["target"], out["n_devices"] = tname, P["device"].nunique()
             rows.append(out)
     cols = ["pool", "benchmark", "engine", "workload", "op", "metric", "unit", "threads", "data_size", "model",

@@ -10,7 +10,6 @@ on all devices, for the spec cards (:func:`benchcast.predict.predict_targets_nes
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -21,7 +20,7 @@ from .. import BenchcastError
 from ..features import POOL_PER_WORKLOAD, series_matrix
 from ..iopath import IO_PATH
 from ..records import SERIES_COLUMNS
-from .folds import LOGLOG, RELATIVE, loo_simple, multiple_inner
+from .folds import LINE, MODEL_COLUMNS, figures_of, loo_simple, multiple_inner
 from .intervals import families, inner_errors, interval_spread, spread_of
 
 
@@ -37,20 +36,22 @@ def select_simple(summary: pd.DataFrame) -> pd.DataFrame:
     """Per series: the paper's choice (max in-sample R^2) next to the lowest held-out MAPE.
 
     Only models predicted in every fold compete on MAPE, and only the paper's straight lines: log-log
-    lines (:data:`LOGLOG`) and lines on relative errors (:data:`RELATIVE`) compete in the nested
-    choice alone, so these two choices stay the paper's kind of model. Columns: series, SERIES_COLUMNS,
+    lines (:data:`.folds.LOGLOG`) and lines on relative errors (:data:`.folds.RELATIVE`) compete in the nested
+    choice alone, so these two choices stay the paper's kind of model (form :data:`LINE`; a choice's
+    feature is the line's one figure, also its label). Columns: series, SERIES_COLUMNS,
     n_candidates, baseline_mape (if in ``summary``), paper_feature, paper_r2, paper_mape, paper_coverage, selected_feature,
     selected_r2, selected_mape, selected_coverage, differ (the two choices differ).
     """
-    summary = summary[~summary["features"].str.startswith((LOGLOG, RELATIVE))]
+    summary = summary[summary["form"] == LINE.name]
     complete = summary["n_predicted"] == summary["n_folds"]
     r2, ho = _choose(summary, ["series"], "r2", complete)
     base = summary.drop_duplicates("series").set_index("series")[SERIES_COLUMNS]
     base["n_candidates"] = summary.groupby("series", sort=False).size()
     if "baseline_mape" in summary:
         base["baseline_mape"] = summary.groupby("series", sort=False)["baseline_mape"].first()
-    cols = {"features": "feature", "r2": "r2", "mape": "mape", "coverage": "coverage"}
+    cols = {"figures": "feature", "r2": "r2", "mape": "mape", "coverage": "coverage"}
     for prefix, t in (("paper", r2), ("selected", ho)):
+        t = t.assign(figures=[figures_of(c)[0] for c in t["figures"]])  # a straight line's one feature
         for c, n in cols.items():
             base[f"{prefix}_{n}"] = t[c].reindex(base.index)
     base["differ"] = base["paper_feature"].ne(base["selected_feature"]) & base["selected_feature"].notna()
@@ -64,7 +65,8 @@ def select_multiple(summary: pd.DataFrame, refusals: pd.DataFrame | None = None)
     refused are listed with empty choices (see the refusals). Columns: pool, pool_by, variables,
     n_candidates (models fitted), n_refused, r2_features, r2_rsquared_adj,
     r2_mape, r2_coverage, selected_features, selected_rsquared_adj, selected_mape,
-    selected_coverage, differ.
+    selected_coverage, differ, selected_figures (the selected model's feature keys, the column
+    ``figures`` of ``summary``: what :func:`benchcast.predict.predict_targets_multiple` fits).
     """
     complete = summary["n_predicted"] == summary["n_rows"]  # every held-out row predicted
     r2, ho = _choose(summary, ["pool"], "rsquared_adj", complete)
@@ -83,6 +85,7 @@ def select_multiple(summary: pd.DataFrame, refusals: pd.DataFrame | None = None)
         base[f"{prefix}_mape"] = t["mape"].reindex(base.index)
         base[f"{prefix}_coverage"] = t["coverage"].reindex(base.index)
     base["differ"] = base["r2_features"].ne(base["selected_features"]) & base["selected_features"].notna()
+    base["selected_figures"] = ho["figures"].reindex(base.index)
     return base.reset_index()
 
 
@@ -186,31 +189,32 @@ def rank_models(table: pd.DataFrame, summary: pd.DataFrame, mscores: pd.DataFram
     mape; :func:`fold_scores` of the folds of :func:`benchcast.validation.folds.loo_multiple` or
     :func:`benchcast.validation.folds.multiple_inner`), which compete too (a simple model before a
     multiple one on a tie); ``share`` as in :func:`nested_choice`. Columns series,
-    features, model, mape (the score, shared where ``share``), _rank (0 the best)."""
+    features, model, mape (the score, shared where ``share``), _rank (0 the best) and
+    :data:`benchcast.validation.folds.MODEL_COLUMNS` (what the model is)."""
     complete = summary["n_predicted"] == summary["n_folds"]
-    scores = [summary.loc[complete, ["series", "features", "mape"]].assign(model="simple")]
+    scores = [summary.loc[complete, ["series", "features", "mape", *MODEL_COLUMNS, "io_path"]].assign(model="simple")]
     if mscores is not None:
-        scores.append(mscores.assign(model="multiple"))
+        scores.append(mscores.assign(model="multiple", io_path=False))
     s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
     if share:
         s = shared_scores(s, series_matrix(table)[1], share)
     s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
     s = s.assign(_rank=s.groupby("series", sort=False).cumcount())
-    return s.loc[s["_rank"] < top, ["series", "features", "model", "mape", "_rank"]]
+    return s.loc[s["_rank"] < top, ["series", "features", "model", "mape", "_rank", *MODEL_COLUMNS]]
 
 
 def fold_scores(mfolds: pd.DataFrame) -> pd.DataFrame:
     """Per series and multiple model of the folds of :func:`benchcast.validation.folds.loo_multiple`,
-    the MAPE over its held-out rows (columns series, features, mape), for models that predicted
-    every row; the same for the folds of :func:`benchcast.validation.folds.multiple_inner`."""
+    the MAPE over its held-out rows (columns series, features, mape, form, figures), for models that
+    predicted every row; the same for the folds of :func:`benchcast.validation.folds.multiple_inner`."""
     f = mfolds.assign(_ape=mfolds["pct_error"].abs(), _miss=mfolds["prediction"].isna())
-    g = f.groupby(["series", "features"], sort=False)
+    g = f.groupby(["series", "features", "figures"], sort=False)
     m = pd.DataFrame({"mape": g["_ape"].mean(), "missing": g["_miss"].sum()}).reset_index()
-    return m.loc[m["missing"] == 0, ["series", "features", "mape"]]
+    return m.loc[m["missing"] == 0, ["series", "features", "mape", "figures"]].assign(form=LINE.name)
 
 
 NESTED_SELECTION_COLUMNS = ["series", *SERIES_COLUMNS, "rank", "model", "features", "score_mape", "log_spread_beyond",
-                            "pool", "pool_by", "variables"]
+                            "pool", "pool_by", "variables", *MODEL_COLUMNS]
 
 
 def select_nested(ranked: pd.DataFrame, keys: pd.DataFrame, mfolds: pd.DataFrame | None = None,
@@ -221,7 +225,8 @@ def select_nested(ranked: pd.DataFrame, keys: pd.DataFrame, mfolds: pd.DataFrame
     pool, how the pool is formed and its variables (from
     :func:`benchcast.validation.folds.loo_multiple`'s ``mfolds`` and ``msummary``), and
     ``log_spread_beyond``: ``spread`` (:func:`benchcast.validation.intervals.interval_spread`; NaN
-    without it). Columns :data:`NESTED_SELECTION_COLUMNS`."""
+    without it), and what each model is (``form``, ``figures``: what
+    :func:`benchcast.predict.predict_targets_nested` fits). Columns :data:`NESTED_SELECTION_COLUMNS`."""
     out = ranked.rename(columns={"mape": "score_mape"}).assign(rank=ranked["_rank"] + 1).drop(columns="_rank")
     out["log_spread_beyond"] = np.nan if spread is None else out["series"].map(spread).astype(float)
     out = out.join(keys, on="series")
@@ -236,13 +241,16 @@ def select_nested(ranked: pd.DataFrame, keys: pd.DataFrame, mfolds: pd.DataFrame
 
 
 def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFrame:
-    """``scores`` (series, features, model, mape) with each mape replaced by the mean of the same
-    model's mape over the series whose keys (``keys``: index series, :data:`SERIES_COLUMNS`) differ
-    only in the columns ``share``. An I/O-path figure (``io_path[engine/workload]``, also inside a
-    multiple model or a log-log line) is one model across workloads."""
+    """``scores`` (series, model, form, figures, io_path, mape) with each mape replaced by the mean
+    of the same model's mape over the series whose keys (``keys``: index series,
+    :data:`SERIES_COLUMNS`) differ only in the columns ``share``: the same model is the same kind,
+    form and figures. An application's I/O-path figure (``io_path`` true: each application
+    workload has its own, :func:`benchcast.iopath.io_path_name`; also as a log-log line) is one
+    model across workloads."""
     fam = families(keys, share)
-    label = scores["features"].str.replace(re.escape(IO_PATH) + r"\[[^\]]*\]", IO_PATH, regex=True)
-    group = [scores["series"].map(fam).fillna(scores["series"]), scores["model"], label]  # unknown: alone
+    figures = scores["figures"].where(~scores["io_path"].astype(bool), IO_PATH)
+    family = scores["series"].map(fam).fillna(scores["series"])  # a series unknown to ``keys``: alone
+    group = [family, scores["model"], scores["form"], figures]
     return scores.assign(mape=scores.groupby(group)["mape"].transform("mean"))
 
 

@@ -19,7 +19,9 @@ NaN for that model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -48,6 +50,11 @@ SIMPLE_FOLD_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "held_out
                        "lower", "upper", "abs_error", "pct_error", "covered", "n_train", "resid_df", "interval_flag"]
 SIMPLE_SUMMARY_COLUMNS = ["series", *SERIES_COLUMNS, "model", "features", "n_devices", "n_folds", "n_predicted",
                           "mape", "coverage", "n_intervals", "r2", "slope", "intercept", "baseline_mape"]
+#: What a model is, beside its label (:func:`model_label`): its form of line and its feature keys.
+#: The summaries carry them (the simple one also ``io_path``: its figure is an application's
+#: I/O-path figure) for the choice and the predictions; the rule ``heldout`` writes the summaries
+#: with the columns above alone.
+MODEL_COLUMNS = ["form", "figures"]
 
 
 def baseline_pct_error(y) -> np.ndarray:
@@ -77,22 +84,61 @@ def _io_path_folds(agg: pd.DataFrame, F: pd.DataFrame, devices, min_per_op: floa
                .reindex(columns=list(weights["name"].unique())) for d in devices}
 
 
-#: Label prefix of a log-log line's features: ``log(y) = a log(x) + b``, a power law ``y = e^b x^a``.
-LOGLOG = "log-log "
-#: Label prefix of a straight line fitted on relative errors (weights 1 / y^2).
-RELATIVE = "relative "
+@dataclass(frozen=True)
+class Form:
+    """A form of line a simple model is fitted as: its ``name`` (the column ``form`` of the summaries
+    and selections), the ``prefix`` of its label (:func:`model_label`), whether it is fitted on the
+    logs (``log``) and on relative errors (``relative``)."""
+    name: str
+    prefix: str
+    log: bool = False
+    relative: bool = False
+
+
+#: A straight line y = a x + b (every multiple model's form too).
+LINE = Form("line", "")
+#: A log-log line ``log(y) = a log(x) + b``, a power law ``y = e^b x^a``.
+LOGLOG = Form("log-log", "log-log ", log=True)
+#: A straight line fitted on relative errors (weights 1 / y^2).
+RELATIVE = Form("relative", "relative ", relative=True)
+#: Each form by its name.
+FORMS = {f.name: f for f in (LINE, LOGLOG, RELATIVE)}
+
+
+def model_label(figures, form: Form = LINE) -> str:
+    """A model's label, the column ``features`` ('randwrite_64K_lat_mean', 'log-log
+    randwrite_64K_lat_mean', 'a+b' for a multiple model; also a multiple model's workload
+    variables, 'data_gb+log2_data_gb'): made here alone, for people to read and as the model's
+    key within a series or pool, and never read back. What a model is travels beside it: the
+    columns ``form`` (:data:`FORMS`) and ``figures`` (:func:`figures_cell`)."""
+    return form.prefix + "+".join(figures)
+
+
+def figures_cell(figures) -> str:
+    """The column ``figures`` of a model: its feature keys as a JSON list (a key may hold any
+    character, a CSV table keeps the list whole)."""
+    return json.dumps(list(figures))
+
+
+def figures_of(cell) -> tuple[str, ...]:
+    """The feature keys of a column ``figures`` cell (:func:`figures_cell`); () for an empty cell
+    (NaN or '': no model)."""
+    return tuple(json.loads(cell)) if isinstance(cell, str) and cell else ()
 
 _FOLD_FIELDS = ("series", "features", "held_out", "x", "truth", "prediction", "lower", "upper", "n_train",
                 "resid_df", "interval_flag")
-_WHOLE_FIELDS = ("series", "features", "n_devices", "r2", "slope", "intercept", "baseline_mape")
+_WHOLE_FIELDS = ("series", "features", "form", "figures", "io_path", "n_devices", "r2", "slope", "intercept",
+                 "baseline_mape")
 
 
 class _Series(NamedTuple):
     """One series' inputs to its simple folds: its candidate features ``cands``, results ``y`` and
     figures ``XT`` (features x devices) on its devices ``devs``, per fold (the held-out device's
-    position) the figures it is fitted and predicted on, and which candidates are I/O-path figures."""
+    position) the figures it is fitted and predicted on, and which candidates are I/O-path figures;
+    ``cells``: each candidate's column ``figures`` (:func:`figures_cell`)."""
     name: str
     cands: list
+    cells: np.ndarray
     y: np.ndarray
     XT: np.ndarray
     devs: pd.Index
@@ -114,16 +160,17 @@ def _series_inputs(series: str, cands: list, y: np.ndarray, X: np.ndarray, devs,
         if paths:
             fold_X[i] = XT.copy()
             fold_X[i][paths] = path_folds[devs[i]].reindex(devs)[[cands[j] for j in paths]].to_numpy().T
-    return _Series(series, cands, y, XT, devs, fold_X, paths, baseline_mape)
+    cells = np.asarray([figures_cell([c]) for c in cands], dtype=object)
+    return _Series(series, cands, cells, y, XT, devs, fold_X, paths, baseline_mape)
 
 
-def _fit_form(s: _Series, form: tuple, alpha: float, acc: dict, whole_acc: dict) -> None:
-    """Every fold of one form of line (label prefix, log space, relative weights) of the series
-    ``s``, and its fit on all devices, appended to ``acc`` and ``whole_acc``."""
-    prefix, log, rel = form
+def _fit_form(s: _Series, form: Form, alpha: float, acc: dict, whole_acc: dict) -> None:
+    """Every fold of one form of line of the series ``s``, and its fit on all devices, appended to
+    ``acc`` and ``whole_acc``."""
+    log, rel = form.log, form.relative
     t = fits.log_positive if log else np.asarray  # the space the line is fitted in
     back = np.exp if log else np.asarray
-    names = np.asarray([prefix + c for c in s.cands], dtype=object)
+    names = np.asarray([model_label([c], form) for c in s.cands], dtype=object)
     yt, Xt = t(s.y), t(s.XT)
     w = fits.relative_weights(s.y)[None, :] if rel else None
     whole = fits.simple(yt[None, :], Xt, min_n=2, weights=w)
@@ -153,6 +200,9 @@ def _fit_form(s: _Series, form: tuple, alpha: float, acc: dict, whole_acc: dict)
         acc["interval_flag"].append(flag[keep])
     whole_acc["series"].append(np.repeat(s.name, len(names)))
     whole_acc["features"].append(names)
+    whole_acc["form"].append(np.repeat(form.name, len(names)))
+    whole_acc["figures"].append(s.cells)
+    whole_acc["io_path"].append(np.isin(np.arange(len(names)), s.paths))
     whole_acc["n_devices"].append(np.isfinite(Xt).sum(axis=1))
     whole_acc["r2"].append(whole.r2[0])
     whole_acc["slope"].append(whole.a[0])
@@ -163,7 +213,8 @@ def _fit_form(s: _Series, form: tuple, alpha: float, acc: dict, whole_acc: dict)
 def _simple_tables(acc: dict, whole_acc: dict, keys: pd.DataFrame):
     """(folds, summary) of :func:`loo_simple` from the accumulated arrays."""
     if not whole_acc["series"]:
-        return pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS), pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS)
+        return (pd.DataFrame(columns=SIMPLE_FOLD_COLUMNS),
+                pd.DataFrame(columns=SIMPLE_SUMMARY_COLUMNS + MODEL_COLUMNS + ["io_path"]))
     folds = pd.DataFrame({c: np.concatenate(v) for c, v in acc.items()})
     folds["covered"] = fits.covered(folds["truth"], folds["lower"], folds["upper"])
     folds["abs_error"] = (folds["prediction"] - folds["truth"]).abs()
@@ -176,7 +227,7 @@ def _simple_tables(acc: dict, whole_acc: dict, keys: pd.DataFrame):
     summary = base.merge(summ, on=["series", "features"], how="left")
     summary["n_folds"] = summary["n_devices"]  # one fold per device that has the figure and the result
     summary["n_predicted"] = summary["n_predicted"].fillna(0).astype(int)
-    return folds, summary[SIMPLE_SUMMARY_COLUMNS]
+    return folds, summary[SIMPLE_SUMMARY_COLUMNS + MODEL_COLUMNS + ["io_path"]]
 
 
 def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths: float | None = None,
@@ -193,19 +244,19 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     held-out device's own application runs never enter its prediction.
 
     ``loglog``: every candidate is also fitted as a log-log line (a power law y = e^b x^a, least
-    squares on the logs of positive values), its features labelled ``LOGLOG + feature``; the
+    squares on the logs of positive values), of form :data:`LOGLOG` (labelled 'log-log feature'); the
     prediction and its interval are the log-space ones taken back (exp), errors are on y itself.
     Its summary's ``slope`` is the exponent a, ``intercept`` b and ``r2`` the log-space R².
 
     ``relative``: every candidate is also fitted as a straight line by least squares on relative
-    errors (weights 1 / y^2, :func:`benchcast.fits.relative_weights`), its features labelled
-    ``RELATIVE + feature``: the line a percent error judges, which a slow device's large result
+    errors (weights 1 / y^2, :func:`benchcast.fits.relative_weights`), of form :data:`RELATIVE`
+    (labelled 'relative feature'): the line a percent error judges, which a slow device's large result
     does not pull away from the fast ones; its interval's spread scales with the prediction.
 
     Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
-    :data:`SIMPLE_SUMMARY_COLUMNS`. ``baseline_mape`` (one per series) is the held-out MAPE of
-    predicting each device by the mean of the other devices' results (no feature at all): a model
-    is only informative where it beats it. Where Y hardly varies over devices a near-flat line
+    :data:`SIMPLE_SUMMARY_COLUMNS`, :data:`MODEL_COLUMNS` and ``io_path``. ``baseline_mape``
+    (one per series) is the held-out MAPE of predicting each device by the mean of the other
+    devices' results (no feature at all): a model is only informative where it beats it. Where Y hardly varies over devices a near-flat line
     (R^2 ~ 0) has a small MAPE too, so compare with the baseline before trusting a low MAPE.
     """
     F = feature_matrix(agg)
@@ -215,8 +266,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     F, path_folds = _io_path_folds(agg, F, devices, io_paths)
     acc: dict[str, list] = {c: [] for c in _FOLD_FIELDS}
     whole_acc: dict[str, list] = {c: [] for c in _WHOLE_FIELDS}
-    # (label prefix, log space, relative weights) of each form of line
-    forms = [("", False, False)] + [(LOGLOG, True, False)] * loglog + [(RELATIVE, False, True)] * relative
+    forms = [LINE] + [LOGLOG] * loglog + [RELATIVE] * relative
     measured = F.notna().to_numpy()
     for series in Y.columns:
         key = keys.loc[series].to_dict()
@@ -295,7 +345,7 @@ def _pool_models(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figu
         if G["workload"].nunique() > 1 and unknown_rf:
             reason = f"read fraction unknown for workload(s) {', '.join(unknown_rf)}"
             for fs in feature_sets(cands, max_figures):
-                refusals.append(_pool_refusal(pool, pool_by_s, "+".join(fs), len(fs), G["device"].nunique(), reason))
+                refusals.append(_pool_refusal(pool, pool_by_s, model_label(fs), len(fs), G["device"].nunique(), reason))
             continue
         yield from _fitted_models(pool, pool_by_s, G.reset_index(drop=True), cands, variables, max_figures, refusals)
 
@@ -323,7 +373,7 @@ def _fitted_models(pool, pool_by_s: str, G: pd.DataFrame, cands: list, variables
             if rows.sum() < X.shape[1] or fits.matrix_rank(X) < X.shape[1]:
                 reason = f"design rank-deficient ({rows.sum()} rows, columns {', '.join(columns)})"
         if reason:
-            refusals.append(_pool_refusal(pool, pool_by_s, "+".join(fs), len(fs), n_dev, reason))
+            refusals.append(_pool_refusal(pool, pool_by_s, model_label(fs), len(fs), n_dev, reason))
             continue
         yield pool, keys, rows, fs, variables, X, A[rows, col["value"]], devices[rows]
 
@@ -347,8 +397,8 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     statsmodels interval only reflects within-device (data-size) scatter, and the fold row says
     so (interval_flag :data:`benchcast.features.fits.FLAG_NO_DEVICE_DF`, column device_df).
 
-    Returns (folds, summary, refusals) with columns :data:`MULTI_FOLD_COLUMNS`,
-    :data:`MULTI_SUMMARY_COLUMNS` and :data:`REFUSAL_COLUMNS`.
+    Returns (folds, summary, refusals) with columns :data:`MULTI_FOLD_COLUMNS` and ``figures``,
+    :data:`MULTI_SUMMARY_COLUMNS` and :data:`MODEL_COLUMNS`, and :data:`REFUSAL_COLUMNS`.
     """
     pool_by = list(pool_by)
     pool_by_s = ",".join(pool_by)
@@ -356,7 +406,7 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
     for pool, keys, rows, fs, variables, X, y, groups in _pool_models(agg, candidates, pool_by, read_fraction,
                                                                       max_figures, refusals):
         n_dev = len(pd.unique(groups))
-        label = "+".join(fs)
+        label, cell = model_label(fs), figures_cell(fs)
         full = fits.fit_ols(pd.DataFrame(X, columns=["const", *fs, *variables]), y)
         loo = fits.ols_loo(X, y, groups, alpha)
         device_df = n_dev - 1 - len(fs) - 1
@@ -368,51 +418,55 @@ def loo_multiple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, pool_b
         folds.append({
             "pool": np.full(n, pool, dtype=object), **{c: keys[c][rows] for c in ["series", *SERIES_COLUMNS]},
             "model": np.full(n, "multiple", dtype=object), "features": np.full(n, label, dtype=object),
-            "variables": np.full(n, "+".join(variables), dtype=object), "held_out": groups,
+            "figures": np.full(n, cell, dtype=object), "variables": np.full(n, model_label(variables), dtype=object),
+            "held_out": groups,
             "truth": y, "prediction": loo.prediction, "lower": loo.lower, "upper": loo.upper,
             "n_train": n - counts[inverse], "n_train_devices": np.full(n, n_dev - 1),
             "device_df": np.full(n, device_df), "resid_df": loo.resid_df, "interval_flag": flag,
             "_order": order,
         })
         summaries.append({"pool": pool, "pool_by": pool_by_s, "model": "multiple", "features": label,
-                          "variables": "+".join(variables), "n_figures": len(fs), "n_devices": n_dev,
+                          "form": LINE.name, "figures": cell, "variables": model_label(variables),
+                          "n_figures": len(fs), "n_devices": n_dev,
                           "n_rows": n, "n_folds": n_dev, "rsquared": full.rsquared,
                           "rsquared_adj": full.rsquared_adj})
     ref = pd.DataFrame(refusals, columns=REFUSAL_COLUMNS)
     if not folds:
-        return pd.DataFrame(columns=MULTI_FOLD_COLUMNS), pd.DataFrame(columns=MULTI_SUMMARY_COLUMNS), ref
+        return (pd.DataFrame(columns=MULTI_FOLD_COLUMNS + ["figures"]),
+                pd.DataFrame(columns=MULTI_SUMMARY_COLUMNS + MODEL_COLUMNS), ref)
     # one frame from the models' columns (a frame per model costs more than the fits)
     folds_df = pd.DataFrame({c: np.concatenate([f[c][f["_order"]] for f in folds])
                              for c in folds[0] if c != "_order"})
     folds_df["abs_error"] = (folds_df["prediction"] - folds_df["truth"]).abs()
     folds_df["pct_error"] = 100 * (folds_df["prediction"] - folds_df["truth"]) / folds_df["truth"]
     folds_df["covered"] = fits.covered(folds_df["truth"], folds_df["lower"], folds_df["upper"])
-    folds_df = folds_df[MULTI_FOLD_COLUMNS]
+    folds_df = folds_df[MULTI_FOLD_COLUMNS + ["figures"]]
     summ = pd.DataFrame(summaries).merge(_summarise(folds_df, ["pool", "features"]), on=["pool", "features"],
                                          how="left")
-    return folds_df, summ[MULTI_SUMMARY_COLUMNS], ref
+    return folds_df, summ[MULTI_SUMMARY_COLUMNS + MODEL_COLUMNS], ref
 
 
 def multiple_inner(agg: pd.DataFrame, candidates, pool_by, read_fraction, max_figures) -> pd.DataFrame:
     """Leave-one-device-out predictions of every multiple model of :func:`loo_multiple` (columns
-    series, features, held_out, prediction, pct_error; prediction NaN where a fold could not
+    series, features, figures, held_out, prediction, pct_error; prediction NaN where a fold could not
     fit): the same fits without intervals, fold tables or in-sample fits (what
     :func:`benchcast.validation.choice.nested_choice` scores its inner folds by,
     :func:`benchcast.validation.choice.fold_scores`)."""
-    series, features, held_out, pred, pct = [], [], [], [], []
+    series, features, figures, held_out, pred, pct = [], [], [], [], [], []
     for _, keys, rows, fs, _, X, y, groups in _pool_models(agg, candidates, list(pool_by), read_fraction,
                                                            max_figures, []):
         loo = fits.ols_loo(X, y, groups, None)
         p = np.where(loo.fitted, loo.prediction, np.nan)
         series.append(keys["series"][rows])
-        features.append(np.full(len(y), "+".join(fs), dtype=object))
+        features.append(np.full(len(y), model_label(fs), dtype=object))
+        figures.append(np.full(len(y), figures_cell(fs), dtype=object))
         held_out.append(np.asarray(groups))
         pred.append(p)
         pct.append(100 * (p - y) / y)
     if not series:
-        return pd.DataFrame(columns=["series", "features", "held_out", "prediction", "pct_error"])
+        return pd.DataFrame(columns=["series", "features", "figures", "held_out", "prediction", "pct_error"])
     return pd.DataFrame({"series": np.concatenate(series), "features": np.concatenate(features),
-                         "held_out": np.concatenate(held_out), "prediction": np.concatenate(pred),
-                         "pct_error": np.concatenate(pct)})
+                         "figures": np.concatenate(figures), "held_out": np.concatenate(held_out),
+                         "prediction": np.concatenate(pred), "pct_error": np.concatenate(pct)})
 
 

@@ -37,7 +37,7 @@ from .choice import (
     select_simple,
     selected_folds,
 )
-from .folds import loo_multiple, loo_simple
+from .folds import MULTI_FOLD_COLUMNS, MULTI_SUMMARY_COLUMNS, SIMPLE_SUMMARY_COLUMNS, loo_multiple, loo_simple
 from .intervals import inner_errors, interval_spread, widen
 from .verdicts import tiers, verdicts
 
@@ -166,10 +166,10 @@ def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str
         "tiers": tier_table,
         "verdicts": verdicts(tier_table, s.tolerance, blockio.requests_per_op(agg)),
         "simple_folds": folds,
-        "simple_summary": summary,
+        "simple_summary": summary[SIMPLE_SUMMARY_COLUMNS],  # what a model is: in the selections
         "simple_selection": selection,
-        "multiple_folds": mfolds,
-        "multiple_summary": msummary,
+        "multiple_folds": mfolds[MULTI_FOLD_COLUMNS],
+        "multiple_summary": msummary[MULTI_SUMMARY_COLUMNS],
         "multiple_refusals": refusals,
         "multiple_selection": mselection,
         "nested_selection": select_nested(ranked, keys, mfolds, msummary, spread),
