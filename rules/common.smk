@@ -299,6 +299,15 @@ STOP_KEYS = ("max_repeats", "stable_cv")
 #: one unit of it by default), so no other job of the workflow runs beside a benchmark.
 MACHINE = 100
 
+#: The resources of every measuring rule (resources: **MEASURING_RESOURCES): one benchmark slot,
+#: the whole machine, and on Slurm the device's node and the node feature it needs.
+MEASURING_RESOURCES = dict(
+    benchmark_slots=1,
+    machine=MACHINE,
+    slurm_extra=get_device_slurm_extra,
+    constraint=get_device_constraint,
+)
+
 
 #: How the measuring jobs protect their runs (run.shield, run.interference.wait_run): handed to them
 #: in the environment (benchcast.quality.guard), not as params: how a run is protected is not what

@@ -11,10 +11,7 @@ rule provision_device:
     conda:
         "../envs/devices.yaml"
     resources:
-        benchmark_slots=1,
-        machine=MACHINE,
-        slurm_extra=get_device_slurm_extra,
-        constraint=get_device_constraint,
+        **MEASURING_RESOURCES,
     params:
         spec=get_device_spec,
         state=get_state_path,
@@ -34,10 +31,7 @@ rule teardown_device:
     conda:
         "../envs/devices.yaml"
     resources:
-        benchmark_slots=1,
-        machine=MACHINE,
-        slurm_extra=get_device_slurm_extra,
-        constraint=get_device_constraint,
+        **MEASURING_RESOURCES,
     params:
         state=get_state_path,
     shell:

@@ -21,10 +21,7 @@ rule fio_run:
     conda:
         "../envs/devices.yaml"
     resources:
-        benchmark_slots=1,
-        machine=MACHINE,
-        slurm_extra=get_device_slurm_extra,
-        constraint=get_device_constraint,
+        **MEASURING_RESOURCES,
     params:
         spec=get_device_spec,
         state=get_state_path,

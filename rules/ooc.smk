@@ -38,10 +38,7 @@ rule ooc_run:
     conda:
         "../envs/ooc.yaml"
     resources:
-        benchmark_slots=1,
-        machine=MACHINE,
-        slurm_extra=get_device_slurm_extra,
-        constraint=get_device_constraint,
+        **MEASURING_RESOURCES,
     params:
         job=get_ooc_job,
     shell:

@@ -34,10 +34,7 @@ rule ycsb_run:
     conda:
         "../envs/ycsb.yaml"
     resources:
-        benchmark_slots=1,
-        machine=MACHINE,
-        slurm_extra=get_device_slurm_extra,
-        constraint=get_device_constraint,
+        **MEASURING_RESOURCES,
     params:
         job=get_ycsb_job,
     shell:

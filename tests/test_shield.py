@@ -35,12 +35,19 @@ def common_machine() -> int:
 
 
 def test_every_measuring_rule_takes_the_whole_machine():
-    """Every rule that takes the benchmark slot takes `machine=MACHINE` too, and the profiles set
-    the limit to MACHINE and one unit for every other job."""
+    """Every rule that takes the benchmark slot takes `machine=MACHINE` too (the measuring rules
+    share one definition, rules/common.smk MEASURING_RESOURCES), and the profiles set the limit to
+    MACHINE and one unit for every other job."""
+    common = (BASE / "rules/common.smk").read_text()
+    shared = re.search(r"^MEASURING_RESOURCES = dict\((.*?)^\)", common, re.M | re.S).group(1)
+    assert "benchmark_slots=1" in shared and "machine=MACHINE" in shared
+    measuring = 0
     for smk in (BASE / "rules").glob("*.smk"):
         for block in re.split(r"\n(?=rule )", smk.read_text()):
-            if "benchmark_slots=1" in block:
+            measuring += block.startswith("rule ") and "**MEASURING_RESOURCES" in block
+            if "benchmark_slots=" in block and block.startswith("rule "):
                 assert "machine=MACHINE" in block, f"{smk.name}: {block.split(':')[0]}"
+    assert measuring >= 5  # fio, ycsb, ooc and the two device rules
     for name in PROFILES:
         prof = yaml.safe_load((BASE / "profiles" / name / "config.yaml").read_text())
         assert f"machine={common_machine()}" in prof["resources"] and prof["default-resources"] == ["machine=1"]
