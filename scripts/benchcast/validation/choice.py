@@ -248,7 +248,7 @@ def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFra
     workload has its own, :func:`benchcast.iopath.io_path_name`; also as a log-log line) is one
     model across workloads."""
     fam = families(keys, share)
-    figures = scores["figures"].where(~scores["io_path"].astype(bool), IO_PATH)
+    figures = scores["figures"].where(~scores["io_path"].eq(True), IO_PATH)
     family = scores["series"].map(fam).fillna(scores["series"])  # a series unknown to ``keys``: alone
     group = [family, scores["model"], scores["form"], figures]
     return scores.assign(mape=scores.groupby(group)["mape"].transform("mean"))

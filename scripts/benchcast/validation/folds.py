@@ -256,8 +256,9 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
     :data:`SIMPLE_SUMMARY_COLUMNS`, :data:`MODEL_COLUMNS` and ``io_path``. ``baseline_mape``
     (one per series) is the held-out MAPE of predicting each device by the mean of the other
-    devices' results (no feature at all): a model is only informative where it beats it. Where Y hardly varies over devices a near-flat line
-    (R^2 ~ 0) has a small MAPE too, so compare with the baseline before trusting a low MAPE.
+    devices' results (no feature at all): a model is only informative where it beats it. Where Y
+    hardly varies over devices a near-flat line (R^2 ~ 0) has a small MAPE too, so compare with the
+    baseline before trusting a low MAPE.
     """
     F = feature_matrix(agg)
     Y, keys = series_matrix(agg)
