@@ -299,8 +299,9 @@ STOP_KEYS = ("max_repeats", "stable_cv")
 #: one unit of it by default), so no other job of the workflow runs beside a benchmark.
 MACHINE = 100
 
-#: The resources of every measuring rule (resources: **MEASURING_RESOURCES): one benchmark slot,
-#: the whole machine, and on Slurm the device's node and the node feature it needs.
+#: What every measuring rule asks of the scheduler, one definition that all of them unpack
+#: (`**MEASURING_RESOURCES` under `resources`): one benchmark slot, the whole machine, and on
+#: Slurm the device's node and the node feature it needs.
 MEASURING_RESOURCES = dict(
     benchmark_slots=1,
     machine=MACHINE,
