@@ -69,7 +69,6 @@ from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import plan as bc_plan  # noqa: E402
 from benchcast import quality as bc_quality  # noqa: E402
 from benchcast import settings as bc_settings  # noqa: E402
-from benchcast import units as bc_units  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
 #: Python over results, so a changed analysis reruns them and never a measurement.
