@@ -34,7 +34,7 @@ def test_a_source_given_alone_gets_the_schema_defaults():
 def test_ycsb_settings_read_the_source_once():
     ys = settings.ycsb(LOCAL["ycsb"], "ycsb")
     assert ys.fieldcount == 10 and ys.fieldlength == 100 and ys.threads == 1 and ys.reload_per_workload is False
-    assert ys.mariadb["buffer_pool_size"] == "8M" and ys.memory_limit is None
+    assert ys.mariadb["buffer_pool_size"] == "12M" and ys.memory_limit is None
     props = settings.ycsb({**LOCAL["ycsb"], "properties": {"rocksdb.sync": True, "n": 3},
                            "memory_limit": "64M"}, "y")
     assert props.properties == {"rocksdb.sync": "true", "n": "3"} and props.memory_limit == 64 << 20
@@ -53,7 +53,7 @@ def test_memory_lines_name_the_cache_direct_io_leaves_the_data():
     O_DIRECT) per engine, the out-of-core source's memory cgroup; a cgroup without direct I/O is the
     whole source's line, and buffered InnoDB or RocksDB without direct I/O have no engine line."""
     lines = settings.memory_lines(LOCAL)
-    assert lines == {"ycsb:ycsb/rocksdb": 4 << 20, "ycsb:ycsb/mariadb": 8 << 20, "ooc:ooc": 32 << 20}
+    assert lines == {"ycsb:ycsb/rocksdb": 4 << 20, "ycsb:ycsb/mariadb": 12 << 20, "ooc:ooc": 32 << 20}
     buffered = {"y": {**LOCAL["ycsb"], "memory_limit": "128M", "properties": {"rocksdb.blockcachesize": 1},
                       "mariadb": {**LOCAL["ycsb"]["mariadb"], "options": {"innodb-flush-method": "fsync"}}}}
     assert settings.memory_lines(buffered) == {"ycsb:y": 128 << 20}
