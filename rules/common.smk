@@ -69,7 +69,6 @@ from benchcast import fio as bc_fio  # noqa: E402
 from benchcast import plan as bc_plan  # noqa: E402
 from benchcast import quality as bc_quality  # noqa: E402
 from benchcast import settings as bc_settings  # noqa: E402
-from benchcast import units as bc_units  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
 #: Python over results, so a changed analysis reruns them and never a measurement.
@@ -565,22 +564,8 @@ def get_ooc_limits(wildcards):
 
 
 def get_memory_limits(wildcards):
-    """Record source label -> memory limit (bytes) of each ycsb or ooc source of the study that
-    sets one: the memory line its data sizes cross (benchcast.sizes' knee); and label/mariadb ->
-    the buffer pool of a ycsb source's MariaDB, whose O_DIRECT reads (InnoDB's default) make it
-    the only cache of its data."""
-    out = {}
-    for name, src in STUDIES[wildcards.study]["sources"].items():
-        label = f"{src['type']}:{name}"
-        if src["type"] in ("ycsb", "ooc") and bc_settings.memory_limit(src):
-            out[label] = bc_settings.memory_limit(src)
-        maria = src.get("mariadb") or {}
-        flush = str((maria.get("options") or {}).get("innodb-flush-method", "O_DIRECT"))
-        if "mariadb" in src.get("engines", []) and flush.upper().startswith("O_DIRECT"):
-            out[f"{label}/mariadb"] = bc_units.parse_size(
-                maria["buffer_pool_size"], what="buffer_pool_size"
-            )
-    return out
+    """Record source label -> the memory its data could be cached in (benchcast.settings.memory_lines)."""
+    return bc_settings.memory_lines(STUDIES[wildcards.study]["sources"])
 
 
 def quality_tables(study):

@@ -99,8 +99,9 @@ def test_mariadb_buffer_pool_below_innodb_minimum():
 def test_defaults_live_in_the_schema():
     """The MariaDB settings a study leaves out are the schema's, and code outside a config reads them there."""
     cfg = config.validate(copy.deepcopy(CONFIG))
-    assert cfg["studies"]["local"]["sources"]["ycsb"]["mariadb"] == config.defaults("mariadb")
     assert config.defaults("mariadb") == {"buffer_pool_size": "8M", "log_file_size": "8M"}
+    # the default study sets its own buffer pool and leaves the log file size to the schema
+    assert cfg["studies"]["local"]["sources"]["ycsb"]["mariadb"] == {"buffer_pool_size": "12M", "log_file_size": "8M"}
     with pytest.raises(BenchcastError, match="no definition 'nope'"):
         config.defaults("nope")
 
@@ -136,31 +137,25 @@ def test_precise_preset_is_a_valid_overlay_of_the_default():
     assert srcs["fio"]["ramp_time"] >= 1 and srcs["fio"]["max_repeats"] > srcs["fio"]["repeats"]
 
 
-def test_datasize_preset_is_a_valid_overlay_crossing_the_memory_limit():
-    """config/datasize.yaml over config/config.yaml: valid, each YCSB engine of the local study at four
-    sizes from below to beyond the memory it may use, with engine caches small against it."""
-    from pathlib import Path
+def test_the_default_local_study_runs_its_engines_across_their_memory():
+    """Each YCSB engine of the default local study at four sizes or more, the smallest within the
+    memory it caches its data in and the largest well beyond it (the data-size experiment);
+    fast loads, and direct I/O so that the engine's cache is that memory."""
+    import copy
 
-    import yaml
-    from snakemake.utils import update_config
+    from analysis_util import CONFIG
 
+    from benchcast import settings
     from benchcast.units import parse_size
 
-    root = Path(__file__).resolve().parents[1]
-    cfg = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    update_config(cfg, yaml.safe_load((root / "config" / "datasize.yaml").read_text()))
-    srcs = config.validate(cfg)["studies"]["local"]["sources"]
-    rocks, maria = srcs["ycsb"], srcs["ycsb_mariadb"]
-    assert rocks["engines"] == ["rocksdb"] and maria["engines"] == ["mariadb"]
-    for src in (rocks, maria):
-        sizes = [parse_size(s) for s in src["data_sizes"]]
-        assert len(sizes) >= 4 and src["fast_load"] and parse_size(src["memory_limit"]) > max(sizes)
-    # RocksDB: the page cache is its memory (the client JVM holds about half the limit)
-    assert min(parse_size(s) for s in rocks["data_sizes"]) < parse_size(rocks["memory_limit"]) / 4
-    assert int(rocks["properties"]["rocksdb.writebuffersize"]) < parse_size(rocks["memory_limit"]) / 8
-    # MariaDB reads with O_DIRECT: its buffer pool is its memory
-    pool = parse_size(maria["mariadb"]["buffer_pool_size"])
-    assert min(parse_size(s) for s in maria["data_sizes"]) < pool < max(parse_size(s) for s in maria["data_sizes"])
+    srcs = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["sources"]
+    lines = settings.memory_lines(srcs)
+    ycsb = srcs["ycsb"]
+    sizes = sorted(parse_size(s) for s in ycsb["data_sizes"])
+    assert len(sizes) >= 4 and ycsb["fast_load"] and ycsb["properties"]["rocksdb.directio"] is True
+    for engine in ycsb["engines"]:
+        line = lines[f"ycsb:ycsb/{engine}"]
+        assert sizes[0] <= line / 1.5 and sizes[-1] > line, (engine, sizes, line)
 
 
 def test_spec_figure_units_must_fit_the_metric():

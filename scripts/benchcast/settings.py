@@ -22,6 +22,40 @@ def memory_limit(source: dict) -> int | None:
     return parse_size(limit, what="memory_limit") if limit else None
 
 
+#: RocksDBClient.java's ``rocksdb.blockcachesize`` when a source sets none (tests/test_settings.py
+#: reads it there).
+ROCKSDB_BLOCK_CACHE = 8388608
+
+
+def _on(value) -> bool:
+    return str(value).lower() == "true"
+
+
+def memory_lines(sources: dict) -> dict:
+    """The memory each measured source's data could be cached in (bytes), the line its data sizes
+    cross (:mod:`benchcast.sizes`' knee, the charts' memory line): record source label
+    (``ycsb:NAME``) -> its ``memory_limit``; ``ycsb:NAME/ENGINE`` -> an engine cache that direct
+    I/O makes the only one of the data: MariaDB's buffer pool (O_DIRECT, InnoDB's default flush
+    method) and RocksDB's block cache with ``rocksdb.directio: true``. ``sources``: a validated
+    study's sources (defaults filled)."""
+    out = {}
+    for name, src in sources.items():
+        label = f"{src['type']}:{name}"
+        if src["type"] in ("ycsb", "ooc") and memory_limit(src):
+            out[label] = memory_limit(src)
+        if src["type"] != "ycsb":
+            continue
+        maria = src.get("mariadb") or {}
+        flush = str((maria.get("options") or {}).get("innodb-flush-method", "O_DIRECT"))
+        if "mariadb" in src["engines"] and flush.upper().startswith("O_DIRECT"):
+            out[f"{label}/mariadb"] = parse_size(maria["buffer_pool_size"], what="buffer_pool_size")
+        props = src.get("properties") or {}
+        if "rocksdb" in src["engines"] and _on(props.get("rocksdb.directio", False)):
+            out[f"{label}/rocksdb"] = parse_size(props.get("rocksdb.blockcachesize", ROCKSDB_BLOCK_CACHE),
+                                                 what="rocksdb.blockcachesize")
+    return out
+
+
 def _sizes(values, what: str) -> tuple[int, ...]:
     return tuple(parse_size(v, what=what) for v in values)
 

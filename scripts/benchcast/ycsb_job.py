@@ -40,6 +40,7 @@ def run_job(job: dict) -> None:
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ycsb", "device": job["device"], "engine": job["engine"],
                             "data_size": int(job["size"]), "run": int(job["repeat"])}):
+        s = _direct_io(s, job, state)
         at = ycsb.Place(device_dir=devices.target(state), jar=Path(job["jar"]).resolve(),
                         out_dir=raw_part.resolve(), study=job["study"], device=job["device"],
                         runs=(int(job["repeat"]),), io_counter=lambda: devices.io_counters(state))
@@ -49,6 +50,23 @@ def run_job(job: dict) -> None:
     # the memory cgroup the server and client ran in, where there was one (no column otherwise)
     limited = {"memory_limit": s.memory_limit} if s.memory_limit else {}
     records.write_job(recs, job, f"ycsb:{job['source_name']}", {**devices.provenance(state), **limited})
+
+
+def _direct_io(s, job: dict, state: dict):
+    """``rocksdb.directio`` where the device's O_DIRECT probe failed: on a tmpfs, whose page cache is
+    the medium itself, the same reads without it (recorded as ``prop_rocksdb.directio`` false);
+    elsewhere one line, as the cache the data would then also have is not the one configured."""
+    if job["engine"] != "rocksdb" or s.properties.get("rocksdb.directio") != "true" \
+            or state.get("direct_ok") is not False:
+        return s
+    if job["spec"].get("kind") == "tmpfs":
+        import dataclasses
+
+        return dataclasses.replace(s, properties={**s.properties, "rocksdb.directio": "false"})
+    from . import BenchcastError
+
+    raise BenchcastError(f"source {job['source_name']}: properties: rocksdb.directio: O_DIRECT does not "
+                         f"work on {state.get('target')} (probed at provisioning)")
 
 
 def stable_already(job: dict) -> str | None:

@@ -8,6 +8,7 @@ import os
 import tempfile
 
 from . import base, mounts, specs, state_record
+from . import dir as dir_kind
 
 
 
@@ -37,6 +38,10 @@ def provision(rec: state_record.Recorder, spec: dict) -> None:
     mp = mounts.prepare_mountpoint(rec, mounts.default_mountpoint(rec, spec))
     opts = [f"size={size}", "mode=0755", *specs.mount_opts_of(rec.device, spec)]
     mounts.do_mount(rec, f"benchcast-{rec.device}", mp, "tmpfs", opts)
+    # kernels before 6.6 refuse O_DIRECT on tmpfs
+    ok, why = dir_kind.probe_direct(mp)
+    rec.note(f"O_DIRECT probe in {mp}: {why}")
+    rec.update(direct_ok=ok)
 
 
 def _undo(rec: state_record.Recorder, errors: list) -> None:
