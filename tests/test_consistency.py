@@ -339,6 +339,10 @@ CASES.update({
         csv_line(PAPER_APP, 5, field(0, "rocksdb")),
         "config: studies.paper.report.focus: ycsb mysql write-only write lat_mean at 16GB: the imported results "
         "come from 2 device(s) (3d_xpoint, dram), fewer than screen.min_devices (3): no series could be fitted"),
+    "focus data size no imported row has": (
+        paper("report: {focus_data_size: 48GB}"),
+        "config: studies.paper.report.focus_data_size: 48GB: no imported result of ycsb mysql write-only write "
+        "lat_mean at that size (sizes: 2GB, 4GB, 8GB, 16GB, 32GB, 64GB, 128GB)"),
     "app row relabelled, not the focus": (
         csv_line(PAPER_APP, 77, field(0, "rocksdb")),
         f"{PAPER_APP}: line 77: engine rocksdb, workload read-heavy, op read: at every data size rows of 1 device(s) "

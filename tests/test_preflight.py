@@ -126,6 +126,13 @@ def test_the_report_focus_needs_min_devices_at_its_data_size(tmp_path):
                                              r"screen.min_devices \(3\): no series could be fitted for the report$"):
         preflight.check_focus_devices("config: studies.p", FOCUS, 3, cells)
     preflight.check_focus_devices("config: studies.p", {**FOCUS, "focus_data_size": "8GB"}, 3, cells)
+    with pytest.raises(BenchcastError, match=r"^config: studies.p.report.focus_data_size: 48GB: no imported result "
+                                             r"of ycsb mysql write-only write lat_mean at that size \(sizes: 2GB, 4GB, "
+                                             r"8GB, 16GB, 32GB, 64GB, 128GB\)$"):
+        preflight.check_focus_devices("config: studies.p", {**FOCUS, "focus_data_size": "48GB"}, 3, cells)
+    with pytest.raises(BenchcastError, match=r"^config: studies.p.report.focus: no imported application result is "
+                                             r"ycsb mysql write-only write lat_p99$"):
+        preflight.check_focus_devices("config: studies.p", {"focus": {**FOCUS["focus"], "metric": "lat_p99"}}, 3, cells)
 
 
 def test_an_app_series_no_fit_can_use_is_refused_at_its_first_line(tmp_path):

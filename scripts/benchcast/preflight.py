@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from . import BenchcastError, plan
-from .units import parse_size
+from .units import parse_size, size_label
 
 
 def check_file(path: str) -> None:
@@ -104,25 +104,30 @@ def imported(src: dict, devices=None):
 def check_focus_devices(where: str, report: dict, least: int, cells: set) -> None:
     """The report's focus (``report``: the study's report settings) needs a series fitted at its
     data size: results on ``least`` (screen.min_devices) devices there. ``cells``: the imported
-    application results (:func:`app_cells`); one line naming the key where no series has them."""
+    application results (:func:`import_names`); one line naming the key where no series has them."""
     focus, size = report.get("focus", {}), report.get("focus_data_size")
     keys = [(k, str(focus[key])) for k, key in enumerate(CELL[:5]) if key in focus]
-    devices: dict = {}
+    named = " ".join(v for _, v in keys) or "any series"
+    devices: dict = {}  # (series, data size) -> devices
     for c in cells:
         if all(c[k] is None or str(c[k]) == v for k, v in keys):
             devices.setdefault((c[:5], c[5]), set()).add(c[6])
+    if not devices:
+        raise BenchcastError(f"{where}.report.focus: no imported application result is {named}")
+    sizes = sorted({s for _, s in devices})
     want = None if size is None else parse_size(size, what=f"{where}.report.focus_data_size")
-    fitted = [d for (_, s), d in devices.items() if (want is None or s == want) and len(d) >= least]
-    if fitted:
-        return
-    named = " ".join(v for _, v in keys) or "any series"
-    at = f" at {size}" if size is not None else ""
-    most = max((d for (_, s), d in devices.items() if want is None or s == want), key=len, default=set())
-    raise BenchcastError(
-        f"{where}.report.focus: {named}{at}: the imported results come from {len(most)} device(s)"
-        f"{' (' + ', '.join(sorted(most)) + ')' if most else ''}, fewer than screen.min_devices ({least}): "
-        f"no series could be fitted for the report"
-    )
+    if want is not None and want not in sizes:
+        raise BenchcastError(f"{where}.report.focus_data_size: {size}: no imported result of {named} at that "
+                             f"size (sizes: {', '.join(size_label(s, decimal=True) for s in sizes)})")
+    there = [d for (_, s), d in devices.items() if want is None or s == want]
+    most = max(there, key=len)
+    if len(most) < least:
+        at = f" at {size}" if size is not None else ""
+        raise BenchcastError(
+            f"{where}.report.focus: {named}{at}: the imported results come from {len(most)} device(s) "
+            f"({', '.join(sorted(most))}), fewer than screen.min_devices ({least}): no series could be "
+            f"fitted for the report"
+        )
 
 
 def check_app_series(app_csv, least: int) -> None:
