@@ -121,67 +121,97 @@ PLAN = {study: _plan(study) for study in SELECTED}
 
 
 def study_names(study):
-    """What the study's sources bring, before any job runs: (figures, series). Figures: (workload,
-    block size, metric or None: any) of every device figure it measures (its fio grids on the
-    devices this machine has) or imports; series: (benchmark, engine, workload, op; None: any) of
-    its application results. Imports are read by the import itself (benchcast.preflight); both
-    are None where it refuses a file (its own check, before any job, names it)."""
+    """What the study's sources bring, before any job runs: (figures, series, cells). Figures:
+    (workload, block size, metric or None: any) of every device figure it measures (its fio grids
+    on the devices this machine has) or imports; series: (benchmark, engine, workload, op; None:
+    any) of its application results; cells: the imported application results (benchcast.preflight
+    .CELL; None where the study also measures some). Imports are read by the import itself
+    (benchcast.preflight); all three are None where it refuses a file (its own check, before any
+    job, names it)."""
+    from benchcast import fiojson as bc_fiojson
     from benchcast import preflight as bc_preflight
 
     sources = STUDIES[study]["sources"]
-    figures, series = set(), bc_config.measured_series(
-        {n: s for n, s in sources.items() if s["type"] in ("ycsb", "ooc")}
-    )
+    measured = {n: s for n, s in sources.items() if s["type"] in ("ycsb", "ooc")}
+    figures, series = set(), bc_config.measured_series(measured)
+    cells = None if measured else set()
     for name, src in sources.items():
         if src["type"] == "fio":
             figures |= {
-                (c["rw"], c["bs"], None)
+                (bc_fiojson.workload(c["rw"], c.get("extra") or {}), c["bs"], None)
                 for (s, _, _), c in PLAN[study].cells.items()
                 if s == name
             }
         elif src["type"] in ("soga2018", "fio_json", "pkb", "records", "ycsb_output"):
-            got = bc_preflight.source_names(
+            got = bc_preflight.import_names(
                 src, list(STUDIES[study].get("devices", {})) or None
             )
             if got is None:
-                return None, None
+                return None, None, None
             figures |= got[0]
             series |= got[1]
-    return figures, series
+            cells = None if cells is None else cells | got[2]
+    return figures, series, cells
 
 
 def check_cards(study):
     """A spec card no device figure of the study can feed is an error, or with allow_unused: true a
-    warning (here and in the run's last lines, onsuccess); returns the warnings. The report's
-    focus must name application results the study has (its runs' names, its imported files').
+    warning (here and in the run's last lines, onsuccess); returns the warnings. So is a feature
+    name (features.workloads, block_sizes, metrics) no source of the study has (features
+    .allow_unused). The report's focus must name application results the study has (its runs'
+    names, its imported files'), and, where they are all imported, on screen.min_devices devices
+    at its data size.
     """
+    from benchcast import preflight as bc_preflight
+
     # device figures alone: no card is predicted, no focus
     if not bc_config.has_series(STUDIES[study]):
         return []
-    targets = STUDIES[study].get("targets", {})
-    measured, series = study_names(study)
-    if series is not None:
-        try:
-            bc_config.check_focus(
-                f"config: studies.{study}",
-                STUDIES[study].get("report", {}).get("focus", {}),
-                series,
-            )
-        except BenchcastError as exc:
-            raise WorkflowError(str(exc)) from None
-    unused = [] if measured is None else bc_config.unused_cards(targets, measured)
+    spec, where = STUDIES[study], f"config: studies.{study}"
+    least = spec["screen"]["min_devices"]
+    measured, series, cells = study_names(study)
+    try:
+        if series is not None:
+            bc_config.check_focus(where, spec.get("report", {}).get("focus", {}), series)
+        if cells:  # every application result imported: the focus fitted at its data size
+            bc_preflight.check_focus_devices(where, spec.get("report", {}), least, cells)
+        if measured is not None:  # the imports read: their application tables' series
+            for src in spec["sources"].values():
+                if src["type"] == "soga2018":
+                    bc_preflight.check_app_series(src["app"], least)
+    except BenchcastError as exc:
+        raise WorkflowError(str(exc)) from None
+    if measured is None:
+        return []
+    targets = spec.get("targets", {})
+    cards = [
+        (name, "none of its figures is measured or imported by the study, no model can use it",
+         targets[name]["allow_unused"])
+        for name in bc_config.unused_cards(targets, measured)
+    ]
+    names = [
+        (key, what, spec["features"]["allow_unused"])
+        for key, what in bc_config.unused_features(spec["features"], measured)
+    ]
+    return unused(
+        f"studies.{study}.targets", cards,
+        ("fix its figures or set allow_unused: true", "it gets no prediction"),
+    ) + unused(
+        f"studies.{study}.features", names,
+        ("fix it or set features.allow_unused: true", "it is no candidate feature"),
+    )
+
+
+def unused(where, items, advice):
+    """Names of ``where`` the study cannot use, (key, what, allowed): a config error, or where
+    allowed (allow_unused: true) a warning, returned for the run's last lines. One implementation
+    for spec cards and feature names; ``advice``: (what to do, what it means when allowed)."""
     warnings = []
-    for name in unused:
-        what = (
-            f"studies.{study}.targets.{name}: none of its figures is measured or imported by the "
-            f"study, no model can use it"
-        )
-        if not targets[name]["allow_unused"]:
-            raise WorkflowError(
-                f"config: {what}; fix its figures or set allow_unused: true"
-            )
+    for key, what, allowed in items:
+        if not allowed:
+            raise WorkflowError(f"config: {where}.{key}: {what}; {advice[0]}")
         warnings.append(
-            f"benchcast: {what} (allow_unused: true): it gets no prediction"
+            f"benchcast: {where}.{key}: {what} (allow_unused: true): {advice[1]}"
         )
     return warnings
 
@@ -197,7 +227,7 @@ for _warning in UNUSED_CARDS:
 
 
 def warn_unused_cards():
-    """onsuccess: the spec cards allowed unused, in the run's last lines."""
+    """onsuccess: the spec cards and feature names allowed unused, in the run's last lines."""
     for warning in UNUSED_CARDS:
         logger.warning(warning)
 

@@ -67,6 +67,7 @@ def mini_local_study(cfg):
                  "data_sizes": ["1MB", "2MB", "4MB"], "operationcount": 200, "repeats": 1},
     }
     local["features"]["block_sizes"] = ["4K", "64K"]
+    local["features"]["workloads"] = ["randread", "randwrite"]  # the commit source (write) is left out
     local["report"] = {"focus": {"engine": "rocksdb", "workload": "write-only", "op": "update"},
                        "focus_data_size": "2MB"}
     local["extrapolate"] = {"data_sizes": ["8MB"]}

@@ -241,7 +241,7 @@ def test_size_zero_refused_for_data_sizes_and_limits():
         cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=[value]))
         with pytest.raises(BenchcastError, match="is not a size above 0"):
             config.validate(cfg)
-    cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=["0.5K", 1, "10GB"]))
+    cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=["0.5K", "1B", "10GB"]))
     config.validate(cfg)
 
 
@@ -314,3 +314,51 @@ def test_shield_defaults_and_checks():
     assert cfg["run"]["shield"] == {"cpu_shares": 262144, "nice": None, "ionice": None}
     check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"ionice": "4"}), r"^config: run.shield.ionice")
     check(lambda c: c.setdefault("run", {}).__setitem__("shield", {"nice": 20}), r"^config: run.shield.nice")
+
+
+def _set(cfg, path, value):
+    *keys, last = path.split(".")
+    node = cfg
+    for k in keys:
+        node = node[int(k)] if isinstance(node, list) else node.setdefault(k, {})
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+@pytest.mark.parametrize("path, value", [
+    ("studies.paper.extrapolate.data_sizes", [48]),
+    ("studies.paper.extrapolate.data_sizes", ["48"]),
+    ("studies.paper.report.focus_data_size", 16),
+    ("studies.paper.features.block_sizes", [1024]),
+    ("studies.paper.targets.S-SCM.figures.0.block_size", 65536),
+    ("studies.local.sources.ycsb.data_sizes", [4]),
+    ("studies.local.sources.ycsb.memory_limit", 33554432),
+    ("studies.local.sources.ycsb.mariadb.buffer_pool_size", "8388608"),
+    ("studies.local.sources.ooc.working_sets", [16]),
+    ("studies.local.sources.ooc.memory_limit", 32),
+    ("studies.local.sources.fio.block_sizes", [4096]),
+    ("studies.local.sources.fio.size", 64),
+    ("studies.local.devices.dram.size", 512),
+    ("studies.local.devices.slow.read_bps", 100),
+])
+def test_a_size_without_its_unit_is_refused(path, value):
+    """A bare number is no size, whatever the key: `extrapolate.data_sizes: [48]` would be 48 bytes."""
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    _set(cfg, path, value)
+    with pytest.raises(BenchcastError) as exc:
+        config.validate(cfg)
+    shown = value[0] if isinstance(value, list) else value
+    key = path.replace(".0.", "[0].") + ("[0]" if isinstance(value, list) else "")
+    assert str(exc.value) == (f"config: {key}: {shown!r} is not a size above 0 with its unit, such as 4K, 64MB, "
+                              f"1GiB or 512B (a bare number has no unit)")
+
+
+@pytest.mark.parametrize("label", ["", "   "])
+def test_an_empty_device_label_is_refused(label):
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    cfg["studies"]["paper"]["devices"]["dram"]["label"] = label
+    with pytest.raises(BenchcastError, match=rf"^config: studies.paper.devices.dram.label: {label!r} is not a label "
+                                             r"\(some text; not empty or blank\)$"):
+        config.validate(cfg)

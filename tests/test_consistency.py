@@ -209,11 +209,14 @@ def ycsb_sources(*more, **dram):
 
 
 def ycsb_files(edit=lambda lines: lines):
-    """The files of ``ycsb_sources``: dram's output edited (``edit``: its lines -> lines)."""
+    """The files of ``ycsb_sources``: dram's output edited (``edit``: its lines -> lines); the other
+    devices' outputs a run of their own each (its run time k ms longer: no two runs write the same
+    bytes, a copy is refused)."""
     out = {RECS: paper_records(fio_only)}
-    for d in DEVICES:
-        out[f"imports/ycsb/{d}.txt"] = (lambda wd, d=d: "\n".join(
-            (edit if d == "dram" else (lambda ln: ln))(YCSB_OUT.read_text().splitlines())) + "\n")
+    for k, d in enumerate(DEVICES):
+        out[f"imports/ycsb/{d}.txt"] = (lambda wd, d=d, k=k: "\n".join(
+            (edit if d == "dram" else ycsb_line(1, [f"[OVERALL], RunTime(ms), {808 + 1 + k}"]))(
+                YCSB_OUT.read_text().splitlines())) + "\n")
     return out
 
 
@@ -314,6 +317,44 @@ CASES.update({
 })
 
 
+CASES.update({
+    # every feature name against what the study's sources have (its imported table's rows here)
+    "feature block size typo": (paper("features: {block_sizes: [1K, 4K, 16K, 64K, 265K]}"),
+                                "config: studies.paper.features.block_sizes[4]: '265K' is not among the block sizes "
+                                "the study's sources measure or import (1K, 4K, 16K, 64K, 256K); fix it or set "
+                                "features.allow_unused: true"),
+    "feature workload no source has": (paper("features: {workloads: [randread, randwrite, read]}"),
+                                       "config: studies.paper.features.workloads[2]: 'read' is not among the "
+                                       "workloads the study's sources measure or import (randread, randwrite)"),
+    # sizes carry their unit: a bare 48 would be 48 bytes
+    "extrapolate to a bare number": (paper("extrapolate: {data_sizes: [48]}"),
+                                     "studies.paper.extrapolate.data_sizes[0]: 48 is not a size above 0 with its "
+                                     "unit, such as 4K, 64MB, 1GiB or 512B (a bare number has no unit)"),
+    "focus data size a bare number": (paper("report: {focus_data_size: '16'}"),
+                                      "studies.paper.report.focus_data_size: '16' is not a size above 0 with its unit"),
+    "empty device label": (paper("devices: {dram: {kind: imported, label: ''}}"),
+                           "studies.paper.devices.dram.label: '' is not a label (some text; not empty or blank)"),
+    # what the report needs of the imported rows: its focus fitted at its data size
+    "app row relabelled to another engine": (
+        csv_line(PAPER_APP, 5, field(0, "rocksdb")),
+        "config: studies.paper.report.focus: ycsb mysql write-only write lat_mean at 16GB: the imported results "
+        "come from 2 device(s) (3d_xpoint, dram), fewer than screen.min_devices (3): no series could be fitted"),
+    "focus data size no imported row has": (
+        paper("report: {focus_data_size: 48GB}"),
+        "config: studies.paper.report.focus_data_size: 48GB: no imported result of ycsb mysql write-only write "
+        "lat_mean at that size (sizes: 2GB, 4GB, 8GB, 16GB, 32GB, 64GB, 128GB)"),
+    "app row relabelled, not the focus": (
+        csv_line(PAPER_APP, 77, field(0, "rocksdb")),
+        f"{PAPER_APP}: line 77: engine rocksdb, workload read-heavy, op read: at every data size rows of 1 device(s) "
+        f"(nand_flash), fewer than screen.min_devices (3): no fit can use them"),
+    "YCSB output: a byte-identical copy as a second repeat": (
+        again(ycsb_sources({"files": "imports/ycsb/copy.txt", "device": "dram", "engine": "mysql",
+                            "workload": "write-only", "data_size": "16GB"}),
+              {**ycsb_files(), "imports/ycsb/copy.txt": ycsb_files()[YCSB_DRAM]}, **YCSB_FOCUS),
+        f"imports/ycsb/copy.txt: the same bytes as {YCSB_DRAM}: one YCSB run imported twice (a copy is no repeat)"),
+})
+
+
 def write_again(wd: Path, sources, files, study) -> list[str]:
     """The files and the overlay of an `again` case; returns Snakemake's arguments."""
     for rel, make in files.items():
@@ -349,8 +390,9 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
 
 @pytest.mark.parametrize("sources, files, study", [
     (RECORDS, {RECS: paper_records()}, {}),
-    (FIO_JSON_SOURCES, FIO_JSON_FILES, {"targets": {"S-SCM": {"allow_unused": True}, "M-SCM": {"allow_unused": True}}}),
-    (PKB_SOURCES, PKB_FILES, {"features": {"metrics": ["lat_mean", "bw", "clat_mean"]}, "targets": {
+    (FIO_JSON_SOURCES, FIO_JSON_FILES, {"features": {"allow_unused": True},
+                                        "targets": {"S-SCM": {"allow_unused": True}, "M-SCM": {"allow_unused": True}}}),
+    (PKB_SOURCES, PKB_FILES, {"features": {"metrics": ["lat_mean", "bw", "clat_mean"], "allow_unused": True}, "targets": {
         "S-SCM": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "clat_mean", "value": "50 us"}]},
         "M-SCM": {"allow_unused": True}, "Optane-P4800X": {"allow_unused": True}}}),
     (ycsb_sources(), ycsb_files(), YCSB_FOCUS),
@@ -376,14 +418,18 @@ def test_real_ycsb_outputs_import(tree):
 
 
 def test_allow_unused_card_is_warned_at_the_end(tree):
+    """A card and a feature name no source has, each kept with allow_unused: true: warned, one
+    implementation for both, in the run's last lines."""
     edit_config(tree, lambda c: c["studies"]["paper"].update(
-        features={**c["studies"]["paper"]["features"], "metrics": ["lat_mean", "bw", "iops"]},
+        features={**c["studies"]["paper"]["features"], "metrics": ["lat_mean", "bw", "iops"], "allow_unused": True},
         targets={**c["studies"]["paper"]["targets"], "X": {"allow_unused": True, "figures": [
             {"workload": "randread", "block_size": "4K", "metric": "iops", "value": "9000 IOPS"}]}}))
     code, out = finish(run(tree))
     assert code == 0, out[-3000:]
-    warning = "benchcast: studies.paper.targets.X: none of its figures is measured or imported"
-    assert warning in out.strip().splitlines()[-1] or warning in "\n".join(out.strip().splitlines()[-3:]), out[-2000:]
+    last = "\n".join(out.strip().splitlines()[-4:])
+    assert "benchcast: studies.paper.targets.X: none of its figures is measured or imported" in last, out[-2000:]
+    assert ("benchcast: studies.paper.features.metrics[2]: 'iops' is not among the metrics the study's sources "
+            "measure or import (bw, lat_mean) (allow_unused: true): it is no candidate feature") in last, out[-2000:]
 
 
 def test_a_run_in_progress_is_named_in_one_line(tree):

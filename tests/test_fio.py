@@ -88,7 +88,7 @@ def test_excluded_pairs_leave_the_grid_and_the_other_cells_keep_their_ids():
     ({"devices": ["ghost"]}, r"^source fio: devices: 'ghost' is not a device of the study"),
     ({"rwmixread": 120}, r"^source fio: rwmixread: 120 is greater than the maximum of 100"),
     ({"bogus": 1}, r"^source fio: unknown key 'bogus'"),
-    ({"per_device": {"zr": {"size": "1"}}}, r"^source fio: per_device.zr.size: 1 bytes is too small"),
+    ({"per_device": {"zr": {"size": "1B"}}}, r"^source fio: per_device.zr.size: 1 bytes is too small"),
     ({"exclude": [{"rw": "randwrite", "block_size": "16K"}]}, r"^source fio: exclude\[0\]: randwrite at 16K is not a cell"),
     ({"exclude": [{"rw": "write", "block_size": "4K"}]}, r"^source fio: exclude\[0\]: write at 4K is not a cell"),
     ({"exclude": [{"rw": "randwrite"}]}, r"^source fio: exclude\[0\]: 'block_size' is a required property"),

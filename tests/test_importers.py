@@ -453,9 +453,18 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
 YCSB_DATA = ROOT / "tests" / "data" / "ycsb"  # real text-exporter outputs of our bindings
 
 
+def _write_run(dest: Path, k: int, name="rocksdb-02-read-only.txt") -> None:
+    """A real output written as run ``k``: its run time ``k`` ms longer (two runs never write the same
+    bytes; a byte-identical copy is refused as one run imported twice)."""
+    lines = (YCSB_DATA / name).read_text().splitlines()
+    assert lines[0].startswith("[OVERALL], RunTime(ms), ")
+    lines[0] = f"[OVERALL], RunTime(ms), {int(lines[0].rsplit(',', 1)[1]) + k}"
+    dest.write_text("\n".join(lines) + "\n")
+
+
 def test_ycsb_output_text_files_are_repeats_of_what_the_entry_says(tmp_path):
     for i in (1, 2):
-        shutil.copy(YCSB_DATA / "rocksdb-02-read-only.txt", tmp_path / f"run{i}.txt")
+        _write_run(tmp_path / f"run{i}.txt", i)
     recs = importers.ycsb_output([{"files": str(tmp_path), "device": "ssd", "engine": "rocksdb",
                                    "workload": "c", "data_size": "1GB", "threads": 4}],
                                  study="s", source="import:ycsb_output", devices=["ssd"])
@@ -481,8 +490,8 @@ def _ycsb_entry(files, **said):
 def test_ycsb_output_the_same_run_listed_twice_and_unknown_devices_name_the_entry(tmp_path):
     """An output named by two entries is one run listed twice: one error when the entries say the same
     of it, another when they disagree; a device the study has not is named by its entry's key."""
-    for name in ("run1.txt", "run2.txt"):
-        shutil.copy(YCSB_DATA / "rocksdb-02-read-only.txt", tmp_path / name)
+    for k, name in enumerate(("run1.txt", "run2.txt")):
+        _write_run(tmp_path / name, k)
     key = "config: studies.s.sources.theirs"
     one, two = str(tmp_path / "run1.txt"), str(tmp_path / "run2.txt")
     with pytest.raises(BenchcastError, match=rf"^{key}.runs\[1\]: duplicate run \(the same as runs\[0\]: {one}\)$"):
@@ -499,6 +508,22 @@ def test_ycsb_output_the_same_run_listed_twice_and_unknown_devices_name_the_entr
     assert sorted(recs["run"].unique()) == [0, 1]
     recs = importers.ycsb_output([_ycsb_entry(one), _ycsb_entry(two, threads=2)], "s", "import:ycsb_output")
     assert set(recs["run"]) == {0} and set(recs["threads"]) == {1, 2}
+
+
+def test_ycsb_output_a_byte_identical_copy_is_no_repeat(tmp_path):
+    """A copy of one output beside it (or named by another entry) is one run imported twice: refused
+    naming both files, not counted as a second repeat."""
+    _write_run(tmp_path / "run1.txt", 0)
+    shutil.copy(tmp_path / "run1.txt", tmp_path / "run2.txt")
+    one, two = tmp_path / "run1.txt", tmp_path / "run2.txt"
+    message = rf"^{two}: the same bytes as {one}: one YCSB run imported twice \(a copy is no repeat\); remove the copy$"
+    with pytest.raises(BenchcastError, match=message):
+        importers.ycsb_output([_ycsb_entry(str(tmp_path))], "s", "import:ycsb_output")
+    with pytest.raises(BenchcastError, match=message):
+        importers.ycsb_output([_ycsb_entry(str(one)), _ycsb_entry(str(two), threads=2)], "s", "import:ycsb_output")
+    _write_run(two, 1)  # a second run: other bytes
+    recs = importers.ycsb_output([_ycsb_entry(str(tmp_path))], "s", "import:ycsb_output")
+    assert sorted(recs["run"].unique()) == [0, 1]
 
 
 def test_ycsb_output_lines_checked_naming_file_and_line(tmp_path):

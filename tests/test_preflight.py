@@ -91,3 +91,61 @@ def test_a_read_only_results_folder_is_refused(tmp_path):
             preflight.check_writable(str(res))
     finally:
         subprocess.run(["umount", str(res)], check=True)
+
+
+PAPER = {"type": "soga2018", "fio": "resources/soga2018/fio.csv", "app": "resources/soga2018/ycsb_mysql.csv",
+         "benchmark": "ycsb"}
+FOCUS = {"focus": {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write",
+                   "metric": "lat_mean"}, "focus_data_size": "16GB"}
+
+
+def paper_copy(tmp_path, line, engine):
+    """The paper's tables, the app row on ``line`` (1-based) relabelled to ``engine``."""
+    from analysis_util import ROOT
+
+    lines = (ROOT / PAPER["app"]).read_text().splitlines()
+    cells = lines[line - 1].split(",")
+    lines[line - 1] = ",".join([engine] + cells[1:])
+    (tmp_path / "app.csv").write_text("\n".join(lines) + "\n")
+    return {**PAPER, "fio": str(ROOT / PAPER["fio"]), "app": str(tmp_path / "app.csv")}
+
+
+def test_the_report_focus_needs_min_devices_at_its_data_size(tmp_path):
+    """The imported rows must give the focus a fit at its data size (screen.min_devices devices);
+    the paper's do, one relabelled row of it not."""
+    from analysis_util import ROOT
+
+    cells = preflight.import_names({**PAPER, "fio": str(ROOT / PAPER["fio"]), "app": str(ROOT / PAPER["app"])})[2]
+    preflight.check_focus_devices("config: studies.p", FOCUS, 3, cells)
+    preflight.check_focus_devices("config: studies.p", {}, 3, cells)
+    with pytest.raises(BenchcastError, match=r"^config: studies.p.report.focus: ycsb mysql write-only write lat_mean "
+                                             r"at 16GB: the imported results come from 3 device\(s\) "):
+        preflight.check_focus_devices("config: studies.p", FOCUS, 4, cells)
+    cells = preflight.import_names(paper_copy(tmp_path, 5, "rocksdb"))[2]
+    with pytest.raises(BenchcastError, match=r"come from 2 device\(s\) \(3d_xpoint, dram\), fewer than "
+                                             r"screen.min_devices \(3\): no series could be fitted for the report$"):
+        preflight.check_focus_devices("config: studies.p", FOCUS, 3, cells)
+    preflight.check_focus_devices("config: studies.p", {**FOCUS, "focus_data_size": "8GB"}, 3, cells)
+    with pytest.raises(BenchcastError, match=r"^config: studies.p.report.focus_data_size: 48GB: no imported result "
+                                             r"of ycsb mysql write-only write lat_mean at that size \(sizes: 2GB, 4GB, "
+                                             r"8GB, 16GB, 32GB, 64GB, 128GB\)$"):
+        preflight.check_focus_devices("config: studies.p", {**FOCUS, "focus_data_size": "48GB"}, 3, cells)
+    with pytest.raises(BenchcastError, match=r"^config: studies.p.report.focus: no imported application result is "
+                                             r"ycsb mysql write-only write lat_p99$"):
+        preflight.check_focus_devices("config: studies.p", {"focus": {**FOCUS["focus"], "metric": "lat_p99"}}, 3, cells)
+
+
+def test_an_app_series_no_fit_can_use_is_refused_at_its_first_line(tmp_path):
+    from analysis_util import ROOT
+
+    preflight.check_app_series(ROOT / PAPER["app"], 3)
+    src = paper_copy(tmp_path, 77, "rocksdb")
+    with pytest.raises(BenchcastError, match=r"app.csv: line 77: engine rocksdb, workload read-heavy, op read: at "
+                                             r"every data size rows of 1 device\(s\) \(nand_flash\), fewer than "
+                                             r"screen.min_devices \(3\): no fit can use them$"):
+        preflight.check_app_series(src["app"], 3)
+    preflight.check_app_series(src["app"], 1)
+    # a cell missing where the other devices have the series: third-party results may lack one
+    lines = (ROOT / PAPER["app"]).read_text().splitlines()
+    (tmp_path / "gap.csv").write_text("\n".join(lines[:76] + lines[77:]) + "\n")
+    preflight.check_app_series(tmp_path / "gap.csv", 3)

@@ -95,7 +95,7 @@ CASES = {
     # config: keys, types, sizes, units, cross-key checks
     "unknown top-level key": (cfg(lambda c: c.update(studys={})), "unknown key 'studys'"),
     "unknown study key": (local(screan={}), "studies.local: unknown key 'screan'"),
-    "size with a bad unit": (fio_src(size="4Q"), "studies.local.sources.fio.size: '4Q' is not a size above 0 such as 4K"),
+    "size with a bad unit": (fio_src(size="4Q"), "studies.local.sources.fio.size: '4Q' is not a size above 0 with its unit, such as 4K"),
     "device size not a size": (device(dram={"kind": "tmpfs", "size": "lots"}),
                                "studies.local.devices.dram.size: 'lots' is not a size"),
     "negative block size": (fio_src(block_sizes=["-4K"]), "studies.local.sources.fio.block_sizes[0]"),

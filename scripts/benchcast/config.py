@@ -14,7 +14,7 @@ import jsonschema
 import yaml
 
 from . import BenchcastError
-from .units import figure_value, parse_size
+from .units import figure_value, parse_size, size_label
 from .workloads import rw_op
 
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
@@ -357,6 +357,25 @@ def unused_cards(targets: dict, measured) -> list[str]:
             for m in (f["metric"], None)
         ):
             out.append(name)
+    return out
+
+
+def unused_features(features: dict, measured) -> list[tuple[str, str]]:
+    """The feature names no figure of the study has, as (key, what): a workload, block size or
+    metric the study lists that none of its sources measures or imports (``measured``: as for
+    :func:`unused_cards`; a figure of metric None, a measured grid's, has every metric)."""
+    have = [{f[k] for f in measured} for k in range(3)]
+    sizes = {size_label(bs): bs for bs in sorted(have[1])}
+    out = []
+    for key, names, known, read in (("workloads", features["workloads"], have[0], str),
+                                    ("block_sizes", features["block_sizes"], set(sizes.values()),
+                                     lambda bs: parse_size(bs, what="features.block_sizes")),
+                                    ("metrics", features["metrics"], None if None in have[2] else have[2], str)):
+        if known is None:
+            continue
+        its = ", ".join(sizes) if key == "block_sizes" else ", ".join(sorted(map(str, known)))
+        out += [(f"{key}[{i}]", f"{name!r} is not among the {key.replace('_', ' ')} the study's sources "
+                 f"measure or import ({its or 'none'})") for i, name in enumerate(names) if read(name) not in known]
     return out
 
 

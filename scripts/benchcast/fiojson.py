@@ -118,6 +118,14 @@ def cell_label(opts: dict) -> str:
     return " ".join(f"{k}={opts[k]}" for k in first + sorted(set(opts) - set(first)))
 
 
+def workload(rw: str, opts: dict) -> str:
+    """The workload a job's figures are recorded under: its rw, or ``append`` for rw=write with
+    file_append (appends grow the file: a log's writes, not overwrites of a laid-out file)."""
+    if rw == "write" and str(opts.get("file_append", "0")).lower() in ("1", "true", "on", "yes"):
+        return APPEND
+    return rw
+
+
 def job_keys(job: dict, global_options: dict | None, where) -> dict:
     """The record keys of one fio job from the options it reports (global, then its own): workload
     (rw; ``append`` for writes past the end of the file), block_size, iodepth, numjobs, threads
@@ -133,10 +141,8 @@ def job_keys(job: dict, global_options: dict | None, where) -> dict:
     except ValueError:
         raise BenchcastError(f"{where}: iodepth {opts.get('iodepth')!r} or numjobs {opts.get('numjobs')!r} "
                              f"is not a whole number") from None
-    if rw == "write" and str(opts.get("file_append", "0")).lower() in ("1", "true", "on", "yes"):
-        rw = APPEND  # appends grow the file: a log's writes, not overwrites of a laid-out file
     size = opts.get("size", "0")
-    return {"workload": rw, "block_size": bs, "threads": jobs * depth, "iodepth": depth, "numjobs": jobs,
+    return {"workload": workload(rw, opts), "block_size": bs, "threads": jobs * depth, "iodepth": depth, "numjobs": jobs,
             "data_size": 0 if str(size).endswith("%") else parse_size(size, what=f"{where}: size"),
             "engine": opts.get("ioengine", "psync"), "cell": cell_label(opts)}
 

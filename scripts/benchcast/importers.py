@@ -5,6 +5,7 @@ imported row :mod:`benchcast.importchecks`'."""
 from __future__ import annotations
 
 import glob
+import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -283,6 +284,18 @@ def ycsb_output_files(spec) -> list[Path]:
     return files
 
 
+def _distinct_outputs(paths) -> None:
+    """Two runs never write the same bytes (their timings differ): a file that is a byte-for-byte
+    copy of another is one run imported twice, refused naming both (not counted as a repeat)."""
+    first: dict = {}
+    for path in paths:
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        if digest in first:
+            raise BenchcastError(f"{path}: the same bytes as {first[digest]}: one YCSB run imported twice "
+                                 f"(a copy is no repeat); remove the copy")
+        first[digest] = path
+
+
 def ycsb_output(runs, study: str, source: str, devices=None, key: str | None = None) -> pd.DataFrame:
     """Records from YCSB measurement outputs (the text exporter, or JSONArrayMeasurementsExporter /
     JSONMeasurementsExporter). ``runs``: entries {files, device, engine, workload, data_size[,
@@ -318,6 +331,7 @@ def ycsb_output(runs, study: str, source: str, devices=None, key: str | None = N
                 raise BenchcastError(f"{where}: conflicting duplicate of runs[{j}] ({path}: {', '.join(differ)})")
             seen[real] = (i, said)
             entries.append((path, said))
+    _distinct_outputs([path for path, _ in entries])
     frames, repeats = [], {}
     for path, said in entries:
         cell = tuple(said.values())

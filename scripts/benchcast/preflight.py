@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from . import BenchcastError, plan
+from .units import parse_size, size_label
 
 
 def check_file(path: str) -> None:
@@ -58,25 +59,103 @@ def source_names(src: dict, devices=None) -> tuple[set, set] | None:
     figures, series as (benchmark, engine, workload, op or None: any) of its application results.
     Read by the import itself, its checks included (``devices``: the study's); None where it
     refuses a file: its own check (before any job, :func:`check_import_source`) then names it."""
-    from . import importers, pkb
+    got = import_names(src, devices)
+    return None if got is None else got[:2]
 
-    kind = src["type"]
-    if kind == "ycsb_output":  # the outputs do not say what they measured: the config does
-        return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}
-    try:
-        if kind == "soga2018":
-            recs = importers.soga2018(src["fio"], src["app"], "check", "check", src["benchmark"], devices)
-        elif kind == "fio_json":
-            recs = importers.fio_json(src["files"], study="check", source="check")
-        elif kind == "pkb":
-            recs = pkb.pkb(src["files"], study="check", source="check", ycsb=src.get("ycsb"))
-        else:
-            recs = importers.record_files(src["files"], "check", "check", devices=devices, rename=src.get("rename"))
-    except (BenchcastError, OSError):
+
+#: An application result's cell: its series (as :func:`source_names`), metric, data size, device.
+CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device")
+
+
+def import_names(src: dict, devices=None) -> tuple[set, set, set] | None:
+    """:func:`source_names` and the application results' cells (:data:`CELL` tuples, None in a
+    field: any; YCSB outputs say no op or metric, their runs entries the rest), one read."""
+    if src["type"] == "ycsb_output":  # the outputs do not say what they measured: the config does
+        return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}, {
+            ("ycsb", r["engine"], r["workload"], None, None, parse_size(r["data_size"], what="data_size"),
+             r["device"]) for r in src["runs"]}
+    recs = imported(src, devices)
+    if recs is None:
         return None
     fio = (recs["benchmark"] == "fio").to_numpy()
     figures = {(w, int(bs), m) for w, bs, m in recs.loc[fio, ["workload", "block_size", "metric"]].itertuples(index=False)}
-    return figures, set(recs.loc[~fio, ["benchmark", "engine", "workload", "op"]].itertuples(index=False, name=None))
+    apps = recs.loc[~fio, list(CELL)]
+    return figures, {c[:4] for c in apps.itertuples(index=False, name=None)}, set(apps.itertuples(index=False, name=None))
+
+
+def imported(src: dict, devices=None):
+    """The records an import source of kind soga2018, fio_json, pkb or records brings, read by the
+    import itself (its checks included); None where it refuses a file (its own check names it)."""
+    from . import importers, pkb
+
+    kind = src["type"]
+    try:
+        if kind == "soga2018":
+            return importers.soga2018(src["fio"], src["app"], "check", "check", src["benchmark"], devices)
+        if kind == "fio_json":
+            return importers.fio_json(src["files"], study="check", source="check")
+        if kind == "pkb":
+            return pkb.pkb(src["files"], study="check", source="check", ycsb=src.get("ycsb"))
+        return importers.record_files(src["files"], "check", "check", devices=devices, rename=src.get("rename"))
+    except (BenchcastError, OSError):
+        return None
+
+
+def check_focus_devices(where: str, report: dict, least: int, cells: set) -> None:
+    """The report's focus (``report``: the study's report settings) needs a series fitted at its
+    data size: results on ``least`` (screen.min_devices) devices there. ``cells``: the imported
+    application results (:func:`import_names`); one line naming the key where no series has them."""
+    focus, size = report.get("focus", {}), report.get("focus_data_size")
+    keys = [(k, str(focus[key])) for k, key in enumerate(CELL[:5]) if key in focus]
+    named = " ".join(v for _, v in keys) or "any series"
+    devices: dict = {}  # (series, data size) -> devices
+    for c in cells:
+        if all(c[k] is None or str(c[k]) == v for k, v in keys):
+            devices.setdefault((c[:5], c[5]), set()).add(c[6])
+    if not devices:
+        raise BenchcastError(f"{where}.report.focus: no imported application result is {named}")
+    sizes = sorted({s for _, s in devices})
+    want = None if size is None else parse_size(size, what=f"{where}.report.focus_data_size")
+    if want is not None and want not in sizes:
+        raise BenchcastError(f"{where}.report.focus_data_size: {size}: no imported result of {named} at that "
+                             f"size (sizes: {', '.join(size_label(s, decimal=True) for s in sizes)})")
+    there = [d for (_, s), d in devices.items() if want is None or s == want]
+    most = max(there, key=len)
+    if len(most) < least:
+        at = f" at {size}" if size is not None else ""
+        raise BenchcastError(
+            f"{where}.report.focus: {named}{at}: the imported results come from {len(most)} device(s) "
+            f"({', '.join(sorted(most))}), fewer than screen.min_devices ({least}): no series could be "
+            f"fitted for the report"
+        )
+
+
+def check_app_series(app_csv, least: int) -> None:
+    """The paper-shaped application table (engine, workload, device, data_gb, op, latency_us; read
+    and checked by its import first): a series (engine, workload, op) whose rows come, at every data
+    size, from fewer than ``least`` (screen.min_devices) devices is one no fit can use, refused at
+    its first line (an engine relabelled by mistake). A cell missing where other devices have the
+    series is no error: third-party results may lack one."""
+    import pandas as pd
+
+    from . import records
+
+    path = Path(app_csv)
+    app = pd.read_csv(path, dtype=str, keep_default_na=False)
+    lines = records.csv_lines(path, len(app))
+    series: dict = {}
+    for i, (engine, workload, device, data_gb, op) in enumerate(
+            app[["engine", "workload", "device", "data_gb", "op"]].itertuples(index=False, name=None)):
+        _, sizes = series.setdefault((engine, workload, op), (i, {}))
+        sizes.setdefault(float(data_gb), set()).add(device)
+    for (engine, workload, op), (i, sizes) in series.items():
+        most = max(sizes.values(), key=len)
+        if len(most) < least:
+            raise BenchcastError(
+                f"{path}: line {lines[i]}: engine {engine}, workload {workload}, op {op}: at every data size "
+                f"rows of {len(most)} device(s) ({', '.join(sorted(most))}), fewer than screen.min_devices "
+                f"({least}): no fit can use them"
+            )
 
 
 def check_writable(directory: str = "results") -> None:
