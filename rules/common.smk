@@ -172,9 +172,14 @@ def check_cards(study):
     measured, series, cells = study_names(study)
     try:
         if series is not None:
-            bc_config.check_focus(where, spec.get("report", {}).get("focus", {}), series)
-        if cells:  # every application result imported: the focus fitted at its data size
-            bc_preflight.check_focus_devices(where, spec.get("report", {}), least, cells)
+            bc_config.check_focus(
+                where, spec.get("report", {}).get("focus", {}), series
+            )
+        # every application result imported: the focus fitted at its data size
+        if cells:
+            bc_preflight.check_focus_devices(
+                where, spec.get("report", {}), least, cells
+            )
         if measured is not None:  # the imports read: their application tables' series
             for src in spec["sources"].values():
                 if src["type"] == "soga2018":
@@ -185,8 +190,11 @@ def check_cards(study):
         return []
     targets = spec.get("targets", {})
     cards = [
-        (name, "none of its figures is measured or imported by the study, no model can use it",
-         targets[name]["allow_unused"])
+        (
+            name,
+            "none of its figures is measured or imported by the study, no model can use it",
+            targets[name]["allow_unused"],
+        )
         for name in bc_config.unused_cards(targets, measured)
     ]
     names = [
@@ -194,10 +202,12 @@ def check_cards(study):
         for key, what in bc_config.unused_features(spec["features"], measured)
     ]
     return unused(
-        f"studies.{study}.targets", cards,
+        f"studies.{study}.targets",
+        cards,
         ("fix its figures or set allow_unused: true", "it gets no prediction"),
     ) + unused(
-        f"studies.{study}.features", names,
+        f"studies.{study}.features",
+        names,
         ("fix it or set features.allow_unused: true", "it is no candidate feature"),
     )
 
@@ -205,7 +215,8 @@ def check_cards(study):
 def unused(where, items, advice):
     """Names of ``where`` the study cannot use, (key, what, allowed): a config error, or where
     allowed (allow_unused: true) a warning, returned for the run's last lines. One implementation
-    for spec cards and feature names; ``advice``: (what to do, what it means when allowed)."""
+    for spec cards and feature names; ``advice``: (what to do, what it means when allowed).
+    """
     warnings = []
     for key, what, allowed in items:
         if not allowed:
