@@ -19,9 +19,7 @@ from . import base, mounts, specs, state_record
 def check(device_id: str, spec: dict) -> None:
     specs.check_keys(device_id, spec)
     specs.size_of(device_id, spec, "size", minimum=16 << 20)
-    specs.fstype_of(device_id, spec, default="xfs")
-    specs.list_of_str(device_id, spec, "mkfs_options")
-    specs.mount_opts_of(device_id, spec)
+    specs.check_filesystem(device_id, spec, default="xfs")
     region_name(device_id, spec)
 
 

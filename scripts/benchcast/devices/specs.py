@@ -75,6 +75,14 @@ def list_of_str(device_id: str, spec: dict, key: str) -> list[str]:
     return [str(v) for v in val]
 
 
+def check_filesystem(device_id: str, spec: dict, default: str = "ext4") -> None:
+    """The keys of a kind that makes a file system and mounts it: ``fstype`` (``default`` when
+    unset), ``mkfs_options``, ``mount_options``."""
+    fstype_of(device_id, spec, default=default)
+    list_of_str(device_id, spec, "mkfs_options")
+    mount_opts_of(device_id, spec)
+
+
 def mount_opts_of(device_id: str, spec: dict) -> list[str]:
     val = spec.get("mount_options", [])
     if isinstance(val, str):

@@ -17,9 +17,7 @@ CONTROL = Path("/sys/class/zram-control")
 def check(device_id: str, spec: dict) -> None:
     specs.check_keys(device_id, spec)
     specs.size_of(device_id, spec, "disksize", minimum=1 << 20)
-    specs.fstype_of(device_id, spec)
-    specs.list_of_str(device_id, spec, "mkfs_options")
-    specs.mount_opts_of(device_id, spec)
+    specs.check_filesystem(device_id, spec)
 
 
 def available(device_id: str, spec: dict) -> None:
