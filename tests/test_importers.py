@@ -657,29 +657,29 @@ def test_record_files_the_same_record_in_two_files(tmp_path):
     assert set(recs["device"]) == {"x"}
 
 
-def test_source_names_read_from_the_files_before_any_job(tmp_path):
+def test_import_names_read_from_the_files_before_any_job(tmp_path):
     """What an import brings, for the checks of spec cards and of the report's focus before any job:
     figures (workload, block size, metric or None) and series (benchmark, engine, workload, op)."""
     (tmp_path / "old.json").write_text(json.dumps(OLD_FIO))
-    assert preflight.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) == (
+    assert preflight.import_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}})[:2] == (
         {("randread", 4096, m) for m in ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")},
         set())
     (tmp_path / "p.json").write_text(PKB_YCSB_FILE + PKB_FILE)
-    figs, series = preflight.source_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
-                                           "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB",
-                                                    "threads": 1}})
+    figs, series, _ = preflight.import_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
+                                              "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB",
+                                                       "threads": 1}})
     assert ("randread", 4096, "clat_mean") in figs and ("randread", 4096, "lat_mean") not in figs
     assert ("ycsb", "redis", "b", "update") in series and ("ycsb", "redis", "load", "insert") in series
     soga = {"type": "soga2018", "fio": str(ROOT / "resources/soga2018/fio.csv"),
             "app": str(ROOT / "resources/soga2018/ycsb_mysql.csv"), "benchmark": "ycsb"}
-    figs, series = preflight.source_names(soga)
+    figs, series, _ = preflight.import_names(soga)
     assert ("randwrite", 65536, "lat_mean") in figs and ("ycsb", "mysql", "write-only", "write") in series
     recs = importers.soga2018(soga["fio"], soga["app"], "s", "x", "ycsb")
     records.write(recs, tmp_path / "paper.csv")
-    assert preflight.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) == (figs, series)
+    assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")})[:2] == (figs, series)
     # what the import refuses is its own check's to name: no names then
     (tmp_path / "old.json").write_text("{")
-    assert preflight.source_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
+    assert preflight.import_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
     (tmp_path / "paper.csv").write_text((tmp_path / "paper.csv").read_text().splitlines()[0] + "\n")
-    assert preflight.source_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
-    assert preflight.source_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None
+    assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
+    assert preflight.import_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None

@@ -53,23 +53,18 @@ def check_import_source(src: dict, devices=None, key: str | None = None) -> None
         importers.ycsb_output(src["runs"], study="check", source="check", devices=devices, key=key)
 
 
-def source_names(src: dict, devices=None) -> tuple[set, set] | None:
-    """What an import source brings, for the checks of spec cards and of the report's focus before
-    any job runs: (figures, series), figures as (workload, block size, metric) of its device
-    figures, series as (benchmark, engine, workload, op or None: any) of its application results.
-    Read by the import itself, its checks included (``devices``: the study's); None where it
-    refuses a file: its own check (before any job, :func:`check_import_source`) then names it."""
-    got = import_names(src, devices)
-    return None if got is None else got[:2]
-
-
-#: An application result's cell: its series (as :func:`source_names`), metric, data size, device.
+#: An application result's cell: its series (as :func:`import_names`), metric, data size, device.
 CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device")
 
 
 def import_names(src: dict, devices=None) -> tuple[set, set, set] | None:
-    """:func:`source_names` and the application results' cells (:data:`CELL` tuples, None in a
-    field: any; YCSB outputs say no op or metric, their runs entries the rest), one read."""
+    """What an import source brings, for the checks of spec cards, feature names and the report's
+    focus before any job runs, in one read: (figures, series, cells). Figures as (workload, block
+    size, metric) of its device figures; series as (benchmark, engine, workload, op or None: any)
+    of its application results; cells the application results (:data:`CELL` tuples, None in a
+    field: any; YCSB outputs say no op or metric, their runs entries the rest). Read by the import
+    itself, its checks included (``devices``: the study's); None where it refuses a file: its own
+    check (before any job, :func:`check_import_source`) then names it."""
     if src["type"] == "ycsb_output":  # the outputs do not say what they measured: the config does
         return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}, {
             ("ycsb", r["engine"], r["workload"], None, None, parse_size(r["data_size"], what="data_size"),

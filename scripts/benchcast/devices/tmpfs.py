@@ -34,13 +34,14 @@ def provision(rec: state_record.Recorder, spec: dict) -> None:
                  f"tmpfs of {size} bytes; its size and mount options are not ours")
         entry = mounts.findmnt("-T", d)
         rec.update(target=d, mount_options=entry[0]["options"] if entry else "")
-        return
-    mp = mounts.prepare_mountpoint(rec, mounts.default_mountpoint(rec, spec))
-    opts = [f"size={size}", "mode=0755", *specs.mount_opts_of(rec.device, spec)]
-    mounts.do_mount(rec, f"benchcast-{rec.device}", mp, "tmpfs", opts)
+    else:
+        mp = mounts.prepare_mountpoint(rec, mounts.default_mountpoint(rec, spec))
+        opts = [f"size={size}", "mode=0755", *specs.mount_opts_of(rec.device, spec)]
+        mounts.do_mount(rec, f"benchcast-{rec.device}", mp, "tmpfs", opts)
     # kernels before 6.6 refuse O_DIRECT on tmpfs
-    ok, why = dir_kind.probe_direct(mp)
-    rec.note(f"O_DIRECT probe in {mp}: {why}")
+    target = rec.state["target"]
+    ok, why = dir_kind.probe_direct(target)
+    rec.note(f"O_DIRECT probe in {target}: {why}")
     rec.update(direct_ok=ok)
 
 
