@@ -27,10 +27,6 @@ def memory_limit(source: dict) -> int | None:
 ROCKSDB_BLOCK_CACHE = 8388608
 
 
-def _on(value) -> bool:
-    return str(value).lower() == "true"
-
-
 def memory_lines(sources: dict) -> dict:
     """The memory each measured source's data could be cached in (bytes), the line its data sizes
     cross (:mod:`benchcast.sizes`' knee, the charts' memory line): record source label
@@ -45,13 +41,12 @@ def memory_lines(sources: dict) -> dict:
             out[label] = memory_limit(src)
         if src["type"] != "ycsb":
             continue
-        maria = src.get("mariadb") or {}
-        flush = str((maria.get("options") or {}).get("innodb-flush-method", "O_DIRECT"))
+        ys = ycsb(src, name)
+        flush = str((ys.mariadb.get("options") or {}).get("innodb-flush-method", "O_DIRECT"))
         if "mariadb" in src["engines"] and flush.upper().startswith("O_DIRECT"):
-            out[f"{label}/mariadb"] = parse_size(maria["buffer_pool_size"], what="buffer_pool_size")
-        props = src.get("properties") or {}
-        if "rocksdb" in src["engines"] and _on(props.get("rocksdb.directio", False)):
-            out[f"{label}/rocksdb"] = parse_size(props.get("rocksdb.blockcachesize", ROCKSDB_BLOCK_CACHE),
+            out[f"{label}/mariadb"] = parse_size(ys.mariadb["buffer_pool_size"], what="buffer_pool_size")
+        if "rocksdb" in src["engines"] and ys.direct_reads:
+            out[f"{label}/rocksdb"] = parse_size(ys.properties.get("rocksdb.blockcachesize", ROCKSDB_BLOCK_CACHE),
                                                  what="rocksdb.blockcachesize")
     return out
 
@@ -104,6 +99,11 @@ class YcsbSettings:
     properties: dict
     mariadb: dict
     memory_limit: int | None
+
+    @property
+    def direct_reads(self) -> bool:
+        """RocksDB reads its data with O_DIRECT (``rocksdb.directio``)."""
+        return self.properties.get("rocksdb.directio") == "true"
 
 
 def ycsb(source: dict, name: str = "ycsb") -> YcsbSettings:

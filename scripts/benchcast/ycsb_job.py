@@ -56,8 +56,7 @@ def _direct_io(s, job: dict, state: dict):
     """``rocksdb.directio`` where the device's O_DIRECT probe failed: on a tmpfs, whose page cache is
     the medium itself, the same reads without it (recorded as ``prop_rocksdb.directio`` false);
     elsewhere one line, as the cache the data would then also have is not the one configured."""
-    if job["engine"] != "rocksdb" or s.properties.get("rocksdb.directio") != "true" \
-            or state.get("direct_ok") is not False:
+    if job["engine"] != "rocksdb" or not s.direct_reads or state.get("direct_ok") is not False:
         return s
     if job["spec"].get("kind") == "tmpfs":
         import dataclasses
