@@ -274,8 +274,9 @@ def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.Data
     the validity chart, coverage and tier tables are about."""
     parts = [] if nested is None else [nested.assign(kind=KIND_NESTED)]
     for kind, col in ((KIND_HELDOUT, "selected_feature"), (KIND_PAPER, "paper_feature")):
-        # as text, also when nothing was selected (an empty column reads as numbers)
-        sel = selection[["series", col]].rename(columns={col: "features"}).astype({"features": object})
+        # as the folds' text, also when nothing was selected (an empty column reads as numbers)
+        sel = selection[["series", col]].rename(columns={col: "features"})
+        sel = sel.astype({"features": folds["features"].dtype})
         parts.append(folds.merge(sel, on=["series", "features"]).assign(kind=kind))
     if len(mselection):
         sel = mselection[["pool", "selected_features"]].rename(columns={"selected_features": "features"})
