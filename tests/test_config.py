@@ -94,14 +94,21 @@ def test_target_without_usable_feature():
 def test_mariadb_buffer_pool_below_innodb_minimum():
     check(lambda c: c["studies"]["local"]["sources"]["ycsb"].__setitem__("mariadb", {"buffer_pool_size": "4M"}),
           r"studies.local.sources.ycsb.mariadb.buffer_pool_size: 4M is below InnoDB's minimum")
+    check(lambda c: c["studies"]["local"]["sources"]["ycsb"].__setitem__(
+        "mariadb", {"buffer_pool_size": "6M", "lru_scan_depth": 384}),
+        r"mariadb.lru_scan_depth: 384 is not below the 384 pages of buffer_pool_size 6M: InnoDB's page cleaner")
+    check(lambda c: c["studies"]["local"]["sources"]["ycsb"].__setitem__(
+        "mariadb", {"options": {"innodb_lru_scan_depth": 2000}}),
+        r"mariadb.options: 'innodb_lru_scan_depth' is set by mariadb.lru_scan_depth; set it there")
 
 
 def test_defaults_live_in_the_schema():
     """The MariaDB settings a study leaves out are the schema's, and code outside a config reads them there."""
     cfg = config.validate(copy.deepcopy(CONFIG))
-    assert config.defaults("mariadb") == {"buffer_pool_size": "8M", "log_file_size": "8M"}
+    assert config.defaults("mariadb") == {"buffer_pool_size": "8M", "log_file_size": "8M", "lru_scan_depth": 100}
     # the default study sets its own buffer pool and leaves the log file size to the schema
-    assert cfg["studies"]["local"]["sources"]["ycsb"]["mariadb"] == {"buffer_pool_size": "12M", "log_file_size": "8M"}
+    assert cfg["studies"]["local"]["sources"]["ycsb"]["mariadb"] == {"buffer_pool_size": "12M", "log_file_size": "8M",
+                                                                       "lru_scan_depth": 100}
     with pytest.raises(BenchcastError, match="no definition 'nope'"):
         config.defaults("nope")
 

@@ -30,7 +30,8 @@ def test_server_lifecycle_on_tmpfs(tmpfs, tmp_path):
         assert props["db.url"] == f"jdbc:mariadb://127.0.0.1:{srv.port}/ycsb" and props["db.user"] == "ycsb"
         assert srv.provenance() == {"mariadb_version": mariadb.version(),
                                     "mariadb_innodb_buffer_pool_size": 16 << 20,
-                                    "mariadb_innodb_log_file_size": 8 << 20}
+                                    "mariadb_innodb_log_file_size": 8 << 20,
+                                    "mariadb_innodb_lru_scan_depth": 100}
         assert "passw" not in str(srv.provenance())
         pid = srv.pid
     assert not srv.running() and not mariadb._alive(pid)

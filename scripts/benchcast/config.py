@@ -212,12 +212,7 @@ def check_study(name: str, study: dict) -> None:
                         f"device of the study (add it under devices with kind: imported)"
                     )
         if src.get("type") == "ycsb" and "mariadb" in src.get("engines", []):
-            pool = src["mariadb"]["buffer_pool_size"]
-            if parse_size(pool, what="buffer_pool_size") < 6 << 20:  # InnoDB refuses to start below
-                raise BenchcastError(
-                    f"config: studies.{name}.sources.{src_name}.mariadb.buffer_pool_size: {pool} is below "
-                    f"InnoDB's minimum of 6 MiB (with 16K pages)"
-                )
+            _check_mariadb(src["mariadb"], f"config: studies.{name}.sources.{src_name}.mariadb")
     if "targets" not in study:
         if has_series(study):
             raise BenchcastError(f"config: studies.{name}: 'targets' is required where the study has "
@@ -228,6 +223,27 @@ def check_study(name: str, study: dict) -> None:
     except BenchcastError as exc:
         raise BenchcastError(f"config: studies.{name}.{exc}") from None
     _check_report(name, study)
+
+
+#: InnoDB's page size, as mariadb-install-db makes the datadir.
+INNODB_PAGE = 16 << 10
+
+
+def _check_mariadb(server: dict, where: str) -> None:
+    """A MariaDB server's settings (``$defs/mariadb``): a buffer pool InnoDB starts with, whose pages
+    outnumber the free pages the page cleaner keeps (or every clean page is evicted), and no option
+    that sets one of the named settings a second time."""
+    pool = server["buffer_pool_size"]
+    if parse_size(pool, what="buffer_pool_size") < 6 << 20:  # InnoDB refuses to start below
+        raise BenchcastError(f"{where}.buffer_pool_size: {pool} is below InnoDB's minimum of 6 MiB (with 16K pages)")
+    pages = parse_size(pool, what="buffer_pool_size") // INNODB_PAGE
+    if server["lru_scan_depth"] >= pages:
+        raise BenchcastError(f"{where}.lru_scan_depth: {server['lru_scan_depth']} is not below the {pages} pages of "
+                             f"buffer_pool_size {pool}: InnoDB's page cleaner would evict every clean page")
+    named = {k.replace("_", "-"): k for k in server if k != "options"}  # innodb-<name> as mariadbd spells it
+    for key in server.get("options") or {}:
+        if own := named.get(str(key).replace("_", "-").removeprefix("innodb-")):
+            raise BenchcastError(f"{where}.options: {key!r} is set by mariadb.{own}; set it there")
 
 
 def _check_report(name: str, study: dict) -> None:
