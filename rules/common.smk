@@ -595,15 +595,6 @@ def has_ooc(study):
     return any(src["type"] == "ooc" for src in STUDIES[study]["sources"].values())
 
 
-def get_ooc_limits(wildcards):
-    """Record source label -> memory limit (bytes) of each ooc source of the study."""
-    return {
-        f"ooc:{name}": bc_settings.memory_limit(src)
-        for name, src in STUDIES[wildcards.study]["sources"].items()
-        if src["type"] == "ooc"
-    }
-
-
 def get_memory_limits(wildcards):
     """Record source label -> the memory its data could be cached in (benchcast.settings.memory_lines)."""
     return bc_settings.memory_lines(STUDIES[wildcards.study]["sources"])

@@ -148,7 +148,7 @@ rule chart_ooc:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
-        limits=get_ooc_limits,
+        memory=get_memory_limits,
         labels=get_device_labels,
     script:
         "../scripts/chart_ooc.py"

@@ -3,7 +3,7 @@ from benchcast import app_charts, charts, smk, tables
 
 
 def main(sm):
-    table = tables.ooc_relative(tables.read_aggregated(sm.input[0]), sm.params.limits)
+    table = tables.ooc_relative(tables.read_aggregated(sm.input[0]), sm.params.memory)
     table.to_csv(sm.output.table, index=False)
     charts.save(app_charts.ooc_relative(table, sm.params.labels), sm.output.svg, sm.output.html)
 

@@ -259,7 +259,8 @@ def ooc_relative(agg: pd.DataFrame, limits: dict) -> pd.DataFrame:
     """Out-of-core runs relative to the in-memory baseline (the paper's Figures 5 and 6): per
     device, mode (swap, mmap), kernel and working set, the mean pass time, the same device's
     ``memory`` mode pass time at that working set, their ratio (``relative``), and the working set
-    over the memory limit (``ratio``; ``limits``: record source -> limit in bytes)."""
+    over the memory limit (``ratio``; ``limits``: record source -> limit in bytes, as
+    :func:`benchcast.settings.memory_lines` gives them)."""
     cols = ["source", "device", "engine", "workload", "data_size", "ratio", "value", "cv", "n", "memory_value",
             "relative"]
     runs = agg[(agg["benchmark"] == ooc.BENCHMARK) & (agg["op"] == "pass") & (agg["metric"] == "lat_mean")]
