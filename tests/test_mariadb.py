@@ -21,7 +21,7 @@ def _mariadb_installed():
 
 
 def test_server_lifecycle_on_tmpfs(tmpfs, tmp_path):
-    with mariadb.server(tmpfs / "data", tmp_path / "run", buffer_pool_size="16M", **SMALL) as srv:
+    with mariadb.server(tmpfs / "data", tmp_path / "run", {"buffer_pool_size": "16M", **SMALL}) as srv:
         assert srv.running() and (tmp_path / "run" / mariadb.PID_FILE).read_text().split()[0] == str(srv.pid)
         assert srv.sql("SELECT @@innodb_buffer_pool_size, @@port, @@datadir").split() == [
             str(16 << 20), str(srv.port), f"{tmpfs / 'data'}/"]
@@ -42,7 +42,7 @@ def test_server_lifecycle_on_tmpfs(tmpfs, tmp_path):
 
 def test_server_is_shut_down_when_the_body_raises(tmpfs, tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
-        with mariadb.server(tmpfs / "data", tmp_path / "run", **SMALL) as srv:
+        with mariadb.server(tmpfs / "data", tmp_path / "run", SMALL) as srv:
             pid = srv.pid
             raise RuntimeError("boom")
     assert not mariadb._alive(pid)
@@ -55,7 +55,7 @@ def test_start_refuses_a_used_datadir_and_reports_a_server_that_cannot_start(tmp
     with pytest.raises(BenchcastError, match="datadir .* exists and is not empty"):
         mariadb.start(tmpfs / "data", tmp_path / "run")
     with pytest.raises(BenchcastError, match="did not start"):
-        mariadb.start(tmpfs / "data", tmp_path / "run", install=False, options={"no-such-option": 1})
+        mariadb.start(tmpfs / "data", tmp_path / "run", {"options": {"no-such-option": 1}}, install=False)
     assert_no_processes_under(tmpfs)
 
 
@@ -65,7 +65,7 @@ def test_teardown_all_kills_servers_left_by_a_killed_run(tmpfs, tmp_path):
     results = tmp_path / "results"
     code = (
         "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast import mariadb\n"
-        "srv = mariadb.start(sys.argv[2], sys.argv[3], log_file_size='8M')\n"
+        "srv = mariadb.start(sys.argv[2], sys.argv[3], {'log_file_size': '8M'})\n"
         "print(srv.pid, flush=True); time.sleep(600)\n"
     )
     child = subprocess.Popen([sys.executable, "-c", code, str(Path(ycsb.ROOT) / "scripts"), str(tmpfs / "data"),
@@ -85,7 +85,7 @@ def test_teardown_all_kills_servers_left_by_a_killed_run(tmpfs, tmp_path):
 
 
 def test_teardown_all_with_a_live_server_and_a_stale_pid_file(tmpfs, tmp_path):
-    srv = mariadb.start(tmpfs / "data", tmp_path / "a" / "mariadb", **SMALL)
+    srv = mariadb.start(tmpfs / "data", tmp_path / "a" / "mariadb", SMALL)
     try:
         stale = tmp_path / "b" / mariadb.PID_FILE
         stale.parent.mkdir()
@@ -100,7 +100,7 @@ def test_teardown_all_with_a_live_server_and_a_stale_pid_file(tmpfs, tmp_path):
 def test_sigterm_during_the_context_shuts_the_server_down(tmpfs, tmp_path):
     code = (
         "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast import mariadb\n"
-        "with mariadb.server(sys.argv[2], sys.argv[3], log_file_size='8M') as srv:\n"
+        "with mariadb.server(sys.argv[2], sys.argv[3], {'log_file_size': '8M'}) as srv:\n"
         "    print(srv.pid, flush=True); time.sleep(600)\n"
     )
     child = subprocess.Popen([sys.executable, "-c", code, str(Path(ycsb.ROOT) / "scripts"), str(tmpfs / "data"),

@@ -1,7 +1,7 @@
 """A throwaway MariaDB server for one benchmark: fresh datadir on the device under test, own socket
 and loopback port, always shut down again.
 
-    with mariadb.server(datadir, run_dir, buffer_pool_size="16M") as srv:
+    with mariadb.server(datadir, run_dir, {"buffer_pool_size": "16M"}) as srv:
         ... srv.ycsb_properties() ...   # db.url, db.user, db.passwd for benchcast.ycsb.JdbcClient
 
 ``datadir`` (on the device under test) is created by ``mariadb-install-db``; ``run_dir`` (under the
@@ -194,11 +194,15 @@ class MariaDBServer:
         return not _alive(self.pid)
 
 
-def _default(key: str):
-    """A server setting's default: config/schema.yaml ``$defs/mariadb`` (the only place it lives)."""
+def config_defaults() -> dict:
+    """The server settings' defaults: config/schema.yaml ``$defs/mariadb`` (the only place they live)."""
     from . import config
 
-    return config.defaults("mariadb")[key]
+    return config.defaults("mariadb")
+
+
+def _default(key: str):
+    return config_defaults()[key]
 
 
 def install_db(datadir, log, *, log_file_size=None, timeout: float = 300) -> None:
@@ -231,19 +235,18 @@ class Account:
     user: str = "ycsb"
 
 
-def start(datadir, run_dir, *, buffer_pool_size=None, log_file_size=None, lru_scan_depth=None,
-          options: dict | None = None, account: Account = Account(),
+def start(datadir, run_dir, settings: dict | None = None, *, account: Account = Account(),
           start_timeout: float = 120, install: bool = True) -> MariaDBServer:
     """Install (unless ``install=False``) and start a server; return once it accepts connections and
     ``account``'s database and user exist. Stops the server again if any of that fails.
 
-    ``options`` are further ``mariadbd`` options ({"innodb-flush-method": "fsync"}), kept in provenance.
-    ``buffer_pool_size``, ``log_file_size`` and ``lru_scan_depth`` None: the schema's defaults
-    (``$defs/mariadb``).
+    ``settings``: a source's ``mariadb`` mapping (``$defs/mariadb`` of the schema: buffer_pool_size,
+    log_file_size, lru_scan_depth, and ``options``, further ``mariadbd`` options such as
+    {"innodb-flush-method": "fsync"}, kept in provenance); what it leaves out is the schema's default.
     """
-    buffer_pool_size = buffer_pool_size or _default("buffer_pool_size")
-    log_file_size = log_file_size or _default("log_file_size")
-    lru_scan_depth = lru_scan_depth or _default("lru_scan_depth")
+    settings = {**config_defaults(), **(settings or {})}
+    buffer_pool_size, log_file_size = settings["buffer_pool_size"], settings["log_file_size"]
+    lru_scan_depth, options = settings["lru_scan_depth"], settings.get("options")
     if err := available():
         raise BenchcastError(err)
     datadir, run_dir = Path(datadir).absolute(), Path(run_dir).absolute()
@@ -321,11 +324,11 @@ def _create_database(srv: MariaDBServer) -> None:
 
 
 @contextlib.contextmanager
-def server(datadir, run_dir, *, stop_timeout: float = 60, **kwargs):
+def server(datadir, run_dir, settings: dict | None = None, *, stop_timeout: float = 60, **kwargs):
     """Context manager over :func:`start`: yields the running :class:`MariaDBServer` and shuts it down
     on exit, also when the body raised. While it runs, SIGTERM to this (main-thread) process raises
     SystemExit so that the server is shut down before the process ends."""
-    srv = start(datadir, run_dir, **kwargs)
+    srv = start(datadir, run_dir, settings, **kwargs)
     old = None
     try:
         with contextlib.suppress(ValueError):  # not in the main thread

@@ -376,7 +376,7 @@ def _run_unit(u: _Unit, s: YcsbSettings, at: Place) -> list[pd.DataFrame]:
     u.data_dir.mkdir(parents=True)
     try:
         if u.engine == "mariadb":
-            server_ctx = mariadb.server(u.data_dir / "data", u.run_dir / f"{u.label}mariadb", **s.mariadb)
+            server_ctx = mariadb.server(u.data_dir / "data", u.run_dir / f"{u.label}mariadb", s.mariadb)
         else:
             server_ctx = _null_server()
         with server_ctx as srv:
