@@ -355,6 +355,42 @@ CASES.update({
 })
 
 
+def fio_job(edit):
+    """A fio JSON output of dram (:func:`fio_json_text`) whose JSON ``edit`` changed."""
+    def make(wd):
+        data = json.loads(fio_json_text(3000))
+        edit(data)
+        return json.dumps(data)
+    return make
+
+
+FIO_DRAM = "imports/fio/dram.json"
+
+CASES.update({
+    # names a pairing rule gives: a typo would match nothing, and the series it meant would be
+    # fitted on every figure (Table 11 changes, exit 0)
+    "pairing when op typo": (paper("pairing:\n  - {when: {op: wrte}, workloads: [randwrite]}\n"
+                                   "  - {when: {op: read}, workloads: [randread]}"),
+                             "config: studies.paper.pairing[0].when.op: 'wrte' is not one of the study's ops"),
+    "pairing when engine of no result": (paper("pairing:\n  - {when: {engine: MySQL, op: write}, workloads: [randwrite]}"),
+                                         "config: studies.paper.pairing[0].when.engine: 'MySQL' is not one of the "
+                                         "study's engines ['mysql']"),
+    "pairing workload not a feature": (paper("pairing:\n  - {when: {op: write}, workloads: [write]}"),
+                                       "config: studies.paper.pairing[0].workloads[0]: 'write' is not one of "
+                                       "features.workloads ['randread', 'randwrite']"),
+    # a spec card named like a device: Table 13 has one column per name, and kept one of the two
+    "card named like a device": (paper("targets: {dram: {figures: [{workload: randwrite, block_size: 64K, "
+                                       "metric: lat_mean, value: 30 us}]}}"),
+                                 "config: studies.paper.targets.dram: a device of the study has this name"),
+    # fio JSON whose jobs are not what fio writes
+    "fio JSON: a job that is no object": (
+        again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"].append(1))}),
+        f"{FIO_DRAM}: jobs[1]: not a fio job"),
+    "fio JSON: IOPS as text": (
+        again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"][0]["read"].update(iops="fast"))}),
+        f"{FIO_DRAM}: jobs[0] (j): fio JSON read statistics are not numbers where fio writes them"),
+})
+
 def write_again(wd: Path, sources, files, study) -> list[str]:
     """The files and the overlay of an `again` case; returns Snakemake's arguments."""
     for rel, make in files.items():
