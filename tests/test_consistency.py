@@ -378,6 +378,16 @@ CASES.update({
     "pairing workload not a feature": (paper("pairing:\n  - {when: {op: write}, workloads: [write]}"),
                                        "config: studies.paper.pairing[0].workloads[0]: 'write' is not one of "
                                        "features.workloads ['randread', 'randwrite']"),
+    # sizes that pass the pattern but are no whole bytes, or no 64-bit number; a percent for a fraction
+    "extrapolate to 0.4 bytes": (paper("extrapolate: {data_sizes: [0.4B]}"),
+                                 "config: studies.paper.extrapolate.data_sizes[0]: '0.4B' is not a whole number of "
+                                 "bytes below 8 EiB"),
+    "extrapolate beyond 64 bits": (paper("extrapolate: {data_sizes: [99999999999TB]}"),
+                                   "studies.paper.extrapolate.data_sizes[0]: '99999999999TB' is not a whole number"),
+    "noise_cv as a percent": (paper("report: {noise_cv: 10}"),
+                              "config: studies.paper.report.noise_cv: 10 is greater than the maximum of 1"),
+    # results/ as a file (Snakemake's inventory ended in a traceback)
+    "results is a file": (("results-file", None), "benchcast: results: the results folder is a file here"),
     # a spec card named like a device: Table 13 has one column per name, and kept one of the two
     "card named like a device": (paper("targets: {dram: {figures: [{workload: randwrite, block_size: 64K, "
                                        "metric: lat_mean, value: 30 us}]}}"),
@@ -412,16 +422,19 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
         args = ["--configfile", "overlay.yaml"]
     elif kind == "again":
         args = write_again(tree, *what)
+    elif kind == "results-file":
+        subprocess.run(["rm", "-rf", str(tree / "results")], check=True)
+        (tree / "results").write_text("x\n")
     else:
         path, edit = what
         (tree / path).write_text(edit((tree / path).read_text()))
-    before = checksums(tree / "results")
+    before = checksums(tree / "results") if (tree / "results").is_dir() else (tree / "results").read_bytes()
     code, out = finish(run(tree, *args))
     assert code != 0, out[-3000:]
     hits = [ln for ln in out.splitlines() if expected in ln]
     assert len(hits) == 1, f"expected one line with {expected!r}:\n{out[-3000:]}"
     assert "Traceback" not in out, out[-3000:]
-    assert checksums(tree / "results") == before
+    assert (checksums(tree / "results") if (tree / "results").is_dir() else (tree / "results").read_bytes()) == before
 
 
 @pytest.mark.parametrize("sources, files, study", [
