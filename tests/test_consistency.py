@@ -386,6 +386,10 @@ CASES.update({
                                    "studies.paper.extrapolate.data_sizes[0]: '99999999999TB' is not a whole number"),
     "noise_cv as a percent": (paper("report: {noise_cv: 10}"),
                               "config: studies.paper.report.noise_cv: 10 is greater than the maximum of 1"),
+    # a block size of 0 in the paper-shaped table (accepted: 38 outputs rewritten); a folder for a table
+    "block size 0K": (csv_line(PAPER_FIO, 2, field(2, "0K")), f"{PAPER_FIO}: line 2: bs: '0K' is not a size above 0"),
+    "app table a folder": (paper("sources: {soga2018: {type: soga2018, fio: resources/soga2018/fio.csv, "
+                                 "app: resources/soga2018}}"), "resources/soga2018: a folder, not a CSV file"),
     # results/ as a file (Snakemake's inventory ended in a traceback)
     "results is a file": (("results-file", None), "benchcast: results: the results folder is a file here"),
     # a spec card named like a device: Table 13 has one column per name, and kept one of the two

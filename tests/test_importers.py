@@ -62,6 +62,13 @@ def test_bad_block_size_and_metric(tmp_path):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1Q,lat_us", 1))
     with pytest.raises(BenchcastError, match=r"fio.csv: line 2: unknown metric 'lat_ms'"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1K,lat_ms", 1))
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: bs: '0K' is not a size above 0"):
+        run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,0K,lat_us", 1))
+
+
+def test_a_folder_for_a_table_is_named(tmp_path):
+    with pytest.raises(BenchcastError, match=r": a folder, not a CSV file$"):
+        importers.soga2018(tmp_path, tmp_path, study="s", source="x", benchmark="ycsb")
 
 
 # --- fio JSON from elsewhere: real fio outputs made here, bench-fio's file naming ------------------
