@@ -100,7 +100,7 @@ case "$cmd" in
     run)
         setup
         # what Snakemake reads before the workflow can check it: --configfile files, --config items
-        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.config "$@"
+        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.configfiles "$@"
         # a stopped run (SIGTERM/SIGINT) exits non-zero: no report then
         forward_signals "$VENV/bin/snakemake" "$@"
         forward_signals "$VENV/bin/snakemake" --report results/report.html "$@"

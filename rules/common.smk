@@ -19,11 +19,12 @@ bc_smk.job_environment(_SCRIPTS)
 bc_smk.coalesce_reevaluations()
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
+from benchcast import configfiles as bc_configfiles  # noqa: E402
 
 _OVERLAYS = [str(f) for f in workflow.overwrite_configfiles or ()]
 try:
     # the files Snakemake merged, read again: duplicate keys, a merge changing a device's kind
-    bc_config.check_files(
+    bc_configfiles.check_files(
         [str(f) for f in workflow.configfiles if str(f) not in _OVERLAYS], _OVERLAYS
     )
     bc_config.validate(config, Path(workflow.basedir) / "config" / "schema.yaml")
@@ -172,9 +173,8 @@ def check_cards(study):
     measured, series, cells = study_names(study)
     try:
         if series is not None:
-            bc_config.check_focus(
-                where, spec.get("report", {}).get("focus", {}), series
-            )
+            # the focus and the pairing rules name results the study has
+            bc_config.check_series_names(where, spec, series)
         # every application result imported: the focus fitted at its data size
         if cells:
             bc_preflight.check_focus_devices(

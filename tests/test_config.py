@@ -229,6 +229,13 @@ def _card(value):
     (lambda s: s["screen"].update(min_devices=4), "studies.paper.screen.min_devices: 4 is more than the study's 3 devices"),
     (lambda s: s["devices"].update({"my dev": {"kind": "imported"}}), "studies.paper.devices: 'my dev' is not a device id"),
     (lambda s: s["devices"].update({"dä": {"kind": "imported"}}), "studies.paper.devices: 'dä' is not a device id"),
+    (lambda s: s["pairing"][0]["when"].update(metric="lat_men"),
+     "studies.paper.pairing[0].when.metric: 'lat_men' is not one of series.metrics ['lat_mean']"),
+    (lambda s: s["pairing"][0].update(workloads=["write"]),
+     "studies.paper.pairing[0].workloads[0]: 'write' is not one of features.workloads ['randread', 'randwrite']"),
+    (lambda s: s["targets"].update(dram={"figures": [{"workload": "randwrite", "block_size": "64K",
+                                                      "metric": "lat_mean", "value": "30 us"}]}),
+     "studies.paper.targets.dram: a device of the study has this name"),
 ])
 def test_bad_values_and_names_refused_in_one_line(mutate, expected):
     with pytest.raises(BenchcastError) as exc:
@@ -250,41 +257,19 @@ def test_size_zero_refused_for_data_sizes_and_limits():
             config.validate(cfg)
     cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=["0.5K", "1B", "10GB"]))
     config.validate(cfg)
+    for value in ("0.4B", "1.5B", "0.1K", "99999999999TB"):
+        cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=[value]))
+        with pytest.raises(BenchcastError, match=rf"^config: studies.paper.extrapolate.data_sizes\[0\]: '{value}' is "
+                                                 rf"not a whole number of bytes below 8 EiB$"):
+            config.validate(cfg)
+    cfg = _paper(lambda s: s["extrapolate"].update(data_sizes=["1.1GB", "1.5G", "4T"]))
+    config.validate(cfg)
 
 
-def test_config_files_duplicate_keys_and_kind_changes(tmp_path):
-    dup = tmp_path / "dup.yaml"
-    dup.write_text("studies:\n  paper:\n    aggregate: {trim: 1}\n    aggregate: {trim: 0}\n")
-    with pytest.raises(BenchcastError, match=r"dup.yaml:4: duplicate key 'aggregate' \(first on line 3\)"):
-        config.check_files([dup])
-    for text, what in (("", "is empty"), ("- a\n- b\n", "is a list, not a mapping")):
-        bad = tmp_path / "bad.yaml"
-        bad.write_text(text)
-        with pytest.raises(BenchcastError, match=f"bad.yaml: config file {what}"):
-            config.check_files([ROOT / "config" / "config.yaml"], [bad])
-    with pytest.raises(BenchcastError, match="nope.yaml: no such config file"):
-        config.check_files([], [tmp_path / "nope.yaml"])
-    kind = tmp_path / "kind.yaml"
-    kind.write_text("studies:\n  paper:\n    devices:\n      dram: {kind: tmpfs, size: 64M}\n")
-    with pytest.raises(BenchcastError, match=r"studies.paper.devices.dram.kind: 'tmpfs' would change the kind of device dram \('imported'"):
-        config.check_files([ROOT / "config" / "config.yaml"], [kind])
-    config.check_files([ROOT / "config" / "config.yaml"], [ROOT / "config" / "precise.yaml"])
-
-
-def test_command_line_configfiles_and_config_items_checked_first(tmp_path, capsys):
-    (tmp_path / "list.yaml").write_text("- a\n")
-    (tmp_path / "empty.yaml").write_text("")
-    for argv, expected in (
-        (["--configfile", str(tmp_path / "nope.yaml")], "nope.yaml: no such config file"),
-        (["--cores", "2", "--configfile", str(tmp_path / "list.yaml")], "list.yaml: config file is a list"),
-        ([f"--configfile={tmp_path / 'empty.yaml'}"], "empty.yaml: config file is empty"),
-        (["--config", "run.studies=[paper]"], "--config run.studies=[paper]: not KEY=VALUE with a top-level key"),
-    ):
-        assert config.main(argv) == 2
-        err = capsys.readouterr().err
-        assert expected in err and err.count("\n") == 1 and "Traceback" not in err
-    assert config.main(["--configfile", str(ROOT / "config" / "config.yaml"), "--config", "run={studies: [paper]}",
-                        "-n"]) == 0
+def test_noise_cv_is_a_fraction():
+    cfg = _paper(lambda s: s["report"].update(noise_cv=10))
+    with pytest.raises(BenchcastError, match=r"^config: studies.paper.report.noise_cv: 10 is greater than the maximum of 1"):
+        config.validate(cfg)
 
 
 @pytest.mark.parametrize("key, value, where", [
@@ -315,6 +300,20 @@ def test_focus_of_a_measured_study_names_its_engines_and_workloads(key, value, n
     local["report"]["focus"][key] = copy.deepcopy(CONFIG)["studies"]["local"]["report"]["focus"][key]
     config.validate(cfg)
 
+
+
+def test_pairing_rules_of_a_measured_study_name_its_engines():
+    """A typo in a pairing rule's `when` would match no series: the series it meant would be fitted
+    on every figure. Refused before any job, as the focus is."""
+    cfg = copy.deepcopy(CONFIG)
+    local = cfg["studies"]["local"]
+    local["sources"] = {k: s for k, s in local["sources"].items() if s["type"] != "ooc"}
+    local["pairing"][0]["when"]["engine"] = "rocksbd"
+    with pytest.raises(BenchcastError, match=r"^config: studies.local.pairing\[0\].when.engine: 'rocksbd' is not one "
+                                             r"of the study's engines \['mariadb', 'rocksdb'\]$"):
+        config.validate(cfg)
+    local["pairing"][0]["when"]["engine"] = "rocksdb"
+    config.validate(cfg)
 
 def test_shield_defaults_and_checks():
     cfg = config.validate({**copy.deepcopy(CONFIG), "run": {}})

@@ -355,6 +355,56 @@ CASES.update({
 })
 
 
+def fio_job(edit):
+    """A fio JSON output of dram (:func:`fio_json_text`) whose JSON ``edit`` changed."""
+    def make(wd):
+        data = json.loads(fio_json_text(3000))
+        edit(data)
+        return json.dumps(data)
+    return make
+
+
+FIO_DRAM = "imports/fio/dram.json"
+
+CASES.update({
+    # names a pairing rule gives: a typo would match nothing, and the series it meant would be
+    # fitted on every figure (Table 11 changes, exit 0)
+    "pairing when op typo": (paper("pairing:\n  - {when: {op: wrte}, workloads: [randwrite]}\n"
+                                   "  - {when: {op: read}, workloads: [randread]}"),
+                             "config: studies.paper.pairing[0].when.op: 'wrte' is not one of the study's ops"),
+    "pairing when engine of no result": (paper("pairing:\n  - {when: {engine: MySQL, op: write}, workloads: [randwrite]}"),
+                                         "config: studies.paper.pairing[0].when.engine: 'MySQL' is not one of the "
+                                         "study's engines ['mysql']"),
+    "pairing workload not a feature": (paper("pairing:\n  - {when: {op: write}, workloads: [write]}"),
+                                       "config: studies.paper.pairing[0].workloads[0]: 'write' is not one of "
+                                       "features.workloads ['randread', 'randwrite']"),
+    # sizes that pass the pattern but are no whole bytes, or no 64-bit number; a percent for a fraction
+    "extrapolate to 0.4 bytes": (paper("extrapolate: {data_sizes: [0.4B]}"),
+                                 "config: studies.paper.extrapolate.data_sizes[0]: '0.4B' is not a whole number of "
+                                 "bytes below 8 EiB"),
+    "extrapolate beyond 64 bits": (paper("extrapolate: {data_sizes: [99999999999TB]}"),
+                                   "studies.paper.extrapolate.data_sizes[0]: '99999999999TB' is not a whole number"),
+    "noise_cv as a percent": (paper("report: {noise_cv: 10}"),
+                              "config: studies.paper.report.noise_cv: 10 is greater than the maximum of 1"),
+    # a block size of 0 in the paper-shaped table (accepted: 38 outputs rewritten); a folder for a table
+    "block size 0K": (csv_line(PAPER_FIO, 2, field(2, "0K")), f"{PAPER_FIO}: line 2: bs: '0K' is not a size above 0"),
+    "app table a folder": (paper("sources: {soga2018: {type: soga2018, fio: resources/soga2018/fio.csv, "
+                                 "app: resources/soga2018}}"), "resources/soga2018: a folder, not a CSV file"),
+    # results/ as a file (Snakemake's inventory ended in a traceback)
+    "results is a file": (("results-file", None), "benchcast: results: the results folder is a file here"),
+    # a spec card named like a device: Table 13 has one column per name, and kept one of the two
+    "card named like a device": (paper("targets: {dram: {figures: [{workload: randwrite, block_size: 64K, "
+                                       "metric: lat_mean, value: 30 us}]}}"),
+                                 "config: studies.paper.targets.dram: a device of the study has this name"),
+    # fio JSON whose jobs are not what fio writes
+    "fio JSON: a job that is no object": (
+        again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"].append(1))}),
+        f"{FIO_DRAM}: jobs[1]: not a fio job"),
+    "fio JSON: IOPS as text": (
+        again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"][0]["read"].update(iops="fast"))}),
+        f"{FIO_DRAM}: jobs[0] (j): fio JSON read statistics are not numbers where fio writes them"),
+})
+
 def write_again(wd: Path, sources, files, study) -> list[str]:
     """The files and the overlay of an `again` case; returns Snakemake's arguments."""
     for rel, make in files.items():
@@ -376,16 +426,19 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
         args = ["--configfile", "overlay.yaml"]
     elif kind == "again":
         args = write_again(tree, *what)
+    elif kind == "results-file":
+        subprocess.run(["rm", "-rf", str(tree / "results")], check=True)
+        (tree / "results").write_text("x\n")
     else:
         path, edit = what
         (tree / path).write_text(edit((tree / path).read_text()))
-    before = checksums(tree / "results")
+    before = checksums(tree / "results") if (tree / "results").is_dir() else (tree / "results").read_bytes()
     code, out = finish(run(tree, *args))
     assert code != 0, out[-3000:]
     hits = [ln for ln in out.splitlines() if expected in ln]
     assert len(hits) == 1, f"expected one line with {expected!r}:\n{out[-3000:]}"
     assert "Traceback" not in out, out[-3000:]
-    assert checksums(tree / "results") == before
+    assert (checksums(tree / "results") if (tree / "results").is_dir() else (tree / "results").read_bytes()) == before
 
 
 @pytest.mark.parametrize("sources, files, study", [

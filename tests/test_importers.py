@@ -62,6 +62,13 @@ def test_bad_block_size_and_metric(tmp_path):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1Q,lat_us", 1))
     with pytest.raises(BenchcastError, match=r"fio.csv: line 2: unknown metric 'lat_ms'"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1K,lat_ms", 1))
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: bs: '0K' is not a size above 0"):
+        run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,0K,lat_us", 1))
+
+
+def test_a_folder_for_a_table_is_named(tmp_path):
+    with pytest.raises(BenchcastError, match=r": a folder, not a CSV file$"):
+        importers.soga2018(tmp_path, tmp_path, study="s", source="x", benchmark="ycsb")
 
 
 # --- fio JSON from elsewhere: real fio outputs made here, bench-fio's file naming ------------------
@@ -332,6 +339,12 @@ def test_fio_json_older_versions_report_usec(tmp_path):
     ("hello", "no JSON object"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "error": 5}]}), "ended with error 5"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {"total_ios": 3, "iops": 1.0}}]}), "lack"),
+    (json.dumps({**OLD_FIO, "jobs": [OLD_FIO["jobs"][0], 1]}), r"jobs\[1\]: not a fio job"),
+    (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "job options": ["rw=read"]}]}), r"jobs\[0\]: not a fio job"),
+    (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {**OLD_FIO["jobs"][0]["read"], "iops": "fast"}}]}),
+     "read statistics are not numbers where fio writes them"),
+    (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "read": {**OLD_FIO["jobs"][0]["read"], "lat": None}}]}),
+     "read statistics are not numbers where fio writes them"),
     (json.dumps({**OLD_FIO, "jobs": OLD_FIO["jobs"] * 2}), r"jobs\[1\] \(old\): duplicate job \(the same as jobs\[0\]"),
     (json.dumps({**OLD_FIO, "jobs": [{**OLD_FIO["jobs"][0], "jobname": n} for n in ("one", "two")]}),
      r"jobs\[1\] \(two\): 2 jobs of the same cell .*, the first jobs\[0\] \(one\)"),

@@ -76,6 +76,13 @@ def test_other_files_are_not_read(tmp_path):
     preflight.check_file(str(tmp_path / "results/local/devices/dram/provisioned.json"))  # not there: no error
 
 
+def test_a_results_file_is_refused(tmp_path):
+    res = tmp_path / "results"
+    res.write_text("x\n")
+    with pytest.raises(BenchcastError, match=r"results: the results folder is a file here; move it away"):
+        preflight.check_writable(str(res))
+
+
 def test_a_read_only_results_folder_is_refused(tmp_path):
     import os
 

@@ -80,9 +80,24 @@ def _schema(schema_path: Path = SCHEMA) -> dict:
         raise BenchcastError(f"{schema_path}: cannot read schema ({exc})") from None
 
 
+#: The schema's ``format: size`` ($defs/size): whole bytes a record's 64-bit column holds (0.4B, 0.1K
+#: or 99999999999TB pass its pattern).
+_FORMATS = jsonschema.FormatChecker(formats=())
+
+
+@_FORMATS.checks("size", raises=BenchcastError)
+def _whole_bytes(value) -> bool:
+    try:
+        parse_size(value)
+    except BenchcastError:
+        return True  # no size at all: the schema's pattern says so
+    parse_size(value, what="size", whole=True)
+    return True
+
+
 def _validator(schema: dict):
     cls = _with_defaults(jsonschema.validators.validator_for(schema), schema.get("$defs", {}))
-    return cls(schema)
+    return cls(schema, format_checker=_FORMATS)
 
 
 def defaults(definition: str, schema_path: Path = SCHEMA) -> dict:
@@ -140,7 +155,9 @@ def _check(validator, instance, prefix: str) -> None:
         return
     err = errors[-1]
     expected = err.schema.get("x-expected") if isinstance(err.schema, dict) else None
-    if expected:  # a value of a described shape (a size): say so in words, not as a regex
+    if err.validator == "format" and err.cause is not None:  # the format's own words
+        line = f"{_path(err)}: {str(err.cause).removeprefix('size: ')}"
+    elif expected:  # a value of a described shape (a size): say so in words, not as a regex
         line = f"{_path(err)}: {err.instance!r} is not {expected}"
     else:
         if err.validator in ("oneOf", "anyOf", "allOf") and err.context:
@@ -256,7 +273,8 @@ def _check_report(name: str, study: dict) -> None:
 
 def check_names(name: str, study: dict) -> None:
     """Names one key gives that another must know: the focus of the report is a screened series,
-    a simple regression needs no more devices than the study has."""
+    a pairing rule pairs a screened metric with feature workloads, a spec card is no device of the
+    study, a simple regression needs no more devices than the study has."""
     if not has_series(study):  # device figures alone: no series, no regression, no focus
         return
     where = f"config: studies.{name}"
@@ -268,21 +286,33 @@ def check_names(name: str, study: dict) -> None:
     if "benchmark" in focus and benchmarks and focus["benchmark"] not in benchmarks:
         raise BenchcastError(f"{where}.report.focus.benchmark: {focus['benchmark']!r} is not one of "
                              f"series.benchmarks {benchmarks}")
-    _check_focus_measured(where, focus, study["sources"])
+    for i, rule in enumerate(study.get("pairing") or []):
+        if "metric" in rule["when"] and rule["when"]["metric"] not in metrics:
+            raise BenchcastError(f"{where}.pairing[{i}].when.metric: {rule['when']['metric']!r} is not one of "
+                                 f"series.metrics {metrics}")
+        for j, workload in enumerate(rule["workloads"]):
+            if workload not in study["features"]["workloads"]:
+                raise BenchcastError(f"{where}.pairing[{i}].workloads[{j}]: {workload!r} is not one of "
+                                     f"features.workloads {study['features']['workloads']}")
+    _check_focus_measured(where, study)
     devices = study.get("devices") or {}
+    for target in study.get("targets") or {}:
+        if target in devices:
+            raise BenchcastError(f"{where}.targets.{target}: a device of the study has this name; give the "
+                                 f"spec card a name of its own (the tables name devices and targets in one column)")
     least = study["screen"]["min_devices"]
     if devices and least > len(devices):
         raise BenchcastError(f"{where}.screen.min_devices: {least} is more than the study's {len(devices)} "
                              f"devices ({', '.join(devices)}): no regression could be fitted")
 
 
-def _check_focus_measured(where: str, focus: dict, sources: dict) -> None:
+def _check_focus_measured(where: str, study: dict) -> None:
     """Where every application result of a study is a run benchcast makes (YCSB, out of core), the
-    focus is checked against the names of its runs (:func:`measured_series`); a study that imports
-    results is checked against its files before any job runs (rules/common.smk)."""
-    series = measured_series(sources)
+    focus and the pairing rules are checked against the names of its runs (:func:`measured_series`);
+    a study that imports results is checked against its files before any job runs (rules/common.smk)."""
+    series = measured_series(study["sources"])
     if series is not None:
-        check_focus(where, focus, series)
+        check_series_names(where, study, series)
 
 
 #: The focus keys an application result's series is named by, in the order of a series tuple.
@@ -307,21 +337,31 @@ def measured_series(sources: dict) -> set | None:
     return out
 
 
-def check_focus(where: str, focus: dict, series: set) -> None:
-    """The report's focus names application results the study has (``series``: (benchmark, engine,
-    workload, op) tuples, None in a field where any name may come): each focus key one of the names
-    of its field, and the keys together some series; else one line naming the key."""
+def check_series_names(where: str, study: dict, series: set) -> None:
+    """The names the report's focus and the pairing rules give application results, against the
+    study's ``series`` (:func:`check_focus`): a typo in a pairing rule's ``when`` (``op: wrte``)
+    would match nothing, and the series it meant would be fitted on every figure instead."""
+    check_focus(where, study.get("report", {}).get("focus", {}), series)
+    for i, rule in enumerate(study.get("pairing") or []):
+        check_focus(where, rule["when"], series, key=f"pairing[{i}].when", together=False)
+
+
+def check_focus(where: str, focus: dict, series: set, key: str = "report.focus", together: bool = True) -> None:
+    """The report's focus (or another mapping of series names, ``key``) names application results
+    the study has (``series``: (benchmark, engine, workload, op) tuples, None in a field where any
+    name may come): each of its keys one of the names of its field, and (``together``) the keys
+    together some series; else one line naming the key."""
     if not series:
         return
-    for k, key in enumerate(FOCUS_KEYS):
+    for k, name in enumerate(FOCUS_KEYS):
         names = {s[k] for s in series}
-        if key in focus and None not in names and str(focus[key]) not in names:
-            raise BenchcastError(f"{where}.report.focus.{key}: {focus[key]!r} is not one of the study's "
-                                 f"{key}s {sorted(names)}")
-    wanted = [(k, str(focus[key])) for k, key in enumerate(FOCUS_KEYS) if key in focus]
-    if not any(all(s[k] is None or s[k] == v for k, v in wanted) for s in series):
+        if name in focus and None not in names and str(focus[name]) not in names:
+            raise BenchcastError(f"{where}.{key}.{name}: {focus[name]!r} is not one of the study's "
+                                 f"{name}s {sorted(names)}")
+    wanted = [(k, str(focus[name])) for k, name in enumerate(FOCUS_KEYS) if name in focus]
+    if together and not any(all(s[k] is None or s[k] == v for k, v in wanted) for s in series):
         named = ", ".join(f"{FOCUS_KEYS[k]} {v}" for k, v in wanted)
-        raise BenchcastError(f"{where}.report.focus: no application result of the study is {named} "
+        raise BenchcastError(f"{where}.{key}: no application result of the study is {named} "
                              f"(each name is one of the study's, but not together)")
 
 
@@ -393,108 +433,3 @@ def unused_features(features: dict, measured) -> list[tuple[str, str]]:
         out += [(f"{key}[{i}]", f"{name!r} is not among the {key.replace('_', ' ')} the study's sources "
                  f"measure or import ({its or 'none'})") for i, name in enumerate(names) if read(name) not in known]
     return out
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _value in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise BenchcastError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r} "
-                                     f"(first on line {seen[key]})")
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
-
-
-def read_file(path) -> dict:
-    """One config file as a mapping; a missing, unreadable or malformed file, one that is empty or no
-    mapping, or a key given twice in one mapping, is a one-line error naming the file (and line)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BenchcastError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchcastError(f"{path}: cannot read config file ({exc})") from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
-    except BenchcastError as exc:
-        raise BenchcastError(f"{path}:{str(exc)[len('line '):]}") from None
-    except yaml.YAMLError as exc:
-        raise BenchcastError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(data, dict):
-        what = "empty" if data is None else f"a {type(data).__name__}, not a mapping of keys"
-        raise BenchcastError(f"{path}: config file is {what} (it needs keys such as studies:)")
-    return data
-
-
-def check_files(base, overlays=()) -> None:
-    """The config files Snakemake merged, read again: each must be a mapping without duplicate keys,
-    and a later file (``--configfile``) must not change the kind of a device an earlier one defines:
-    a merge keeps the old kind's keys and the device's earlier records (an imported ``dram`` turned
-    into a tmpfs would mix the paper's rows with a measurement); give the new device its own id."""
-    kinds: dict = {}
-    for i, path in enumerate([*base, *overlays]):
-        data = read_file(path)
-        studies = data.get("studies")
-        for study, spec in (studies.items() if isinstance(studies, dict) else ()):
-            devices = spec.get("devices") if isinstance(spec, dict) else None
-            for dev, dspec in (devices.items() if isinstance(devices, dict) else ()):
-                kind = dspec.get("kind") if isinstance(dspec, dict) else None
-                old = kinds.get((study, dev))
-                if i >= len(base) and kind and old and old[0] != kind:
-                    raise BenchcastError(
-                        f"{path}: studies.{study}.devices.{dev}.kind: {kind!r} would change the kind of "
-                        f"device {dev} ({old[0]!r} in {old[1]}); a merge never changes a device's kind: "
-                        f"give the device a new id"
-                    )
-                if kind:
-                    kinds[(study, dev)] = (kind, path)
-
-
-def load(path) -> dict:
-    return validate(read_file(path))
-
-
-def check_command_line(argv) -> None:
-    """What Snakemake reads before the workflow can check anything, checked first by
-    ``./benchcast.sh run``: each ``--configfile`` (:func:`read_file`) and each ``--config`` item,
-    which must be KEY=VALUE with a top-level key (``run.studies=[paper]`` names no key)."""
-    wanted: dict = {"--configfile": [], "--configfiles": [], "--config": []}
-    into = None
-    for arg in argv:
-        name, eq, value = arg.partition("=")
-        if name in wanted:
-            into = wanted[name]
-            if eq:
-                into.append(value)
-            continue
-        if arg.startswith("-"):
-            into = None
-        elif into is not None:
-            into.append(arg)
-    for path in wanted["--configfile"] + wanted["--configfiles"]:
-        read_file(path)
-    for item in wanted["--config"]:
-        key = item.partition("=")[0]
-        if "=" not in item or not key.isidentifier():
-            raise BenchcastError(f"--config {item}: not KEY=VALUE with a top-level key (e.g. --config "
-                                 f"'run={{studies: [paper]}}')")
-
-
-def main(argv=None) -> int:
-    import sys
-
-    try:
-        check_command_line(sys.argv[1:] if argv is None else argv)
-    except BenchcastError as exc:
-        print(f"benchcast: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

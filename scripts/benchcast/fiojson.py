@@ -43,6 +43,9 @@ def load(path) -> dict:
         return data
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:
         raise BenchcastError(f"{path}: fio JSON has no jobs")
+    for k, job in enumerate(data["jobs"]):
+        if not isinstance(job, dict) or not isinstance(job.get("job options", {}), dict):
+            raise BenchcastError(f"{path}: jobs[{k}]: not a fio job (an object with its options and statistics)")
     return data
 
 
@@ -67,8 +70,11 @@ def job_rows(job: dict, where) -> list[dict]:
             vals["bw"] = (float(st["bw_bytes"]) if "bw_bytes" in st  # else fio 2.x: KiB/s
                           else units.convert(float(st["bw"]), "KiB/s", "B/s"))
             vals["iops"] = float(st["iops"])
-        except (KeyError, TypeError) as exc:
+        except KeyError as exc:
             raise BenchcastError(f"{where}: fio JSON {op} statistics lack {exc}") from None
+        except (TypeError, ValueError) as exc:  # a statistic of the wrong type: null, text, a number for a section
+            raise BenchcastError(f"{where}: fio JSON {op} statistics are not numbers where fio writes them "
+                                 f"({str(exc).splitlines()[0]})") from None
         for metric, value in vals.items():
             unit = "B/s" if metric == "bw" else "ops/s" if metric == "iops" else "us"
             rows.append({"op": op, "metric": metric, "unit": unit, "value": value})

@@ -27,6 +27,8 @@ def _read_csv(path: Path, required: list[str]) -> pd.DataFrame:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise BenchcastError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BenchcastError(f"{path}: a folder, not a CSV file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise BenchcastError(f"{path}: not a CSV file ({str(exc).splitlines()[0]})") from None
     missing = [c for c in required if c not in df.columns]
@@ -65,6 +67,8 @@ def soga2018(fio_csv, app_csv, study: str, source: str, benchmark: str, devices=
             bs.append(records.parse_size(text, what="bs"))
         except BenchcastError as exc:
             raise BenchcastError(f"{chk.at(fio_at[i])}: {exc}") from None
+        if bs[-1] <= 0:  # no fio job moves 0 bytes a request
+            raise BenchcastError(f"{chk.at(fio_at[i])}: bs: {text!r} is not a size above 0")
     fio_rec = pd.DataFrame(
         {
             "device": fio["device"],

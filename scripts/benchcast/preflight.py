@@ -154,8 +154,11 @@ def check_app_series(app_csv, least: int) -> None:
 
 
 def check_writable(directory: str = "results") -> None:
-    """The results folder (or, before it exists, the working directory) must take new files."""
+    """The results folder (or, before it exists, the working directory) must take new files, and be a
+    folder (a file named ``results`` ends Snakemake's inventory in a traceback)."""
     d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise BenchcastError(f"{d}: the results folder is a file here; move it away (or rename it); nothing was run")
     probe = d if d.exists() else d.resolve().parent
     if not os.access(probe, os.W_OK):
         why = "read-only file system" if _read_only_mount(probe) else "no write permission"

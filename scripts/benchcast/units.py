@@ -42,10 +42,12 @@ _SUFFIX = {
 }
 
 
-def parse_size(text, what: str = "size") -> int:
+def parse_size(text, what: str = "size", whole: bool = False) -> int:
     """Parse '64K', '4KiB', '2GB', '1.5G', 4096 into bytes.
 
-    K/M/G/T and KiB/MiB/GiB/TiB are binary (as fio reads them); KB/MB/GB/TB are decimal.
+    K/M/G/T and KiB/MiB/GiB/TiB are binary (as fio reads them); KB/MB/GB/TB are decimal. A fraction
+    of a byte is rounded (as fio does), or with ``whole`` refused, as is a size of 8 EiB or more
+    (a record's 64-bit column): the config's sizes.
     """
     if isinstance(text, numbers.Integral) and not isinstance(text, bool):
         return int(text)
@@ -61,7 +63,10 @@ def parse_size(text, what: str = "size") -> int:
         raise BenchcastError(f"{what}: not a size: {text!r} (use e.g. 4K, 64KiB, 2GB, 4096)") from None
     if value < 0:
         raise BenchcastError(f"{what}: negative size {text!r}")
-    return int(round(value * mult))
+    nbytes = value * mult
+    if whole and (abs(nbytes - round(nbytes)) > 1e-6 * max(nbytes, 1.0) or nbytes >= 2**63):
+        raise BenchcastError(f"{what}: {text!r} is not a whole number of bytes below 8 EiB")
+    return int(round(nbytes))
 
 
 # --------------------------------------------------------------------------- figures with units
