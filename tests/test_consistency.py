@@ -376,7 +376,7 @@ CASES.update({
                                          "config: studies.paper.pairing[0].when.engine: 'MySQL' is not one of the "
                                          "study's engines ['mysql']"),
     "pairing workload not a feature": (paper("pairing:\n  - {when: {op: write}, workloads: [write]}"),
-                                       "config: studies.paper.pairing[0].workloads[0]: 'write' is not one of "
+                                       "config: studies.paper.pairing[0].workloads: none of ['write'] is among "
                                        "features.workloads ['randread', 'randwrite']"),
     # sizes that pass the pattern but are no whole bytes, or no 64-bit number; a percent for a fraction
     "extrapolate to 0.4 bytes": (paper("extrapolate: {data_sizes: [0.4B]}"),
