@@ -231,8 +231,6 @@ def _card(value):
     (lambda s: s["devices"].update({"dä": {"kind": "imported"}}), "studies.paper.devices: 'dä' is not a device id"),
     (lambda s: s["pairing"][0]["when"].update(metric="lat_men"),
      "studies.paper.pairing[0].when.metric: 'lat_men' is not one of series.metrics ['lat_mean']"),
-    (lambda s: s["pairing"][0].update(workloads=["write"]),
-     "studies.paper.pairing[0].workloads: none of ['write'] is among features.workloads"),
     (lambda s: s["pairing"][0].update(workloads=["write", "wrte"]),
      "studies.paper.pairing[0].workloads[1]: 'wrte' is not one of"),
     (lambda s: s["targets"].update(dram={"figures": [{"workload": "randwrite", "block_size": "64K",

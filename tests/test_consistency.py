@@ -375,9 +375,6 @@ CASES.update({
     "pairing when engine of no result": (paper("pairing:\n  - {when: {engine: MySQL, op: write}, workloads: [randwrite]}"),
                                          "config: studies.paper.pairing[0].when.engine: 'MySQL' is not one of the "
                                          "study's engines ['mysql']"),
-    "pairing workload not a feature": (paper("pairing:\n  - {when: {op: write}, workloads: [write]}"),
-                                       "config: studies.paper.pairing[0].workloads: none of ['write'] is among "
-                                       "features.workloads ['randread', 'randwrite']"),
     # sizes that pass the pattern but are no whole bytes, or no 64-bit number; a percent for a fraction
     "extrapolate to 0.4 bytes": (paper("extrapolate: {data_sizes: [0.4B]}"),
                                  "config: studies.paper.extrapolate.data_sizes[0]: '0.4B' is not a whole number of "

@@ -290,12 +290,6 @@ def check_names(name: str, study: dict) -> None:
         if "metric" in rule["when"] and rule["when"]["metric"] not in metrics:
             raise BenchcastError(f"{where}.pairing[{i}].when.metric: {rule['when']['metric']!r} is not one of "
                                  f"series.metrics {metrics}")
-        # a rule may name workloads this study has no figures of (one pairing for several studies),
-        # not only such: the series it matches would have no candidate figure
-        if not set(rule["workloads"]) & set(study["features"]["workloads"]):
-            raise BenchcastError(f"{where}.pairing[{i}].workloads: none of {rule['workloads']} is among "
-                                 f"features.workloads {study['features']['workloads']}: the series it "
-                                 f"matches would have no figure to fit")
     _check_focus_measured(where, study)
     devices = study.get("devices") or {}
     for target in study.get("targets") or {}:
