@@ -301,20 +301,6 @@ def test_focus_of_a_measured_study_names_its_engines_and_workloads(key, value, n
     config.validate(cfg)
 
 
-
-def test_pairing_rules_of_a_measured_study_name_its_engines():
-    """A typo in a pairing rule's `when` would match no series: the series it meant would be fitted
-    on every figure. Refused before any job, as the focus is."""
-    cfg = copy.deepcopy(CONFIG)
-    local = cfg["studies"]["local"]
-    local["sources"] = {k: s for k, s in local["sources"].items() if s["type"] != "ooc"}
-    local["pairing"][0]["when"]["engine"] = "rocksbd"
-    with pytest.raises(BenchcastError, match=r"^config: studies.local.pairing\[0\].when.engine: 'rocksbd' is not one "
-                                             r"of the study's engines \['mariadb', 'rocksdb'\]$"):
-        config.validate(cfg)
-    local["pairing"][0]["when"]["engine"] = "rocksdb"
-    config.validate(cfg)
-
 def test_shield_defaults_and_checks():
     cfg = config.validate({**copy.deepcopy(CONFIG), "run": {}})
     assert cfg["run"]["shield"] == {"cpu_shares": 262144, "nice": None, "ionice": None}

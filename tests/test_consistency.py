@@ -369,12 +369,6 @@ FIO_DRAM = "imports/fio/dram.json"
 CASES.update({
     # names a pairing rule gives: a typo would match nothing, and the series it meant would be
     # fitted on every figure (Table 11 changes, exit 0)
-    "pairing when op typo": (paper("pairing:\n  - {when: {op: wrte}, workloads: [randwrite]}\n"
-                                   "  - {when: {op: read}, workloads: [randread]}"),
-                             "config: studies.paper.pairing[0].when.op: 'wrte' is not one of the study's ops"),
-    "pairing when engine of no result": (paper("pairing:\n  - {when: {engine: MySQL, op: write}, workloads: [randwrite]}"),
-                                         "config: studies.paper.pairing[0].when.engine: 'MySQL' is not one of the "
-                                         "study's engines ['mysql']"),
     # sizes that pass the pattern but are no whole bytes, or no 64-bit number; a percent for a fraction
     "extrapolate to 0.4 bytes": (paper("extrapolate: {data_sizes: [0.4B]}"),
                                  "config: studies.paper.extrapolate.data_sizes[0]: '0.4B' is not a whole number of "

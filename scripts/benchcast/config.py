@@ -334,12 +334,10 @@ def measured_series(sources: dict) -> set | None:
 
 
 def check_series_names(where: str, study: dict, series: set) -> None:
-    """The names the report's focus and the pairing rules give application results, against the
-    study's ``series`` (:func:`check_focus`): a typo in a pairing rule's ``when`` (``op: wrte``)
-    would match nothing, and the series it meant would be fitted on every figure instead."""
+    """The names the report's focus gives application results, against the study's ``series``
+    (:func:`check_focus`). (A pairing rule's ``when`` is not checked so: one pairing may serve
+    several studies, each with only some of its ops.)"""
     check_focus(where, study.get("report", {}).get("focus", {}), series)
-    for i, rule in enumerate(study.get("pairing") or []):
-        check_focus(where, rule["when"], series, key=f"pairing[{i}].when", together=False)
 
 
 def check_focus(where: str, focus: dict, series: set, key: str = "report.focus", together: bool = True) -> None:
