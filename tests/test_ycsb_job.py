@@ -83,33 +83,39 @@ def test_memory_limit_on_a_real_ycsb_run_reaches_the_device_and_is_removed(ycsb_
         devices.teardown(job["state"])
 
 
-@needs_fuse
-def test_direct_io_makes_the_block_cache_the_memory_line(ycsb_jar, clean):
-    """RocksDB with rocksdb.directio: a data set within its 4 MiB block cache is read from memory, one
-    four times larger from the device (a delayed device counts every request), with no memory
-    cgroup: the page cache holds none of the data. The records say how it was run."""
+def _at_2_and_16_mb(clean, jar, device: str, engine: str, **source) -> list:
+    """The records of one job at 2 MB and one at 16 MB on a delayed device (which counts every
+    request), with no memory cgroup: the engine's own cache is what holds the data."""
     from benchcast import devices, records
 
     jobs = []
     try:
         for mb in (2, 16):
-            job = _limited_job(clean, ycsb_jar, mb, "dio")
+            job = _limited_job(clean, jar, mb, device)
             del job["source"]["memory_limit"]
-            job["source"].update(properties={
-                "rocksdb.directio": "true", "rocksdb.blockcachesize": 4 << 20, "rocksdb.writebuffersize": 1 << 20})
+            job["source"].update(engines=[engine], **source)
+            job["engine"] = engine
             jobs.append(job)
             proc = _run_job(job)
             assert proc.returncode == 0, proc.stderr
-        reads = []
-        for job in jobs:
-            recs = records.read(job["records"])
-            assert set(recs["prop_rocksdb.directio"].astype(str).str.lower()) == {"true"}
-            assert "memory_limit" not in recs
-            reads.append(recs[recs["op"] == "device"].set_index("metric")["value"]["reads_per_op"])
-        assert reads[0] < 0.1 < 0.5 < reads[1], reads  # measured 0.004 and 0.68 on the development VM
     finally:
-        if Path(jobs[0]["state"]).exists():
+        if jobs and Path(jobs[0]["state"]).exists():
             devices.teardown(jobs[0]["state"])
+    return [records.read(job["records"]) for job in jobs]
+
+
+@needs_fuse
+def test_direct_io_makes_the_block_cache_the_memory_line(ycsb_jar, clean):
+    """RocksDB with rocksdb.directio: a data set within its 4 MiB block cache is read from memory, one
+    four times larger from the device (a delayed device counts every request), with no memory
+    cgroup: the page cache holds none of the data. The records say how it was run."""
+    reads = []
+    for recs in _at_2_and_16_mb(clean, ycsb_jar, "dio", "rocksdb", properties={
+            "rocksdb.directio": "true", "rocksdb.blockcachesize": 4 << 20, "rocksdb.writebuffersize": 1 << 20}):
+        assert set(recs["prop_rocksdb.directio"].astype(str).str.lower()) == {"true"}
+        assert "memory_limit" not in recs
+        reads.append(recs[recs["op"] == "device"].set_index("metric")["value"]["reads_per_op"])
+    assert reads[0] < 0.1 < 0.5 < reads[1], reads  # measured 0.004 and 0.68 on the development VM
 
 
 @needs_fuse
@@ -119,32 +125,21 @@ def test_mariadb_buffer_pool_is_the_memory_line(ycsb_jar, clean):
     every request); the page cleaner keeps lru_scan_depth pages free, below the pool's page count,
     and the records say so. MariaDB's own 1536 evicted every clean page of the 768 (0.06-0.14 reads
     per operation at 2 MB)."""
+    import copy
+
     from analysis_util import CONFIG
 
-    from benchcast import config, devices, records
+    from benchcast import config
 
-    mariadb_settings = config.validate(CONFIG)["studies"]["local"]["sources"]["ycsb"]["mariadb"]
-    jobs = []
-    try:
-        for mb in (2, 16):
-            job = _limited_job(clean, ycsb_jar, mb, "pool")
-            del job["source"]["memory_limit"]
-            job["source"].update(engines=["mariadb"], workloads=["write-only", "read-only"], mariadb=mariadb_settings)
-            job["engine"] = "mariadb"
-            jobs.append(job)
-            proc = _run_job(job)
-            assert proc.returncode == 0, proc.stderr
-        reads = []
-        for job in jobs:
-            recs = records.read(job["records"])
-            assert set(recs["mariadb_innodb_lru_scan_depth"].astype(int)) == {100}
-            assert set(recs["mariadb_innodb_buffer_pool_size"].astype(int)) == {12 << 20}
-            io = recs[(recs["op"] == "device") & (recs["workload"] == "read-only")]
-            reads.append(io.set_index("metric")["value"]["reads_per_op"])
-        assert reads[0] < 0.1 < 0.5 < reads[1], reads  # measured 0 and 0.71 on the development VM
-    finally:
-        if jobs and Path(jobs[0]["state"]).exists():
-            devices.teardown(jobs[0]["state"])
+    mariadb_settings = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["sources"]["ycsb"]["mariadb"]
+    reads = []
+    for recs in _at_2_and_16_mb(clean, ycsb_jar, "pool", "mariadb", workloads=["write-only", "read-only"],
+                                mariadb=mariadb_settings):
+        assert set(recs["mariadb_innodb_lru_scan_depth"].astype(int)) == {100}
+        assert set(recs["mariadb_innodb_buffer_pool_size"].astype(int)) == {12 << 20}
+        io = recs[(recs["op"] == "device") & (recs["workload"] == "read-only")]
+        reads.append(io.set_index("metric")["value"]["reads_per_op"])
+    assert reads[0] < 0.1 < 0.5 < reads[1], reads  # measured 0 and 0.71 on the development VM
 
 
 def test_direct_io_where_the_device_refuses_it(tmp_path):
