@@ -40,6 +40,25 @@ def test_server_lifecycle_on_tmpfs(tmpfs, tmp_path):
     srv.stop()  # idempotent
 
 
+def test_datadirs_are_copies_of_one_installed_per_version_and_log_size(tmpfs, tmp_path, monkeypatch):
+    """mariadb-install-db runs once per server version and redo log size: a second datadir is a copy
+    of the first one's template (its system tables work: the server starts and creates its user);
+    another redo log size gets a template of its own, and the copy has that size."""
+    monkeypatch.setattr(mariadb, "TEMPLATES", tmp_path / "templates")
+    mariadb.install_db(tmpfs / "a", tmp_path / "a.log", log_file_size="8M")
+    made = sorted(p.name for p in (tmp_path / "templates").iterdir())
+    assert len(made) == 2 and made[1] == made[0] + ".log"  # the datadir and mariadb-install-db's log
+    assert "copied from" in (tmp_path / "a.log").read_text()
+    with mariadb.server(tmpfs / "b", tmp_path / "run", SMALL) as srv:
+        assert "ycsb" in srv.sql("SELECT user FROM mysql.user").split()
+    assert sorted(p.name for p in (tmp_path / "templates").iterdir()) == made
+    assert not (tmp_path / "templates" / made[0] / "ycsb").exists()  # the template is never started
+    mariadb.install_db(tmpfs / "c", tmp_path / "c.log", log_file_size="16M")
+    assert len(list((tmp_path / "templates").iterdir())) == 4
+    assert (tmpfs / "c" / "ib_logfile0").stat().st_size == 16 << 20
+    assert (tmpfs / "a" / "ib_logfile0").stat().st_size == 8 << 20
+
+
 def test_server_is_shut_down_when_the_body_raises(tmpfs, tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         with mariadb.server(tmpfs / "data", tmp_path / "run", SMALL) as srv:

@@ -72,6 +72,35 @@ def test_guard_settings_from_the_config_and_the_environment(monkeypatch):
     assert quality.guard() == g
 
 
+def test_the_first_look_spans_the_jobs_start_up():
+    """A job that began its look at start-up (:func:`quality.start_look`) and spent it busy itself:
+    its own CPU is not other work, and the run starts without a pause of its own; a real spinner
+    during the start-up is seen by that first look, and the run waits for it to end."""
+    import time
+
+    background = quality.machine_now(1.0, top=0)["busy"]
+    if background > 0.8:
+        pytest.skip(f"{background:.1f} CPUs of other work: a spinner would not show beside it")
+    quiet = background + 0.6
+    quality.start_look()
+    t = time.monotonic() + 0.4
+    while time.monotonic() < t:  # the job's own start-up: a core busy
+        pass
+    t0 = time.monotonic()
+    assert quality.wait_before_run({"wait_run": 5, "other_cpu": quiet}) == 0.0
+    assert time.monotonic() - t0 < quality.LOOK_S / 2  # the start-up was the look
+    quality.start_look()
+    code = "import time\nt = time.time() + 0.6\nwhile time.time() < t:\n    pass\n"
+    spinner = subprocess.Popen([sys.executable, "-c", code])  # not the job's: other work
+    try:
+        time.sleep(0.3)
+        waited = quality.wait_before_run({"wait_run": 5, "other_cpu": quiet})
+        assert 0 < waited < 3, waited
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 def test_the_wait_before_a_run_outlasts_a_real_spinner_and_is_bounded():
     """A nice-0 spinner that stops after 1.5 s: the run waits for it, about that long; one that
     spins on: the wait gives up at its bound; a nice-19 spinner (it yields to the benchmark) and no

@@ -18,12 +18,11 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, records, repeats
+from .units import HISTOGRAM_METRIC
 
 AGG_COLUMNS = records.KEY_COLUMNS + ["value", "n", "k", "mean", "std", "cv", "min", "max", "aggregation"]
 
-#: The record metric that carries a run's histogram (column ``hdr``), and the percentile metrics
-#: read from merged histograms.
-HISTOGRAM_METRIC = "lat_hdr"
+#: The percentile metrics read from merged histograms (records of :data:`HISTOGRAM_METRIC`).
 PERCENTILES = {"lat_p50": 50.0, "lat_p95": 95.0, "lat_p99": 99.0, "lat_p99.9": 99.9}
 
 

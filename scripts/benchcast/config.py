@@ -71,11 +71,17 @@ def _deepest(err):
     return err
 
 
-@functools.lru_cache(maxsize=None)
 def _schema(schema_path: Path = SCHEMA) -> dict:
-    """The schema (read once per process; callers never change it)."""
+    """The schema (read once per process whichever way the path is given; callers never change it)."""
+    return _read_schema(Path(schema_path).resolve())
+
+
+@functools.lru_cache(maxsize=None)
+def _read_schema(schema_path: Path) -> dict:
+    # libyaml's safe loader where PyYAML has it: every measuring job reads the schema
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.safe_load(Path(schema_path).read_text())
+        return yaml.load(schema_path.read_text(), Loader=loader)  # noqa: S506 (a safe loader)
     except (OSError, yaml.YAMLError) as exc:
         raise BenchcastError(f"{schema_path}: cannot read schema ({exc})") from None
 

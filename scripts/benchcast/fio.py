@@ -322,6 +322,10 @@ def main(argv=None) -> int:
     """python -m benchcast.fio run-cell ...: one fio job of the workflow (a thin, fast entry)."""
     import argparse
 
+    from . import quality
+
+    quality.start_look()
+
     p = argparse.ArgumentParser(prog="python -m benchcast.fio")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("run-cell", help="ensure the device, run one cell's repeat, write fio JSON")

@@ -73,6 +73,9 @@ def parse_size(text, what: str = "size", whole: bool = False) -> int:
 
 #: The canonical record unit of each kind of figure, and what a figure's metric measures.
 CANONICAL = {"time": "us", "bandwidth": "B/s", "rate": "ops/s"}
+#: The record metric that carries a run's latency histogram (records' ``hdr`` column; its value is
+#: the operation count, not a latency).
+HISTOGRAM_METRIC = "lat_hdr"
 
 
 def metric_kind(metric: str) -> str:
@@ -88,6 +91,8 @@ def metric_kind(metric: str) -> str:
 def _is_figure(metric: str) -> bool:
     """Latencies (lat_*, clat_*, slat_*), bandwidths and rates: the metrics with a canonical unit
     (counts such as ``ops``, and YCSB's ``runtime`` in ms, keep theirs)."""
+    if metric == HISTOGRAM_METRIC:
+        return False
     return metric.split("_")[0] in ("lat", "clat", "slat", "bw", "iops") or metric == "throughput"
 
 
@@ -96,8 +101,6 @@ def canonical_factors(pairs) -> dict[tuple[str, str], tuple[float, str]]:
     (:data:`CANONICAL`) and that unit, for the pairs that are not in it already (``MB/s`` bandwidth
     -> ``B/s`` x 1e6, ``ms`` latency -> ``us`` x 1000). Pairs whose unit is no known unit of the
     metric's kind are left as they are."""
-    import pint
-
     out = {}
     for metric, unit in pairs:
         if not _is_figure(metric):
@@ -106,6 +109,8 @@ def canonical_factors(pairs) -> dict[tuple[str, str], tuple[float, str]]:
         target = CANONICAL[kind]
         if unit == target or not unit:
             continue
+        import pint  # only for a unit to convert: the import alone costs a measuring job 0.2 s
+
         ureg = _registry()
         try:
             q = ureg.Quantity(1.0, ureg.Unit(unit))

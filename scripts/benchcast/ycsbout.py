@@ -25,6 +25,7 @@ import pandas as pd
 
 from . import BenchcastError
 from . import records as rec
+from .units import HISTOGRAM_METRIC
 
 #: The operations YCSB reports (CLEANUP, the client's own, is skipped).
 OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
@@ -225,7 +226,7 @@ def parse(path, **columns) -> pd.DataFrame:
     for log in histogram_logs(path):
         name, hist = hdr.read_log(log)
         if name.lower() in measured and name != "OVERALL":
-            rows.append({"op": name.lower(), "metric": "lat_hdr", "unit": "ops",
+            rows.append({"op": name.lower(), "metric": HISTOGRAM_METRIC, "unit": "ops",
                          "value": float(hist.get_total_count()), "hdr": hdr.encode(hist)})
     base = {"study": "", "device": "", "source": "ycsb", "benchmark": "ycsb", "engine": "", "workload": "",
             "block_size": 0, "threads": 0, "data_size": 0, "run": 0}
