@@ -13,6 +13,11 @@ only that device's cell ids. Runs write ``--output-format=json``.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # a measuring job: its start-up, imports included, is its first look
+    from benchcast import quality as _quality  # (the standard library only)
+
+    _quality.start_look()
+
 import contextlib
 import hashlib
 import itertools
@@ -321,10 +326,6 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
 def main(argv=None) -> int:
     """python -m benchcast.fio run-cell ...: one fio job of the workflow (a thin, fast entry)."""
     import argparse
-
-    from . import quality
-
-    quality.start_look()
 
     p = argparse.ArgumentParser(prog="python -m benchcast.fio")
     sub = p.add_subparsers(dest="cmd", required=True)
