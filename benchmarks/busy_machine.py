@@ -16,7 +16,7 @@ in the clone), then prints side by side:
     sudo .venv/bin/python benchmarks/busy_machine.py [--work /var/tmp/busy] [--neighbour PATH]
     .venv/bin/python benchmarks/busy_machine.py --compare IDLE_TREE BUSY_TREE   # two finished trees
 
-A default run takes about 28 minutes idle: the whole comparison about 70 minutes. Needs root, like the
+A default run takes about 22 minutes idle: the whole comparison about 55 minutes. Needs root, like the
 default study; run it on an otherwise idle machine (``benchcast.quality.machine_now`` is printed
 first). ``--compare`` takes two results/<study> folders (or clones) and prints the same tables.
 """
