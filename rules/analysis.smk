@@ -146,6 +146,7 @@ rule size_validation:
         features=lookup(dpath="studies/{study}/features", within=config),
         series=lookup(dpath="studies/{study}/series", within=config),
         memory=get_memory_limits,
+        settings=lookup(dpath="studies/{study}/validate", within=config),
     script:
         "../scripts/size_validation.py"
 

@@ -7,7 +7,8 @@ from benchcast import sizes, smk, tables
 def main(sm):
     agg = tables.read_aggregated(sm.input.aggregated)
     screened = tables.read_screen(sm.input.screen)
-    folds, summary, forms = sizes.validate(agg, screened, sm.params.features, sm.params.series, sm.params.memory)
+    folds, summary, forms = sizes.validate(agg, screened, sm.params.features, sm.params.series, sm.params.memory,
+                                           sm.params.settings["size_forms"])
     folds.to_csv(sm.output.folds, index=False)
     summary.to_csv(sm.output.summary, index=False)
     forms.to_csv(sm.output.forms, index=False)

@@ -2,7 +2,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_util import PAPER, make_agg, paper_agg
+from analysis_util import PAPER, io_records, make_agg, paper_agg
 
 from benchcast import screen, sizes
 
@@ -104,3 +104,60 @@ def test_paper_study_holds_out_128gb_from_2_to_64gb():
     assert set(summary["kind"]) == {"size", "chain"} and len(summary) == 12  # 6 families x 2 kinds
     assert folds["prediction"].notna().all() and (folds.groupby("kind").size() == 18).all()
     assert pd.Series(summary["mape"]).notna().all()
+
+
+def _miss(s_gb, m=4, f=2):
+    return max(0.0, 1 - m / (f * s_gb))
+
+
+def test_footprint_fitted_to_the_reads_per_operation_by_hand():
+    # 1 - 4 / (f 8) = 0.75 at f = 2; a run whose data fits (0 reads) says only f <= 2
+    req = pd.DataFrame({2 * GB: [0.0, np.nan], 8 * GB: [0.75, 0.75]}, index=["A", "B"])
+    assert sizes.footprint(req, 4 * GB) == 2
+    # least squares over both runs: f = 2 fits 8 GB only, 1 - 4 / (4 f) = 0.5 needs f = 2 too
+    both = req.copy()
+    both[4 * GB] = 0.5
+    assert sizes.footprint(both, 4 * GB) == 2
+    assert sizes.footprint(req, None) is None and sizes.footprint(req * np.nan, 4 * GB) is None
+    # an outlier moves it: 0.875 at 8 GB alone would be f = 4
+    assert sizes.footprint(pd.DataFrame({8 * GB: [0.875]}), 4 * GB) == 4
+
+
+def _with_reads(agg, reads):
+    """``agg`` and the runs' device reads per operation, {data size: value} for every device."""
+    devices = agg.loc[agg["benchmark"] == "ycsb", "device"].unique()
+    io = [io_records({d: {"reads_per_op": r} for d in devices}, data_size=ds) for ds, r in reads.items()]
+    return pd.concat([agg, *io], ignore_index=True)
+
+
+def test_miss_form_from_the_measured_reads_per_operation():
+    # y = 100 x + 400 x miss(s) under a 4 GB cache, the data's footprint twice its size: flat at
+    # 1 and 2 GB, then a rise that is no line, log, knee nor piecewise at the 4 GB line
+    sz = [1, 2, 4, 8, 16]
+    figures = {"A": 1.0, "B": 2.0, "C": 3.0, "D": 5.0}
+    results = {d: {s * GB: 100 * x + 400 * x * _miss(s) for s in sz} for d, x in figures.items()}
+    reads = {s * GB: _miss(s) for s in sz[:-1]}
+    agg = make_agg({d: {FIG: x} for d, x in figures.items()}, results)
+    sc = screen.screen(agg, {"workloads": ["randwrite"], "block_sizes": [4096], "metrics": ["lat_mean"]},
+                       None, None, 2)
+    folds, summary, forms = sizes.validate(_with_reads(agg, reads), sc, memory={"test": 4 * GB})
+    f = forms.set_index("form")
+    # the inner fold (8 GB from 1, 2, 4: miss 0, 0, 0.5) is exact; knee and piecewise cannot be
+    # fitted (every inner size at or below the line)
+    assert f.loc["miss", "chosen"] and f.loc["miss", "inner_mape"] == pytest.approx(0, abs=1e-9)
+    assert f.loc[["knee", "piecewise"], "inner_mape"].isna().all() and (f["footprint"] == 2).all()
+    b = row(folds, "size", "B")
+    # 16 GB: 200 + 800 * 0.875 = 900, the 8 GB result 200 + 800 * 0.75 = 800 the baseline
+    assert b["form"] == "miss" and b["prediction"] == pytest.approx(900) and b["truth"] == pytest.approx(900)
+    assert b["baseline"] == pytest.approx(800)
+    assert np.allclose(folds.loc[folds["kind"] == "chain", "pct_error"], 0, atol=1e-9)
+    # the held-out size's reads are never seen; without any reads the form is no candidate
+    also = sizes.validate(_with_reads(agg, {**reads, 16 * GB: 0.1}), sc, memory={"test": 4 * GB})[0]
+    assert row(also, "size", "B")["prediction"] == pytest.approx(900)
+    _, _, bare = sizes.validate(agg, sc, memory={"test": 4 * GB})
+    assert np.isnan(bare.set_index("form").loc["miss", "inner_mape"])
+    # 8 GB from 1, 2, 4 GB: the log of size 366.7 (8.3 %), the line 571.4 (42.9 %)
+    assert bare.loc[bare["chosen"], "form"].tolist() == ["log"]
+    # the study's validate.size_forms: without miss among them, the log as without reads
+    _, _, off = sizes.validate(_with_reads(agg, reads), sc, memory={"test": 4 * GB}, forms=["line", "log"])
+    assert off["form"].tolist() == ["line", "log"] and off.loc[off["chosen"], "form"].tolist() == ["log"]

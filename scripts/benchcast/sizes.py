@@ -19,7 +19,8 @@ every form predicts the largest of the smaller sizes from the ones below it (on 
 ``size`` row; on the other devices only for a ``chain`` row) and the form with the lowest mean
 absolute percent error is used; with too few sizes to choose (fewer than four) it is the paper's
 straight line. ``knee`` and ``piecewise`` need the memory the application's data crosses (a source's
-``memory_limit``); without one only ``line`` and ``log`` compete.
+``memory_limit``); ``miss`` needs it and the device reads per operation measured at the smaller
+sizes (:mod:`benchcast.blockio` records); without them only ``line`` and ``log`` compete.
 
 A row's ``position`` is as in :func:`benchcast.validation.verdicts.tiers`: ``extreme`` where the
 device's result at the held-out size is the family's lowest or highest there, ``interior`` otherwise.
@@ -33,27 +34,56 @@ import numpy as np
 import pandas as pd
 
 from . import fits, records
-from .blockio import memory_of
+from .blockio import OP, memory_of
 from .features import feature_matrix, series_table
 from .units import size_label
 
 #: Second-stage forms, size s in GB and m the memory limit in GB: ``line`` y = a s + b (the
 #: paper's); ``log`` y = a log2 s + b; ``knee`` y = a max(s, m) + b (flat below the memory line,
 #: a line above it); ``piecewise`` y = a s + c max(s - m, 0) + b (a line whose slope changes at
-#: the memory line). On ties (and NaN errors) the earlier form wins.
-FORMS = ("line", "log", "knee", "piecewise")
+#: the memory line); ``miss`` y = a miss(s) + b (:func:`miss_ratio`: the miss ratio of a cache of m
+#: under uniform access to a footprint f s, f fitted to the measured device reads per operation by
+#: :func:`footprint`). On ties (and NaN errors) the earlier form wins.
+FORMS = ("line", "log", "knee", "piecewise", "miss")
+#: The footprints (the data's size in the engine / its nominal size) :func:`footprint` tries: 1/4 to
+#: 16, 200 a doubling.
+FOOTPRINTS = 2.0 ** (np.arange(-400, 801) / 200)
 FAMILY = [c for c in records.SERIES_COLUMNS if c != "data_size"]
+#: The columns that name a family's runs (their device I/O records share them).
+RUN = ["benchmark", "engine", "workload", "threads"]
 FOLD_COLUMNS = ["kind", *FAMILY, "device", "held_out_size", "train_sizes", "memory", "feature", "form", "truth",
                 "prediction", "pct_error", "baseline", "baseline_pct_error", "position"]
 SUMMARY_COLUMNS = ["kind", *FAMILY, "held_out_size", "train_sizes", "memory", "forms", "n_devices", "mape",
                    "baseline_mape", "interior_mape", "interior_baseline_mape", "extreme_mape",
                    "extreme_baseline_mape"]
-FORM_COLUMNS = [*FAMILY, "form", "inner_mape", "n_curves", "chosen"]
+FORM_COLUMNS = [*FAMILY, "form", "inner_mape", "n_curves", "chosen", "footprint"]
 
 
-def design(sizes, form: str, memory: float | None) -> np.ndarray | None:
+def miss_ratio(sizes, memory: float, footprint: float) -> np.ndarray:
+    """max(0, 1 - memory / (footprint * size)): the share of uniform random accesses to data of
+    ``footprint`` times its nominal size (``sizes``, in the unit of ``memory``) that a cache of
+    ``memory`` misses."""
+    return np.maximum(0.0, 1.0 - memory / (footprint * np.asarray(sizes, dtype=float)))
+
+
+def footprint(requests: pd.DataFrame | None, memory: float | None) -> float | None:
+    """The footprint (of :data:`FOOTPRINTS`) whose :func:`miss_ratio` fits ``requests`` (device
+    reads per operation, devices x sizes in bytes, NaN where not measured) best by least squares,
+    the smallest on ties; None without a memory line or a measured value."""
+    if memory is None or requests is None:
+        return None
+    r = requests.to_numpy(dtype=float)
+    ok = np.isfinite(r)
+    if not ok.any():
+        return None
+    s = np.broadcast_to(np.asarray(requests.columns, dtype=float), r.shape)[ok]
+    sse = ((miss_ratio(s[None, :], float(memory), FOOTPRINTS[:, None]) - r[ok][None, :]) ** 2).sum(axis=1)
+    return float(FOOTPRINTS[int(np.argmin(sse))])
+
+
+def design(sizes, form: str, memory: float | None, footprint: float | None = None) -> np.ndarray | None:
     """The design matrix (intercept first) of ``form`` at ``sizes`` (bytes); None where the form
-    needs a memory limit and has none."""
+    needs a memory limit (or, ``miss``, a footprint) and has none."""
     s = np.asarray(sizes, dtype=float) / 1e9
     m = None if memory is None else float(memory) / 1e9
     one = np.ones_like(s)
@@ -67,33 +97,37 @@ def design(sizes, form: str, memory: float | None) -> np.ndarray | None:
         return np.column_stack([one, np.maximum(s, m)])
     if form == "piecewise":
         return np.column_stack([one, s, np.maximum(s - m, 0.0)])
+    if form == "miss":
+        return None if footprint is None else np.column_stack([one, miss_ratio(s, m, footprint)])
     raise ValueError(f"unknown second-stage form {form!r}")
 
 
-def second_stage(sizes, values, at, form: str, memory: float | None = None) -> float:
+def second_stage(sizes, values, at, form: str, memory: float | None = None, footprint: float | None = None) -> float:
     """The form fitted by least squares on (sizes, values), predicting size ``at``; NaN where it
-    cannot be fitted (no memory for the form, fewer points than coefficients, a rank-deficient
-    design: e.g. a knee with every size on one side of the memory line)."""
+    cannot be fitted (no memory or footprint for the form, fewer points than coefficients, a
+    rank-deficient design: e.g. a knee with every size on one side of the memory line, a miss
+    ratio of 0 at every size)."""
     sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
     ok = np.isfinite(values)
-    X = design(sizes[ok], form, memory)
+    X = design(sizes[ok], form, memory, footprint)
     if X is None or len(X) < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
         return np.nan
     coef = np.linalg.lstsq(X, values[ok], rcond=None)[0]
-    return float(design([at], form, memory)[0] @ coef)
+    return float(design([at], form, memory, footprint)[0] @ coef)
 
 
 def pct_error(prediction, truth):
     return 100 * (np.asarray(prediction, dtype=float) - truth) / truth
 
 
-def form_errors(curves, memory: float | None) -> pd.DataFrame:
-    """Per form, the mean absolute percent error of predicting each curve's largest size from its
-    smaller ones (``curves``: (sizes, values) pairs sorted by size); ``n_curves`` how many it
-    predicted. A form that misses any curve has NaN."""
+def form_errors(curves, memory: float | None, footprint: float | None = None, forms=FORMS) -> pd.DataFrame:
+    """Per form of ``forms``, the mean absolute percent error of predicting each curve's largest
+    size from its smaller ones (``curves``: (sizes, values) pairs sorted by size); ``n_curves``
+    how many it predicted. A form that misses any curve has NaN."""
     rows = []
-    for form in FORMS:
-        errs = [abs(pct_error(second_stage(s[:-1], v[:-1], s[-1], form, memory), v[-1])) for s, v in curves]
+    for form in forms:
+        errs = [abs(pct_error(second_stage(s[:-1], v[:-1], s[-1], form, memory, footprint), v[-1]))
+                for s, v in curves]
         complete = bool(errs) and bool(np.all(np.isfinite(errs)))
         rows.append({"form": form, "inner_mape": float(np.mean(errs)) if complete else np.nan,
                      "n_curves": int(np.isfinite(errs).sum()) if errs else 0})
@@ -131,9 +165,21 @@ def _positions(truths: pd.Series) -> pd.Series:
     return pd.Series(np.where(extreme, "extreme", "interior"), index=truths.index)
 
 
+def _seen(requests: pd.DataFrame | None, sizes, without=None) -> pd.DataFrame | None:
+    """``requests`` (devices x sizes) at ``sizes`` only, without the device ``without``: the
+    device reads per operation a fold may see (never the held-out size's)."""
+    if requests is None:
+        return None
+    r = requests.reindex(columns=list(sizes))
+    return r if without is None else r.drop(index=without, errors="ignore")
+
+
 def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str | None,
-                  memory: float | None, form_rows: list) -> list:
-    """The ``size`` and ``chain`` rows of one family: ``wide`` its results (devices x sizes)."""
+                  memory: float | None, form_rows: list, requests: pd.DataFrame | None = None,
+                  forms=FORMS) -> list:
+    """The ``size`` and ``chain`` rows of one family: ``wide`` its results (devices x sizes),
+    ``requests`` its runs' device reads per operation (devices x sizes, None where not measured),
+    ``forms`` the candidate second-stage forms."""
     sizes = sorted(wide.columns)
     held, train = sizes[-1], sizes[:-1]
     have = wide[held].dropna()
@@ -142,28 +188,31 @@ def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str |
     label = f"{size_label(train[0], decimal=True)}-{size_label(train[-1], decimal=True)}"
     base = {**key, "held_out_size": int(held), "train_sizes": label, "memory": memory}
     pos = _positions(have)
-    errors = form_errors(_curves(wide, train), memory)
+    fp = footprint(_seen(requests, train), memory)
+    errors = form_errors(_curves(wide, train), memory, fp, forms)
     form = choose_form(errors)
-    form_rows.append(errors.assign(chosen=errors["form"] == form, **key))
+    form_rows.append(errors.assign(chosen=errors["form"] == form, footprint=np.nan if fp is None else fp, **key))
     rows = []
     for dev, truth in have.items():
         v = wide.loc[dev, train].to_numpy(dtype=float)
         ok = np.isfinite(v)
         if ok.sum() < 2:
             continue
-        pred = second_stage(np.asarray(train)[ok], v[ok], held, form, memory)
+        pred = second_stage(np.asarray(train)[ok], v[ok], held, form, memory, fp)
         near = v[ok][-1]
         rows.append({"kind": "size", **base, "device": dev, "feature": "", "form": form, "truth": truth,
                      "prediction": pred, "baseline": near, "position": pos[dev]})
     if feature is not None and feature in F.columns:
-        rows += _chain(base, wide, F[feature], feature)
+        rows += _chain(base, wide, F[feature], feature, requests, forms)
     return rows
 
 
-def _chain(base: dict, wide: pd.DataFrame, x: pd.Series, feature: str) -> list:
+def _chain(base: dict, wide: pd.DataFrame, x: pd.Series, feature: str, requests: pd.DataFrame | None = None,
+           forms=FORMS) -> list:
     """The two-stage chain's rows of one family, one per held-out device with the figure: ``x``
-    the figure per device, ``wide`` and ``base`` as in :func:`_family_folds` (the largest size held
-    out, ``base["memory"]`` the memory line)."""
+    the figure per device, ``wide``, ``requests``, ``forms`` and ``base`` as in
+    :func:`_family_folds` (the largest size held out, ``base["memory"]`` the memory line). The
+    footprint is fitted on the other devices' reads per operation."""
     sizes = sorted(wide.columns)
     held, train = sizes[-1], sizes[:-1]
     have = wide[held].dropna()
@@ -178,22 +227,34 @@ def _chain(base: dict, wide: pd.DataFrame, x: pd.Series, feature: str) -> list:
         Ytr = wide.loc[others, train].to_numpy(dtype=float).T  # sizes x other devices
         fit = fits.simple(Ytr, x[others].to_numpy(dtype=float)[None, :], min_n=2)
         stage1 = fit.a[:, 0] * x[dev] + fit.b[:, 0]  # the held-out device at each training size
-        form = choose_form(form_errors(_curves(wide.loc[others], train), memory))
+        fp = footprint(_seen(requests, train, without=dev), memory)
+        form = choose_form(form_errors(_curves(wide.loc[others], train), memory, fp, forms))
         ok = np.isfinite(stage1)
-        pred = second_stage(np.asarray(train)[ok], stage1[ok], held, form, memory) if ok.sum() >= 2 else np.nan
+        pred = (second_stage(np.asarray(train)[ok], stage1[ok], held, form, memory, fp) if ok.sum() >= 2
+                else np.nan)
         near = stage1[ok][-1] if ok.any() else np.nan
         rows.append({"kind": "chain", **base, "device": dev, "feature": feature, "form": form, "truth": truth,
                      "prediction": pred, "baseline": near, "position": pos[dev]})
     return rows
 
 
+def reads_per_op(agg: pd.DataFrame) -> dict:
+    """Run (tuple of :data:`RUN`) -> its device reads per operation (devices x data sizes) from the
+    aggregated ``device`` records (:mod:`benchcast.blockio`); empty for imported results."""
+    io = agg[(agg["op"] == OP) & (agg["metric"] == "reads_per_op")]
+    return {tuple(k): g.pivot_table(index="device", columns="data_size", values="value").astype(float)
+            for k, g in io.groupby(RUN)}
+
+
 def validate(agg: pd.DataFrame, screened: pd.DataFrame, features: Mapping | None = None,
-             series: Mapping | None = None, memory: Mapping | None = None):
+             series: Mapping | None = None, memory: Mapping | None = None, forms=FORMS):
     """Size hold-out and two-stage chain for every family measured at three sizes or more.
 
     ``memory``: record source label (or ``label/engine``) -> the memory (bytes) its runs' data could
-    be cached in (:func:`benchcast.blockio.memory_of`: the knee's and piecewise form's memory line);
-    families of other sources have none. Returns (folds, summary,
+    be cached in (:func:`benchcast.blockio.memory_of`: the memory line of the knee, piecewise and
+    miss forms); families of other sources have none. The miss form's footprint is fitted to the
+    family's device reads per operation (:func:`reads_per_op`). ``forms``: the candidate second-stage
+    forms (the study's ``validate.size_forms``). Returns (folds, summary,
     forms) with columns :data:`FOLD_COLUMNS`, :data:`SUMMARY_COLUMNS` and :data:`FORM_COLUMNS`.
     """
     memory = memory or {}
@@ -201,6 +262,7 @@ def validate(agg: pd.DataFrame, screened: pd.DataFrame, features: Mapping | None
     s = s[s["data_size"] > 0]
     F = feature_matrix(agg, features)
     choice = first_stage_features(screened)
+    io = reads_per_op(agg)
     rows, form_rows = [], []
     for key, g in s.groupby(FAMILY, sort=False):
         if g["data_size"].nunique() < 3:
@@ -212,13 +274,15 @@ def validate(agg: pd.DataFrame, screened: pd.DataFrame, features: Mapping | None
         sizes = sorted(wide.columns)
         per_size = choice.get(tuple(key), {})
         feature = per_size.get(int(sizes[-2])) if len(sizes) >= 2 else None
-        rows += _family_folds(dict(zip(FAMILY, key)), wide, F, feature, mem, form_rows)
+        fam = dict(zip(FAMILY, key))
+        requests = io.get(tuple(fam[c] for c in RUN))
+        rows += _family_folds(fam, wide, F, feature, mem, form_rows, requests, forms)
     folds = pd.DataFrame(rows, columns=[c for c in FOLD_COLUMNS if c not in ("pct_error", "baseline_pct_error")])
     folds["pct_error"] = pct_error(folds["prediction"], folds["truth"])
     folds["baseline_pct_error"] = pct_error(folds["baseline"], folds["truth"])
-    forms = (pd.concat(form_rows, ignore_index=True)[FORM_COLUMNS] if form_rows
+    table = (pd.concat(form_rows, ignore_index=True)[FORM_COLUMNS] if form_rows
              else pd.DataFrame(columns=FORM_COLUMNS))
-    return folds[FOLD_COLUMNS], summarise(folds[FOLD_COLUMNS]), forms
+    return folds[FOLD_COLUMNS], summarise(folds[FOLD_COLUMNS]), table
 
 
 def _mape(v) -> float:
