@@ -8,6 +8,20 @@
 #
 # Extra arguments after `run` go to snakemake (e.g. ./benchcast.sh run --config run='{studies: [paper]}').
 set -euo pipefail
+# A script that starts `./benchcast.sh run &` (no job control) starts this shell with SIGINT ignored,
+# and bash cannot trap a signal ignored on entry: a SIGINT would be dropped and the run go on. Start
+# again with SIGINT's default action (env --default-signal, coreutils 8.31; else Python), so that
+# SIGINT stops a run however it was started.
+if [ -n "$(trap -p INT)" ] && [ -z "${BENCHCAST_SIGINT_RESET:-}" ]; then
+    export BENCHCAST_SIGINT_RESET=1
+    if env --default-signal=INT true 2>/dev/null; then
+        exec env --default-signal=INT "$BASH" "$0" "$@"
+    elif command -v python3 >/dev/null; then
+        exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+            "$BASH" "$0" "$@"
+    fi
+fi
+unset BENCHCAST_SIGINT_RESET
 cd "$(dirname "$0")"
 VENV=${BENCHCAST_VENV:-.venv}
 
@@ -72,19 +86,46 @@ setup() {
     setup_python
 }
 
+# `run` stops on SIGTERM, SIGINT and SIGHUP wherever the signal lands. Outside forward_signals the
+# traps only remember it (bash runs a trap once the foreground command has returned, and a signal
+# sent to this shell alone does not reach that command) and stop_if_signalled stops the run at the
+# next step; inside, it goes on to Snakemake at once.
+STOPPED=""
+remember_signals() {
+    trap 'STOPPED=TERM' TERM
+    trap 'STOPPED=INT' INT
+    trap 'STOPPED=HUP' HUP
+}
+
+stop_if_signalled() {  # after a remembered signal: exit as a stopped run, with one line
+    [ -n "$STOPPED" ] || return 0
+    echo "benchcast: run stopped by SIG$STOPPED before $1" >&2
+    case "$STOPPED" in
+        TERM) exit 143 ;;
+        INT) exit 130 ;;
+        *) exit 129 ;;
+    esac
+}
+
 # Run a command as a child and pass SIGTERM, SIGINT and SIGHUP on to it (bash would otherwise die of
 # them and leave Snakemake running, or wait for it with the signal pending); return its exit code.
 forward_signals() {
     "$@" &
     local pid=$! rc=0
     # SIGINT goes on as SIGTERM: a background child of a script starts with SIGINT ignored
-    trap 'kill -TERM $pid 2>/dev/null || true' TERM INT
-    trap 'kill -HUP $pid 2>/dev/null || true' HUP
+    trap 'STOPPED=TERM; kill -TERM $pid 2>/dev/null || true' TERM
+    trap 'STOPPED=INT; kill -TERM $pid 2>/dev/null || true' INT
+    trap 'STOPPED=HUP; kill -HUP $pid 2>/dev/null || true' HUP
+    # a signal that came after the last check but before these traps: pass it on now
+    case "$STOPPED" in
+        TERM | INT) kill -TERM "$pid" 2>/dev/null || true ;;
+        HUP) kill -HUP "$pid" 2>/dev/null || true ;;
+    esac
     while :; do
         wait "$pid" && rc=0 || rc=$?
         kill -0 "$pid" 2>/dev/null || break  # a trap interrupted the wait: wait again
     done
-    trap - TERM INT HUP
+    remember_signals
     return "$rc"
 }
 
@@ -98,11 +139,15 @@ case "$cmd" in
         setup
         ;;
     run)
+        remember_signals
         setup
+        stop_if_signalled "Snakemake started"
         # what Snakemake reads before the workflow can check it: --configfile files, --config items
         PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.configfiles "$@"
+        stop_if_signalled "Snakemake started"
         # a stopped run (SIGTERM/SIGINT) exits non-zero: no report then
         forward_signals "$VENV/bin/snakemake" "$@"
+        stop_if_signalled "the report"
         forward_signals "$VENV/bin/snakemake" --report results/report.html "$@"
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
         # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference

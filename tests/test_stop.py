@@ -4,8 +4,10 @@ device's job) ends the run within 60 s, non-zero, with one line; the job's devic
 and every other device of the run are torn down; a resume plans only what was unfinished.
 
 Which target gets which kind (the full cross product would take too long): Snakemake: fio, YCSB
-MariaDB, ooc mmap; ./benchcast.sh: fio (SIGINT), YCSB RocksDB, ooc swap, the delayed device's
-MariaDB job (the reported hang). SIGINT to the Snakemake process itself: the stop module's own test."""
+MariaDB, ooc mmap; ./benchcast.sh: fio (SIGINT, also to a script started with SIGINT ignored, as a
+script's `./benchcast.sh run &` starts it), YCSB RocksDB, ooc swap, the delayed device's MariaDB job
+(the reported hang). SIGINT or SIGTERM to ./benchcast.sh before Snakemake starts: the run stops there.
+SIGINT to the Snakemake process itself: the stop module's own test."""
 
 from __future__ import annotations
 
@@ -190,6 +192,9 @@ def _ooc(mode):
 CASES = {  # kind: (device, source, records of the long source, log folder of its job, who gets the signal)
     "fio": dict(device=TMPFS, source=FIO, records="fio", logs="fio/long", to="snakemake"),
     "fio-sigint": dict(device=TMPFS, source=FIO, records="fio", logs="fio/long", to="benchcast.sh", sig=signal.SIGINT),
+    # started as a script's `./benchcast.sh run &` starts it: with SIGINT ignored, which bash cannot trap
+    "fio-sigint-ignored": dict(device=TMPFS, source=FIO, records="fio", logs="fio/long", to="benchcast.sh",
+                               sig=signal.SIGINT, sigint_ignored=True),
     "ycsb-rocksdb": dict(device=TMPFS, source=_ycsb("rocksdb"), records="ycsb", logs="ycsb/long", to="benchcast.sh"),
     "ycsb-mariadb": dict(device=TMPFS, source=_ycsb("mariadb"), records="ycsb", logs="ycsb/long", to="snakemake"),
     "ooc-swap": dict(device=LOOP, source=_ooc("swap"), records="ooc", logs="ooc/long", to="benchcast.sh"),
@@ -213,13 +218,17 @@ def _skip_reason(kind: str) -> str | None:
     return None
 
 
-def _start(wd: Path, to: str, targets: list[str]) -> subprocess.Popen:
+def _start(wd: Path, to: str, targets: list[str], sigint_ignored: bool = False) -> subprocess.Popen:
+    """Start the run; SIGINT's action in it is the default, or ignored (as a script's `cmd &` starts
+    a command), whatever it is in this test process (ignored too when the tests were started so)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     if to == "benchcast.sh":
         cmd = ["bash", str(wd / "benchcast.sh"), "run", "--cores", "2", *targets]
     else:
         cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *targets]
-    return subprocess.Popen(cmd, cwd=wd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sigint = signal.SIG_IGN if sigint_ignored else signal.SIG_DFL
+    return subprocess.Popen(cmd, cwd=wd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
 
 
 def _wait_for(pred, timeout: float, what: str, proc: subprocess.Popen):
@@ -231,12 +240,25 @@ def _wait_for(pred, timeout: float, what: str, proc: subprocess.Popen):
         time.sleep(0.2)
 
 
-def _tree(tmp_path: Path, kind: str, jar: Path) -> Path:
+def _stop_late(proc: subprocess.Popen) -> str:
+    """A run that did not stop when it should have: SIGTERM it (SIGKILL to ./benchcast.sh would leave
+    Snakemake running), SIGKILL after 90 s; its output."""
+    proc.terminate()
+    try:
+        return proc.communicate(timeout=90)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()[0]
+
+
+def _tree(tmp_path: Path, kind: str, jar: Path | None) -> Path:
     wd = copy_workflow(tmp_path / "wf")
     for part in ("benchcast.sh", "requirements.txt"):
         shutil.copy2(ROOT / part, wd / part)
     (wd / ".venv").symlink_to(Path(sys.prefix))  # the script runs the venv's snakemake
     edit_config(wd, _study(CASES[kind]))
+    if jar is None:
+        return wd
     target = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
     target.parent.mkdir(parents=True)
     shutil.copy2(jar, target)
@@ -270,7 +292,7 @@ def _stop_during(wd: Path, kind: str) -> None:
     plan = snakemake(wd, "-n", "results/local/records/fio/quick.csv").stdout
     quick_run = re.search(r"results/local/fio/quick/ram/[^/\s,]+/run0\.json", plan).group(0)
     targets = [quick_run, f"results/local/records/{case['records']}/long.csv"]
-    proc = _start(wd, case["to"], [*targets, "--prioritize", targets[0]])
+    proc = _start(wd, case["to"], [*targets, "--prioritize", targets[0]], case.get("sigint_ignored", False))
     try:
         logs = wd / "logs" / "local" / case["logs"]
         _wait_for(lambda: logs.is_dir() and any(p.is_file() for p in logs.rglob("*.log")), 240, "the long job", proc)
@@ -287,9 +309,7 @@ def _stop_during(wd: Path, kind: str) -> None:
         try:
             out, _ = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            out = proc.communicate()[0]
-            pytest.fail(f"the run did not end within 60 s of {sig.name}:\n{out[-3000:]}")
+            pytest.fail(f"the run did not end within 60 s of {sig.name}:\n{_stop_late(proc)[-3000:]}")
         took = time.monotonic() - t0
         assert proc.returncode != 0, out[-3000:]
         stopped = [ln for ln in out.splitlines() if ln.startswith("benchcast: run stopped by")]
@@ -326,3 +346,33 @@ def _stop_during(wd: Path, kind: str) -> None:
             assert mounts_under(wd) == []
     finally:  # a failing test: stop the run first
         terminate(proc, 90)
+
+
+@pytest.mark.workflow
+@needs_root
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_a_signal_before_snakemake_starts_stops_the_run_there(tmp_path, sig):
+    """A signal to ./benchcast.sh while it checks the command line (python -m benchcast.configfiles,
+    a foreground child the signal does not reach): bash runs its trap only once that child has
+    returned, and it used to go on and start Snakemake, which measured with the SIGINT lost. The
+    run stops there, non-zero, with one line; Snakemake never starts."""
+    wd = _tree(tmp_path, "fio", None)
+    proc = _start(wd, "benchcast.sh", ["results/local/records/fio/long.csv"])
+    try:
+        deadline = time.monotonic() + 60
+        while "benchcast.configfiles" not in [stop.job_name(p, "") for p in stop.children(proc.pid)]:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the command line check was not seen running:\n{proc.communicate()[0][-3000:]}")
+            time.sleep(0.002)
+        proc.send_signal(sig)
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the run did not end within 30 s of {sig.name}:\n{_stop_late(proc)[-3000:]}")
+    finally:
+        terminate(proc, 90)
+    stopped = [ln for ln in out.splitlines() if ln.startswith("benchcast: run stopped by")]
+    assert stopped == [f"benchcast: run stopped by {sig.name} before Snakemake started"], out[-3000:]
+    assert proc.returncode == 128 + sig, out[-3000:]
+    assert not (wd / ".snakemake").exists() and not (wd / "results/local").exists(), out[-3000:]
+    assert processes_under(wd) == [] and mounts_under(wd) == []
