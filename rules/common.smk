@@ -178,7 +178,7 @@ def check_cards(study):
         # every application result imported: the focus fitted at its data size
         if cells:
             bc_preflight.check_focus_devices(
-                where, spec.get("report", {}), least, cells
+                where, spec.get("report", {}), least, cells, spec.get("series")
             )
         if measured is not None:  # the imports read: their application tables' series
             for src in spec["sources"].values():

@@ -53,22 +53,18 @@ def check_import_source(src: dict, devices=None, key: str | None = None) -> None
         importers.ycsb_output(src["runs"], study="check", source="check", devices=devices, key=key)
 
 
-#: An application result's cell: its series (as :func:`import_names`), metric, data size, device.
-CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device")
+#: An application result's cell: its series (as :func:`import_names`), metric, data size, device,
+#: and its value (one per run).
+CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device", "value")
 
 
 def import_names(src: dict, devices=None) -> tuple[set, set, set] | None:
     """What an import source brings, for the checks of spec cards, feature names and the report's
     focus before any job runs, in one read: (figures, series, cells). Figures as (workload, block
-    size, metric) of its device figures; series as (benchmark, engine, workload, op or None: any)
-    of its application results; cells the application results (:data:`CELL` tuples, None in a
-    field: any; YCSB outputs say no op or metric, their runs entries the rest). Read by the import
+    size, metric) of its device figures; series as (benchmark, engine, workload, op) of its
+    application results; cells the application results (:data:`CELL` tuples). Read by the import
     itself, its checks included (``devices``: the study's); None where it refuses a file: its own
     check (before any job, :func:`check_import_source`) then names it."""
-    if src["type"] == "ycsb_output":  # the outputs do not say what they measured: the config does
-        return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}, {
-            ("ycsb", r["engine"], r["workload"], None, None, parse_size(r["data_size"], what="data_size"),
-             r["device"]) for r in src["runs"]}
     recs = imported(src, devices)
     if recs is None:
         return None
@@ -79,12 +75,14 @@ def import_names(src: dict, devices=None) -> tuple[set, set, set] | None:
 
 
 def imported(src: dict, devices=None):
-    """The records an import source of kind soga2018, fio_json, pkb or records brings, read by the
+    """The records an import source of kind soga2018, fio_json, pkb, records or ycsb_output brings, read by the
     import itself (its checks included); None where it refuses a file (its own check names it)."""
     from . import importers, pkb
 
     kind = src["type"]
     try:
+        if kind == "ycsb_output":
+            return importers.ycsb_output(src["runs"], study="check", source="check", devices=devices)
         if kind == "soga2018":
             return importers.soga2018(src["fio"], src["app"], "check", "check", src["benchmark"], devices)
         if kind == "fio_json":
@@ -96,17 +94,21 @@ def imported(src: dict, devices=None):
         return None
 
 
-def check_focus_devices(where: str, report: dict, least: int, cells: set) -> None:
+def check_focus_devices(where: str, report: dict, least: int, cells: set, series: dict | None = None) -> None:
     """The report's focus (``report``: the study's report settings) needs a series fitted at its
-    data size: results on ``least`` (screen.min_devices) devices there. ``cells``: the imported
-    application results (:func:`import_names`); one line naming the key where no series has them."""
+    data size: results on ``least`` (screen.min_devices) devices there, that differ between them.
+    ``cells``: the imported application results (:func:`import_names`), of them the ones the
+    study's ``series`` selection screens; one line naming the key where no series has them."""
     focus, size = report.get("focus", {}), report.get("focus_data_size")
     keys = [(k, str(focus[key])) for k, key in enumerate(CELL[:5]) if key in focus]
     named = " ".join(v for _, v in keys) or "any series"
-    devices: dict = {}  # (series, data size) -> devices
+    metrics, benchmarks = (series or {}).get("metrics"), (series or {}).get("benchmarks")
+    devices: dict = {}  # (series, data size) -> device -> its values
     for c in cells:
-        if all(c[k] is None or str(c[k]) == v for k, v in keys):
-            devices.setdefault((c[:5], c[5]), set()).add(c[6])
+        if metrics is not None and c[4] not in metrics or benchmarks is not None and c[0] not in benchmarks:
+            continue
+        if all(str(c[k]) == v for k, v in keys):
+            devices.setdefault((c[:5], c[5]), {}).setdefault(c[6], set()).add(c[7])
     if not devices:
         raise BenchcastError(f"{where}.report.focus: no imported application result is {named}")
     sizes = sorted({s for _, s in devices})
@@ -115,13 +117,21 @@ def check_focus_devices(where: str, report: dict, least: int, cells: set) -> Non
         raise BenchcastError(f"{where}.report.focus_data_size: {size}: no imported result of {named} at that "
                              f"size (sizes: {', '.join(size_label(s, decimal=True) for s in sizes)})")
     there = [d for (_, s), d in devices.items() if want is None or s == want]
+    at = f" at {size}" if size is not None else ""
     most = max(there, key=len)
     if len(most) < least:
-        at = f" at {size}" if size is not None else ""
         raise BenchcastError(
             f"{where}.report.focus: {named}{at}: the imported results come from {len(most)} device(s) "
             f"({', '.join(sorted(most))}), fewer than screen.min_devices ({least}): no series could be "
             f"fitted for the report"
+        )
+    # a fit needs the result to differ between devices (R^2 is undefined where it does not)
+    if all(len(set().union(*d.values())) == 1 for d in there if len(d) >= least):
+        value = next(iter(most[min(most)]))
+        raise BenchcastError(
+            f"{where}.report.focus: {named}{at}: the imported results are the same on every device "
+            f"({value:.10g} on {', '.join(sorted(most))}): a result that does not vary between devices "
+            f"fits no feature, so no series could be fitted for the report"
         )
 
 
