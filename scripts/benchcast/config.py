@@ -14,8 +14,7 @@ import jsonschema
 import yaml
 
 from . import BenchcastError
-from .units import figure_value, parse_size, size_label
-from .workloads import rw_op
+from .units import parse_size, size_label
 
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
 
@@ -201,6 +200,11 @@ def check_study(name: str, study: dict) -> None:
     runs of every source of 3 or more repeats (with 1 or 2 repeats there is nothing to trim: the trim
     is reduced, as aggregate.trim says)."""
     devices = study.get("devices", {})
+    folded: dict = {}
+    for dev in devices:  # their folders would be one on a file system that ignores case
+        if folded.setdefault(dev.casefold(), dev) != dev:
+            raise BenchcastError(f"config: studies.{name}.devices: {dev!r} and {folded[dev.casefold()]!r} differ "
+                                 f"only in case; give each device an id of its own")
     trim = study["aggregate"]["trim"]
     for src_name, src in study["sources"].items():
         repeats = src.get("repeats")
@@ -292,9 +296,11 @@ def check_names(name: str, study: dict) -> None:
                                  f"series.metrics {metrics}")
     _check_focus_measured(where, study)
     devices = study.get("devices") or {}
+    folded = {d.casefold(): d for d in devices}
     for target in study.get("targets") or {}:
-        if target in devices:
-            raise BenchcastError(f"{where}.targets.{target}: a device of the study has this name; give the "
+        if target.casefold() in folded:
+            same = "" if target in devices else f" ({folded[target.casefold()]}, but for case)"
+            raise BenchcastError(f"{where}.targets.{target}: a device of the study has this name{same}; give the "
                                  f"spec card a name of its own (the tables name devices and targets in one column)")
     least = study["screen"]["min_devices"]
     if devices and least > len(devices):
@@ -370,16 +376,15 @@ def has_series(study: dict) -> bool:
 
 
 def check_targets(targets: dict, features: dict) -> None:
-    """Refuse a target none of whose figures is a candidate feature of the study, and a figure of a
-    mixed workload (``randrw``) that does not say its op."""
+    """Refuse a target none of whose figures is a candidate feature of the study; each figure is read
+    as the predictions read it (:func:`benchcast.features.spec_features`: a figure of a mixed
+    workload (``randrw``) that does not say its op, a value that is no finite quantity above 0, a
+    figure given twice in one card)."""
+    from .features import spec_features
+
+    spec_features(targets)
     bench_bs = {parse_size(s, what="features.block_sizes") for s in features["block_sizes"]}
     for name, card in targets.items():
-        for i, fig in enumerate(card["figures"]):
-            if not fig.get("op") and rw_op(fig["workload"]) is None:
-                raise BenchcastError(
-                    f"targets.{name}.figures[{i}]: workload {fig['workload']!r} is mixed: give its op (read or write)"
-                )
-            figure_value(fig["value"], fig["metric"], where=f"targets.{name}.figures[{i}].value")
         usable = [
             f
             for f in card["figures"]
