@@ -208,14 +208,17 @@ def ycsb_sources(*more, **dram):
     return {"figures": {"type": "records", "files": RECS}, "apps": {"type": "ycsb_output", "runs": runs + list(more)}}
 
 
-def ycsb_files(edit=lambda lines: lines):
+def ycsb_files(edit=lambda lines: lines, vary=True):
     """The files of ``ycsb_sources``: dram's output edited (``edit``: its lines -> lines); the other
     devices' outputs a run of their own each (its run time k ms longer: no two runs write the same
-    bytes, a copy is refused)."""
+    bytes, a copy is refused), with its own update latency (``vary``; else dram's: a result no
+    device changes, which no feature explains)."""
     out = {RECS: paper_records(fio_only)}
     for k, d in enumerate(DEVICES):
-        out[f"imports/ycsb/{d}.txt"] = (lambda wd, d=d, k=k: "\n".join(
-            (edit if d == "dram" else ycsb_line(1, [f"[OVERALL], RunTime(ms), {808 + 1 + k}"]))(
+        other = [f"[OVERALL], RunTime(ms), {808 + 1 + k}"]
+        latency = [f"[UPDATE], AverageLatency(us), {383.7585 * (4 - k) if vary else 383.7585}"]
+        out[f"imports/ycsb/{d}.txt"] = (lambda wd, d=d, other=other, latency=latency: "\n".join(
+            (edit if d == "dram" else lambda lines: ycsb_line(19, latency)(ycsb_line(1, other)(lines)))(
                 YCSB_OUT.read_text().splitlines())) + "\n")
     return out
 
@@ -267,6 +270,12 @@ CASES.update({
         f"{YCSB_DRAM}: no YCSB measurements found (no [OPERATION], measurement, value line)"),
     "YCSB output: empty file": (again(ycsb_sources(), ycsb_files(lambda lines: []), **YCSB_FOCUS),
                                 f"{YCSB_DRAM}: no YCSB measurements found (an empty file)"),
+    # one data size, three devices, the same result on each: no fit (R^2 undefined), refused before
+    # the chart step found nothing screened after 50 outputs were rewritten
+    "YCSB output: the same result on every device": (
+        again(ycsb_sources(), ycsb_files(vary=False), **YCSB_FOCUS),
+        "config: studies.again.report.focus: ycsb mysql write-only update lat_mean at 16GB: the imported results "
+        "are the same on every device (383.7585 on 3d_xpoint, dram, nand_flash)"),
 })
 
 CASES.update({
@@ -387,6 +396,18 @@ CASES.update({
     "card named like a device": (paper("targets: {dram: {figures: [{workload: randwrite, block_size: 64K, "
                                        "metric: lat_mean, value: 30 us}]}}"),
                                  "config: studies.paper.targets.dram: a device of the study has this name"),
+    # ... or like one but for case (Table 13 had a column dram beside DRAM)
+    "device ids that differ only in case": (paper("devices: {DRAM: {kind: imported}}"),
+                                            "config: studies.paper.devices: 'DRAM' and 'dram' differ only in case"),
+    "card named like a device but for case": (
+        paper("targets: {DRAM: {figures: [{workload: randwrite, block_size: 64K, metric: lat_mean, value: 30 us}]}}"),
+        "config: studies.paper.targets.DRAM: a device of the study has this name (dram, but for case)"),
+    # one figure twice in a card: the predict job failed on it after 3 outputs were rewritten
+    "card figure given twice": (
+        paper("targets: {S-SCM: {figures: [{workload: randwrite, block_size: 64K, metric: lat_mean, value: 50 us}, "
+              "{workload: randwrite, block_size: 64KiB, metric: lat_mean, value: 70 us}]}}"),
+        "config: studies.paper.targets.S-SCM.figures[1]: figure randwrite_64K_lat_mean is given twice (first as "
+        "figures[0])"),
     # fio JSON whose jobs are not what fio writes
     "fio JSON: a job that is no object": (
         again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"].append(1))}),
@@ -459,6 +480,28 @@ def test_real_ycsb_outputs_import(tree):
     assert code == 0 and "Traceback" not in out, out[-3000:]
     recs = (tree / "results/again/records/ycsb_output/apps.csv").read_text()
     assert recs.count(",update,lat_mean,") == 3 and recs.count(",overall,throughput,") == 3, recs[:2000]
+
+
+def test_an_overlay_with_an_anchor_and_a_merge_key_is_read(tree):
+    """YAML's merge key (``<<: *anchor``) is no duplicate key: the overlay is read, its card planned
+    (refused before as YAML it could not read)."""
+    (tree / "overlay.yaml").write_text(
+        "studies:\n  paper:\n    targets:\n      X:\n        figures:\n          - &fig {workload: randwrite, "
+        "block_size: 64K, metric: lat_mean, value: 40 us}\n      Y:\n        figures:\n          - {<<: *fig, "
+        "value: 30 us}\n")
+    code, out = finish(run(tree, "-n", "--configfile", "overlay.yaml"))
+    assert code == 0 and "predict" in out and "Traceback" not in out, out[-3000:]
+
+
+def test_ycsb_outputs_at_one_data_size_are_a_study(tree):
+    """Three devices' YCSB outputs at one data size: the first stage (device figure -> result) runs
+    to the end, the report and Table 12 included; nothing to fit over data size is no error."""
+    args = write_again(tree, ycsb_sources(), ycsb_files(), YCSB_FOCUS)
+    code, out = finish(run(tree, *args))
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    table12 = (tree / "results/again/tables/table12_predictions.csv").read_text().splitlines()
+    assert {ln.split(",")[1] for ln in table12[1:]} == {"S-SCM", "M-SCM", "Optane-P4800X"}, table12
+    assert (tree / "results/again/charts/fig3_scatter.svg").is_file()
 
 
 def test_allow_unused_card_is_warned_at_the_end(tree):
