@@ -399,6 +399,10 @@ CASES.update({
     # ... or like one but for case (Table 13 had a column dram beside DRAM)
     "device ids that differ only in case": (paper("devices: {DRAM: {kind: imported}}"),
                                             "config: studies.paper.devices: 'DRAM' and 'dram' differ only in case"),
+    # one size written twice: Table 13 had two rows of it (exit 0)
+    "extrapolate to one size twice": (paper("extrapolate: {data_sizes: [48GB, 96GB, 48000MB]}"),
+                                      "config: studies.paper.extrapolate.data_sizes[2]: '48000MB' is the size of [0] "
+                                      "('48GB'): give each size once"),
     "card named like a device but for case": (
         paper("targets: {DRAM: {figures: [{workload: randwrite, block_size: 64K, metric: lat_mean, value: 30 us}]}}"),
         "config: studies.paper.targets.DRAM: a device of the study has this name (dram, but for case)"),

@@ -195,6 +195,16 @@ def check_source(source: dict, name: str) -> dict:
     return out
 
 
+def _distinct_sizes(sizes, where: str) -> None:
+    """A list of sizes names each once, however written (``48GB`` and ``48000MB`` are one size: a
+    table would have two rows of it)."""
+    seen: dict = {}
+    for i, size in enumerate(sizes or []):
+        j = seen.setdefault(parse_size(size, what=f"{where}[{i}]"), i)
+        if j != i:
+            raise BenchcastError(f"{where}[{i}]: {size!r} is the size of [{j}] ({sizes[j]!r}): give each size once")
+
+
 def check_study(name: str, study: dict) -> None:
     """Cross-key checks of one study (after the schema filled in the defaults). A trim must leave
     runs of every source of 3 or more repeats (with 1 or 2 repeats there is nothing to trim: the trim
@@ -206,7 +216,12 @@ def check_study(name: str, study: dict) -> None:
             raise BenchcastError(f"config: studies.{name}.devices: {dev!r} and {folded[dev.casefold()]!r} differ "
                                  f"only in case; give each device an id of its own")
     trim = study["aggregate"]["trim"]
+    _distinct_sizes(study.get("extrapolate", {}).get("data_sizes"), f"config: studies.{name}.extrapolate.data_sizes")
+    _distinct_sizes(study["features"].get("block_sizes"), f"config: studies.{name}.features.block_sizes")
     for src_name, src in study["sources"].items():
+        for key in ("data_sizes", "block_sizes"):
+            if isinstance(src.get(key), list):
+                _distinct_sizes(src[key], f"config: studies.{name}.sources.{src_name}.{key}")
         repeats = src.get("repeats")
         if isinstance(repeats, int) and repeats > 2 and 2 * trim >= repeats:
             raise BenchcastError(
