@@ -184,6 +184,7 @@ def check_cards(study):
             for src in spec["sources"].values():
                 if src["type"] == "soga2018":
                     bc_preflight.check_app_series(src["app"], least)
+                    bc_preflight.check_fio_figures(src["fio"], least)
     except BenchcastError as exc:
         raise WorkflowError(str(exc)) from None
     if measured is None:

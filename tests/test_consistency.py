@@ -403,6 +403,10 @@ CASES.update({
     "extrapolate to one size twice": (paper("extrapolate: {data_sizes: [48GB, 96GB, 48000MB]}"),
                                       "config: studies.paper.extrapolate.data_sizes[2]: '48000MB' is the size of [0] "
                                       "('48GB'): give each size once"),
+    # a block size mistyped on one row: its figure lost a device (Tables 9-11 changed, exit 0)
+    "fio row with a mistyped block size": (csv_line(PAPER_FIO, 2, field(2, "3K")),
+                                           f"{PAPER_FIO}: line 2: rw randread, bs 3K, metric lat_us: rows of 1 "
+                                           f"device(s) (nand_flash), fewer than screen.min_devices (3)"),
     "card named like a device but for case": (
         paper("targets: {DRAM: {figures: [{workload: randwrite, block_size: 64K, metric: lat_mean, value: 30 us}]}}"),
         "config: studies.paper.targets.DRAM: a device of the study has this name (dram, but for case)"),

@@ -141,25 +141,42 @@ def check_app_series(app_csv, least: int) -> None:
     size, from fewer than ``least`` (screen.min_devices) devices is one no fit can use, refused at
     its first line (an engine relabelled by mistake). A cell missing where other devices have the
     series is no error: third-party results may lack one."""
+    _few_devices(app_csv, ("engine", "workload", "op"), "data_gb", least, "at every data size rows")
+
+
+def check_fio_figures(fio_csv, least: int) -> None:
+    """The paper-shaped fio table (device, rw, bs, metric, value; read and checked by its import
+    first): a figure (rw, bs, metric) of fewer than ``least`` (screen.min_devices) devices is one no
+    fit can use, refused at its first line (a block size mistyped: its device's figure lost)."""
+    _few_devices(fio_csv, ("rw", "bs", "metric"), None, least, "rows", bs=parse_size)
+
+
+def _few_devices(path, keys: tuple, size, least: int, rows: str, **read) -> None:
+    """The rows of a paper-shaped table by ``keys`` (and by the column ``size``, where given): one
+    line naming the first row of a key whose rows come from fewer than ``least`` devices (at its
+    best size). ``read``: column -> how its text is read (``bs=parse_size``: 1k and 1K are one)."""
     import pandas as pd
 
     from . import records
 
-    path = Path(app_csv)
-    app = pd.read_csv(path, dtype=str, keep_default_na=False)
-    lines = records.csv_lines(path, len(app))
-    series: dict = {}
-    for i, (engine, workload, device, data_gb, op) in enumerate(
-            app[["engine", "workload", "device", "data_gb", "op"]].itertuples(index=False, name=None)):
-        _, sizes = series.setdefault((engine, workload, op), (i, {}))
-        sizes.setdefault(float(data_gb), set()).add(device)
-    for (engine, workload, op), (i, sizes) in series.items():
+    path = Path(path)
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table = raw.copy()
+    lines = records.csv_lines(path, len(table))
+    groups: dict = {}
+    cols = [*keys, "device"] + ([size] if size else [])
+    for col, fn in read.items():
+        table[col] = table[col].map(fn)
+    for i, row in enumerate(table[cols].itertuples(index=False, name=None)):
+        _, sizes = groups.setdefault(row[:len(keys)], (i, {}))
+        sizes.setdefault(float(row[-1]) if size else None, set()).add(row[len(keys)])
+    for i, sizes in groups.values():
         most = max(sizes.values(), key=len)
         if len(most) < least:
+            named = ", ".join(f"{k} {raw[k].iloc[i]}" for k in keys)  # as the file writes them
             raise BenchcastError(
-                f"{path}: line {lines[i]}: engine {engine}, workload {workload}, op {op}: at every data size "
-                f"rows of {len(most)} device(s) ({', '.join(sorted(most))}), fewer than screen.min_devices "
-                f"({least}): no fit can use them"
+                f"{path}: line {lines[i]}: {named}: {rows} of {len(most)} device(s) ({', '.join(sorted(most))}), "
+                f"fewer than screen.min_devices ({least}): no fit can use them"
             )
 
 
