@@ -181,6 +181,8 @@ def check_cards(study):
                 where, spec.get("report", {}), least, cells, spec.get("series")
             )
         if measured is not None:  # the imports read: their application tables' series
+            if series is not None:
+                bc_preflight.check_focus_pairing(where, spec, measured, series)
             for src in spec["sources"].values():
                 if src["type"] == "soga2018":
                     bc_preflight.check_app_series(src["app"], least)
@@ -560,6 +562,17 @@ def get_import_inputs(wildcards):
         raise WorkflowError(
             f"config: studies.{wildcards.study}.sources.{wildcards.source}.files: {exc}"
         ) from None
+
+
+# every import's files listed before the DAG is built: a missing file or a glob matching none is one
+# line here (raised in the input function, it ended in Snakemake's traceback)
+if workflow.is_main_process:
+    from types import SimpleNamespace
+
+    for _study in SELECTED:
+        for _name, _src in STUDIES[_study]["sources"].items():
+            if _src["type"] in ("fio_json", "pkb", "records", "ycsb_output"):
+                get_import_inputs(SimpleNamespace(study=_study, source=_name))
 
 
 def reported(path, subcategory, caption=None):

@@ -364,6 +364,11 @@ CASES.update({
 })
 
 
+#: The focus of a study whose fio JSON has randread figures alone: a read (the paper's write focus is
+#: paired with randwrite figures only, and nothing could be fitted for it)
+FIO_JSON_FOCUS = {"workload": "read-only", "op": "read"}
+
+
 def fio_job(edit):
     """A fio JSON output of dram (:func:`fio_json_text`) whose JSON ``edit`` changed."""
     def make(wd):
@@ -425,6 +430,30 @@ CASES.update({
         f"{FIO_DRAM}: jobs[0] (j): fio JSON read statistics are not numbers where fio writes them"),
 })
 
+CASES.update({
+    # an import's file missing, a glob matching none: in the input function it ended in a traceback
+    "fio JSON: a file that is not there": (
+        again(FIO_JSON_SOURCES, {k: v for k, v in FIO_JSON_FILES.items() if k != FIO_DRAM}),
+        f"config: studies.again.sources.figures.files: {FIO_DRAM}: no *.json file"),
+    "YCSB output: a glob matching no file": (
+        again(ycsb_sources(files="imports/ycsb/none-*.txt"), ycsb_files(), **YCSB_FOCUS),
+        "config: studies.again.sources.apps.runs: imports/ycsb/none-*.txt: no * file"),
+    # the focus's pairing rule allows no workload the study's figures have (randwrite, randread
+    # figures alone): the report's tables failed after 38 outputs were rewritten
+    "focus whose pairing rule allows no figure": (
+        again(FIO_JSON_SOURCES, FIO_JSON_FILES, features={"allow_unused": True},
+              targets={"S-SCM": {"allow_unused": True, "figures": [{"workload": "randwrite", "block_size": "64K",
+                                                                   "metric": "lat_mean", "value": "50 us"}]}}),
+        "config: studies.again.report.focus: ycsb mysql write-only write lat_mean: its pairing rule (pairing[0]) "
+        "allows the workloads ['randwrite'], none of which the study's candidate figures have (randread)"),
+    # YCSB outputs say update where the paper's table says write: the focus op is checked against
+    # the outputs' own operations (the chart step failed on it after 44 outputs were rewritten)
+    "YCSB output: a focus op the outputs have not": (
+        again(ycsb_sources(), ycsb_files(), report={"focus": {**YCSB_FOCUS["report"]["focus"], "op": "write"}}),
+        "config: studies.again.report.focus.op: 'write' is not one of"),
+})
+
+
 def write_again(wd: Path, sources, files, study) -> list[str]:
     """The files and the overlay of an `again` case; returns Snakemake's arguments."""
     for rel, make in files.items():
@@ -463,7 +492,7 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
 
 @pytest.mark.parametrize("sources, files, study", [
     (RECORDS, {RECS: paper_records()}, {}),
-    (FIO_JSON_SOURCES, FIO_JSON_FILES, {"features": {"allow_unused": True},
+    (FIO_JSON_SOURCES, FIO_JSON_FILES, {"features": {"allow_unused": True}, "report": {"focus": FIO_JSON_FOCUS},
                                         "targets": {"S-SCM": {"allow_unused": True}, "M-SCM": {"allow_unused": True}}}),
     (PKB_SOURCES, PKB_FILES, {"features": {"metrics": ["lat_mean", "bw", "clat_mean"], "allow_unused": True}, "targets": {
         "S-SCM": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "clat_mean", "value": "50 us"}]},

@@ -135,6 +135,42 @@ def check_focus_devices(where: str, report: dict, least: int, cells: set, series
         )
 
 
+def check_focus_pairing(where: str, study: dict, figures: set, series: set) -> None:
+    """The report's focus needs a candidate feature its pairing rule allows: a figure the study
+    measures or imports (``figures``: (workload, block size, metric or None: any)) among its
+    candidate features, of a workload the first rule matching the focus series allows. One line
+    where no focus series (``series``: (benchmark, engine, workload, op or None)) has one: nothing
+    could be fitted, and the report's tables and charts failed after the analysis was rewritten."""
+    from .features import match_rule
+
+    feats = study["features"]
+    sizes = {parse_size(b) for b in feats["block_sizes"]}
+    workloads = {w for w, bs, m in figures
+                 if w in feats["workloads"] and bs in sizes and (m is None or m in feats["metrics"])}
+    focus = study.get("report", {}).get("focus", {})
+    fields = ("benchmark", "engine", "workload", "op")
+    rules = set()
+    for ser in series:
+        row = {k: focus.get(k) if v is None else v for k, v in zip(fields, ser)}
+        if any(k in focus and str(row[k]) != str(focus[k]) for k in fields):
+            continue
+        if row["op"] is None:
+            return  # an op known only when it runs: its rule is not known
+        for metric in [focus["metric"]] if "metric" in focus else study["series"]["metrics"]:
+            rule = match_rule({**row, "metric": metric}, study.get("pairing"))
+            if rule < 0 or workloads & set(study["pairing"][rule]["workloads"]):
+                return
+            rules.add(rule)
+    if rules:
+        named = " ".join(str(focus[k]) for k in (*fields, "metric") if k in focus) or "any series"
+        allowed = sorted({w for r in rules for w in study["pairing"][r]["workloads"]})
+        raise BenchcastError(
+            f"{where}.report.focus: {named}: its pairing rule (pairing[{min(rules)}]) allows the workloads "
+            f"{allowed}, none of which the study's candidate figures have ({', '.join(sorted(workloads)) or 'none'}): "
+            f"no series could be fitted for the report"
+        )
+
+
 def check_app_series(app_csv, least: int) -> None:
     """The paper-shaped application table (engine, workload, device, data_gb, op, latency_us; read
     and checked by its import first): a series (engine, workload, op) whose rows come, at every data
