@@ -212,7 +212,11 @@ def check_cards(study):
         f"studies.{study}.features",
         names,
         ("fix it or set features.allow_unused: true", "it is no candidate feature"),
-    )
+    ) + [  # a figure of a card that no device has: a warning, the card's other figures serve
+        f"benchcast: studies.{study}.targets.{key}: no device of the study has this figure, "
+        f"no model uses it (its card's other figures do)"
+        for key in bc_config.unused_figures(targets, measured)
+    ]
 
 
 def unused(where, items, advice):
@@ -565,7 +569,8 @@ def get_import_inputs(wildcards):
 
 
 # every import's files listed before the DAG is built: a missing file or a glob matching none is one
-# line here (raised in the input function, it ended in Snakemake's traceback)
+# line here (raised in the input function, it ended in Snakemake's traceback; a paper-shaped table
+# that is not there was no error at all where the import's earlier output stood)
 if workflow.is_main_process:
     from types import SimpleNamespace
 
@@ -573,6 +578,11 @@ if workflow.is_main_process:
         for _name, _src in STUDIES[_study]["sources"].items():
             if _src["type"] in ("fio_json", "pkb", "records", "ycsb_output"):
                 get_import_inputs(SimpleNamespace(study=_study, source=_name))
+            for _key in ("fio", "app") if _src["type"] == "soga2018" else ():
+                if not os.path.exists(_src[_key]):
+                    raise WorkflowError(
+                        f"config: studies.{_study}.sources.{_name}.{_key}: {_src[_key]}: no such file"
+                    )
 
 
 def reported(path, subcategory, caption=None):

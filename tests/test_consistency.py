@@ -438,6 +438,11 @@ CASES.update({
     "YCSB output: a glob matching no file": (
         again(ycsb_sources(files="imports/ycsb/none-*.txt"), ycsb_files(), **YCSB_FOCUS),
         "config: studies.again.sources.apps.runs: imports/ycsb/none-*.txt: no * file"),
+    # the paper-shaped app table's path mistyped: "Nothing to be done" over the old table's results
+    "paper table that is not there": (paper("sources: {soga2018: {type: soga2018, fio: resources/soga2018/fio.csv, "
+                                            "app: resources/soga2018/ycsb.csv}}"),
+                                      "config: studies.paper.sources.soga2018.app: resources/soga2018/ycsb.csv: no "
+                                      "such file"),
     # the focus's pairing rule allows no workload the study's figures have (randwrite, randread
     # figures alone): the report's tables failed after 38 outputs were rewritten
     "focus whose pairing rule allows no figure": (
@@ -554,6 +559,19 @@ def test_allow_unused_card_is_warned_at_the_end(tree):
     assert "benchcast: studies.paper.targets.X: none of its figures is measured or imported" in last, out[-2000:]
     assert ("benchcast: studies.paper.features.metrics[2]: 'iops' is not among the metrics the study's sources "
             "measure or import (bw, lat_mean) (allow_unused: true): it is no candidate feature") in last, out[-2000:]
+
+
+def test_a_card_figure_no_device_has_is_warned(tree):
+    """A card's figure of a block size the study has not (8K) beside one it has: the card is predicted
+    from the other, and the figure named as one no model uses (it was dropped without a word)."""
+    (tree / "overlay.yaml").write_text(
+        "studies:\n  paper:\n    targets:\n      S-SCM:\n        figures:\n          - {workload: randwrite, "
+        "block_size: 64K, metric: lat_mean, value: 50 us}\n          - {workload: randwrite, block_size: 8K, "
+        "metric: lat_mean, value: 30 us}\n")
+    code, out = finish(run(tree, "-n", "--configfile", "overlay.yaml"))
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    assert ("benchcast: studies.paper.targets.S-SCM.figures[1]: no device of the study has this figure, no model "
+            "uses it (its card's other figures do)") in out, out[-3000:]
 
 
 def test_a_run_in_progress_is_named_in_one_line(tree):

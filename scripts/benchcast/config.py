@@ -213,8 +213,9 @@ def check_study(name: str, study: dict) -> None:
     folded: dict = {}
     for dev in devices:  # their folders would be one on a file system that ignores case
         if folded.setdefault(dev.casefold(), dev) != dev:
-            raise BenchcastError(f"config: studies.{name}.devices: {dev!r} and {folded[dev.casefold()]!r} differ "
-                                 f"only in case; give each device an id of its own")
+            one, other = sorted((dev, folded[dev.casefold()]))
+            raise BenchcastError(f"config: studies.{name}.devices: {one!r} and {other!r} differ only in case; "
+                                 f"give each device an id of its own")
     trim = study["aggregate"]["trim"]
     _distinct_sizes(study.get("extrapolate", {}).get("data_sizes"), f"config: studies.{name}.extrapolate.data_sizes")
     _distinct_sizes(study["features"].get("block_sizes"), f"config: studies.{name}.features.block_sizes")
@@ -419,15 +420,21 @@ def check_targets(targets: dict, features: dict) -> None:
 def unused_cards(targets: dict, measured) -> list[str]:
     """The spec cards none of whose figures the study measures or imports: ``measured`` holds
     (workload, block size in bytes, metric or None for any metric) of the study's device figures."""
-    out = []
-    for name, card in targets.items():
-        if not any(
-            (f["workload"], parse_size(f["block_size"], what=f"targets.{name}"), m) in measured
-            for f in card["figures"]
-            for m in (f["metric"], None)
-        ):
-            out.append(name)
-    return out
+    return [name for name, card in targets.items()
+            if not any(_is_measured(name, f, measured) for f in card["figures"])]
+
+
+def unused_figures(targets: dict, measured) -> list[str]:
+    """The figures, ``NAME.figures[i]``, that no device of the study has, of the cards some of whose
+    figures it has (``measured``: as for :func:`unused_cards`): no model can use them."""
+    return [f"{name}.figures[{i}]" for name, card in targets.items()
+            if any(_is_measured(name, f, measured) for f in card["figures"])
+            for i, f in enumerate(card["figures"]) if not _is_measured(name, f, measured)]
+
+
+def _is_measured(name: str, fig: dict, measured) -> bool:
+    bs = parse_size(fig["block_size"], what=f"targets.{name}")
+    return any((fig["workload"], bs, m) in measured for m in (fig["metric"], None))
 
 
 def unused_features(features: dict, measured) -> list[tuple[str, str]]:
