@@ -438,6 +438,9 @@ CASES.update({
     "YCSB output: a glob matching no file": (
         again(ycsb_sources(files="imports/ycsb/none-*.txt"), ycsb_files(), **YCSB_FOCUS),
         "config: studies.again.sources.apps.runs: imports/ycsb/none-*.txt: no * file"),
+    # a row longer than the header: its line, not the parser's message
+    "app row with a field too many": (csv_line(PAPER_APP, 5, lambda ln: [ln + ",7"]),
+                                      f"{PAPER_APP}: line 5: 7 fields where the header has 6"),
     # the paper-shaped app table's path mistyped: "Nothing to be done" over the old table's results
     "paper table that is not there": (paper("sources: {soga2018: {type: soga2018, fio: resources/soga2018/fio.csv, "
                                             "app: resources/soga2018/ycsb.csv}}"),
