@@ -212,7 +212,9 @@ def check_cards(study):
         f"studies.{study}.features",
         names,
         ("fix it or set features.allow_unused: true", "it is no candidate feature"),
-    ) + [  # a figure of a card that no device has: a warning, the card's other figures serve
+    ) + [
+        w for w in [bc_preflight.one_size_warning(where, spec, cells)] if w
+    ] + [  # a figure of a card that no device has: a warning, the card's other figures serve
         f"benchcast: studies.{study}.targets.{key}: no device of the study has this figure, "
         f"no model uses it (its card's other figures do)"
         for key in bc_config.unused_figures(targets, measured)

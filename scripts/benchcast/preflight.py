@@ -135,6 +135,20 @@ def check_focus_devices(where: str, report: dict, least: int, cells: set, series
         )
 
 
+def one_size_warning(where: str, study: dict, cells: set) -> str | None:
+    """A warning where the study extrapolates over data size (``extrapolate.data_sizes``) but every
+    imported application result (``cells``, :func:`import_names`) is at one data size: the first
+    stage runs, the second has nothing to fit (Tables 13-14 stay empty)."""
+    if not study.get("extrapolate", {}).get("data_sizes") or not cells:
+        return None
+    sizes = {c[5] for c in cells}
+    if len(sizes) > 1:
+        return None
+    return (f"benchcast: {where.removeprefix('config: ')}.extrapolate.data_sizes: every application result of "
+            f"the study is at one data size ({size_label(min(sizes), decimal=True)}): nothing to extrapolate "
+            f"from, Tables 13 and 14 stay empty")
+
+
 def check_focus_pairing(where: str, study: dict, figures: set, series: set) -> None:
     """The report's focus needs a candidate feature its pairing rule allows: a figure the study
     measures or imports (``figures``: (workload, block size, metric or None: any)) among its
