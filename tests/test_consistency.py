@@ -412,6 +412,10 @@ CASES.update({
     "fio row with a mistyped block size": (csv_line(PAPER_FIO, 2, field(2, "3K")),
                                            f"{PAPER_FIO}: line 2: rw randread, bs 3K, metric lat_us: rows of 1 "
                                            f"device(s) (nand_flash), fewer than screen.min_devices (3)"),
+    # two devices of one label: the charts drew them as one device (exit 0)
+    "two devices of one label": (paper("devices: {3d_xpoint: {kind: imported, label: DRAM (tmpfs)}}"),
+                                 "config: studies.paper.devices.dram.label: 'DRAM (tmpfs)' names device 3d_xpoint "
+                                 "too: the charts would draw both as one"),
     "card named like a device but for case": (
         paper("targets: {DRAM: {figures: [{workload: randwrite, block_size: 64K, metric: lat_mean, value: 30 us}]}}"),
         "config: studies.paper.targets.DRAM: a device of the study has this name (dram, but for case)"),

@@ -205,6 +205,18 @@ def _distinct_sizes(sizes, where: str) -> None:
             raise BenchcastError(f"{where}[{i}]: {size!r} is the size of [{j}] ({sizes[j]!r}): give each size once")
 
 
+def _distinct_labels(name: str, devices: dict, targets: dict) -> None:
+    """The charts name each device by its label (its id where it has none) beside the spec cards by
+    theirs: two of one name would be drawn as one."""
+    seen = {t: f"spec card {t}" for t in targets}
+    for dev, spec in devices.items():
+        label = spec.get("label", dev) if isinstance(spec, dict) else dev
+        if label in seen and dev not in targets:
+            raise BenchcastError(f"config: studies.{name}.devices.{dev}.label: {label!r} names {seen[label]} too: "
+                                 f"the charts would draw both as one; give each its own label")
+        seen[label] = f"device {dev}"
+
+
 def check_study(name: str, study: dict) -> None:
     """Cross-key checks of one study (after the schema filled in the defaults). A trim must leave
     runs of every source of 3 or more repeats (with 1 or 2 repeats there is nothing to trim: the trim
@@ -216,6 +228,7 @@ def check_study(name: str, study: dict) -> None:
             one, other = sorted((dev, folded[dev.casefold()]))
             raise BenchcastError(f"config: studies.{name}.devices: {one!r} and {other!r} differ only in case; "
                                  f"give each device an id of its own")
+    _distinct_labels(name, devices, study.get("targets") or {})
     trim = study["aggregate"]["trim"]
     _distinct_sizes(study.get("extrapolate", {}).get("data_sizes"), f"config: studies.{name}.extrapolate.data_sizes")
     _distinct_sizes(study["features"].get("block_sizes"), f"config: studies.{name}.features.block_sizes")
