@@ -181,8 +181,6 @@ def check_cards(study):
                 where, spec.get("report", {}), least, cells, spec.get("series")
             )
         if measured is not None:  # the imports read: their application tables' series
-            if series is not None:
-                bc_preflight.check_focus_pairing(where, spec, measured, series)
             for src in spec["sources"].values():
                 if src["type"] == "soga2018":
                     bc_preflight.check_app_series(src["app"], least)
@@ -204,7 +202,7 @@ def check_cards(study):
         (key, what, spec["features"]["allow_unused"])
         for key, what in bc_config.unused_features(spec["features"], measured)
     ]
-    return unused(
+    warnings = unused(
         f"studies.{study}.targets",
         cards,
         ("fix its figures or set allow_unused: true", "it gets no prediction"),
@@ -219,6 +217,13 @@ def check_cards(study):
         f"no model uses it (its card's other figures do)"
         for key in bc_config.unused_figures(targets, measured)
     ]
+    # the cards and feature names first: a pairing that allows none of them says less
+    if series is not None:
+        try:
+            bc_preflight.check_focus_pairing(where, spec, measured, series)
+        except BenchcastError as exc:
+            raise WorkflowError(str(exc)) from None
+    return warnings
 
 
 def unused(where, items, advice):
