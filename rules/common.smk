@@ -202,21 +202,24 @@ def check_cards(study):
         (key, what, spec["features"]["allow_unused"])
         for key, what in bc_config.unused_features(spec["features"], measured)
     ]
-    warnings = unused(
-        f"studies.{study}.targets",
-        cards,
-        ("fix its figures or set allow_unused: true", "it gets no prediction"),
-    ) + unused(
-        f"studies.{study}.features",
-        names,
-        ("fix it or set features.allow_unused: true", "it is no candidate feature"),
-    ) + [
-        w for w in [bc_preflight.one_size_warning(where, spec, cells)] if w
-    ] + [  # a figure of a card that no device has: a warning, the card's other figures serve
-        f"benchcast: studies.{study}.targets.{key}: no device of the study has this figure, "
-        f"no model uses it (its card's other figures do)"
-        for key in bc_config.unused_figures(targets, measured)
-    ]
+    warnings = (
+        unused(
+            f"studies.{study}.targets",
+            cards,
+            ("fix its figures or set allow_unused: true", "it gets no prediction"),
+        )
+        + unused(
+            f"studies.{study}.features",
+            names,
+            ("fix it or set features.allow_unused: true", "it is no candidate feature"),
+        )
+        + [w for w in [bc_preflight.one_size_warning(where, spec, cells)] if w]
+        + [  # a figure of a card that no device has: a warning, the card's other figures serve
+            f"benchcast: studies.{study}.targets.{key}: no device of the study has this figure, "
+            f"no model uses it (its card's other figures do)"
+            for key in bc_config.unused_figures(targets, measured)
+        ]
+    )
     # the cards and feature names first: a pairing that allows none of them says less
     if series is not None:
         try:
