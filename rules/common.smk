@@ -178,12 +178,13 @@ def check_cards(study):
         # every application result imported: the focus fitted at its data size
         if cells:
             bc_preflight.check_focus_devices(
-                where, spec.get("report", {}), least, cells
+                where, spec.get("report", {}), least, cells, spec.get("series")
             )
         if measured is not None:  # the imports read: their application tables' series
             for src in spec["sources"].values():
                 if src["type"] == "soga2018":
                     bc_preflight.check_app_series(src["app"], least)
+                    bc_preflight.check_fio_figures(src["fio"], least)
     except BenchcastError as exc:
         raise WorkflowError(str(exc)) from None
     if measured is None:
@@ -201,15 +202,31 @@ def check_cards(study):
         (key, what, spec["features"]["allow_unused"])
         for key, what in bc_config.unused_features(spec["features"], measured)
     ]
-    return unused(
-        f"studies.{study}.targets",
-        cards,
-        ("fix its figures or set allow_unused: true", "it gets no prediction"),
-    ) + unused(
-        f"studies.{study}.features",
-        names,
-        ("fix it or set features.allow_unused: true", "it is no candidate feature"),
+    warnings = (
+        unused(
+            f"studies.{study}.targets",
+            cards,
+            ("fix its figures or set allow_unused: true", "it gets no prediction"),
+        )
+        + unused(
+            f"studies.{study}.features",
+            names,
+            ("fix it or set features.allow_unused: true", "it is no candidate feature"),
+        )
+        + [w for w in [bc_preflight.one_size_warning(where, spec, cells)] if w]
+        + [  # a figure of a card that no device has: a warning, the card's other figures serve
+            f"benchcast: studies.{study}.targets.{key}: no device of the study has this figure, "
+            f"no model uses it (its card's other figures do)"
+            for key in bc_config.unused_figures(targets, measured)
+        ]
     )
+    # the cards and feature names first: a pairing that allows none of them says less
+    if series is not None:
+        try:
+            bc_preflight.check_focus_pairing(where, spec, measured, series)
+        except BenchcastError as exc:
+            raise WorkflowError(str(exc)) from None
+    return warnings
 
 
 def unused(where, items, advice):
@@ -559,6 +576,23 @@ def get_import_inputs(wildcards):
         raise WorkflowError(
             f"config: studies.{wildcards.study}.sources.{wildcards.source}.files: {exc}"
         ) from None
+
+
+# every import's files listed before the DAG is built: a missing file or a glob matching none is one
+# line here (raised in the input function, it ended in Snakemake's traceback; a paper-shaped table
+# that is not there was no error at all where the import's earlier output stood)
+if workflow.is_main_process:
+    from types import SimpleNamespace
+
+    for _study in SELECTED:
+        for _name, _src in STUDIES[_study]["sources"].items():
+            if _src["type"] in ("fio_json", "pkb", "records", "ycsb_output"):
+                get_import_inputs(SimpleNamespace(study=_study, source=_name))
+            for _key in ("fio", "app") if _src["type"] == "soga2018" else ():
+                if not os.path.exists(_src[_key]):
+                    raise WorkflowError(
+                        f"config: studies.{_study}.sources.{_name}.{_key}: {_src[_key]}: no such file"
+                    )
 
 
 def reported(path, subcategory, caption=None):

@@ -43,3 +43,25 @@ def test_command_line_configfiles_and_config_items_checked_first(tmp_path, capsy
         assert expected in err and err.count("\n") == 1 and "Traceback" not in err
     assert configfiles.main(["--configfile", str(ROOT / "config" / "config.yaml"), "--config", "run={studies: [paper]}",
                         "-n"]) == 0
+
+
+def test_yaml_errors_name_the_line_and_merge_keys_are_no_duplicates(tmp_path):
+    """A tab or an unclosed bracket is refused naming the file and its line (Snakemake's own message
+    names neither); a merge key (``<<: *anchor``) is YAML, and the keys it brings yield to the
+    mapping's own: no duplicate."""
+    for text, expected in (("studies:\n  paper:\n\tscreen: {min_devices: 3}\n",
+                            r"bad.yaml:3: not valid YAML \(found character '\\t' that cannot start any token\)"),
+                           ("studies:\n  paper:\n    screen: {min_devices: 3\n",
+                            r"bad.yaml:4: not valid YAML \(expected ',' or '}', but got '<stream end>'\)")):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(BenchcastError, match=expected):
+            configfiles.check_files([bad])
+    merged = tmp_path / "merged.yaml"
+    merged.write_text("studies:\n  paper:\n    targets:\n      A:\n        figures:\n"
+                      "          - &fig {workload: randwrite, block_size: 64K, metric: lat_mean, value: 40 us}\n"
+                      "      B:\n        figures:\n          - {<<: *fig, value: 30 us}\n")
+    data = configfiles.read_file(merged)
+    assert data["studies"]["paper"]["targets"]["B"]["figures"] == [
+        {"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": "30 us"}]
+    configfiles.check_files([ROOT / "config" / "config.yaml"], [merged])

@@ -208,14 +208,17 @@ def ycsb_sources(*more, **dram):
     return {"figures": {"type": "records", "files": RECS}, "apps": {"type": "ycsb_output", "runs": runs + list(more)}}
 
 
-def ycsb_files(edit=lambda lines: lines):
+def ycsb_files(edit=lambda lines: lines, vary=True):
     """The files of ``ycsb_sources``: dram's output edited (``edit``: its lines -> lines); the other
     devices' outputs a run of their own each (its run time k ms longer: no two runs write the same
-    bytes, a copy is refused)."""
+    bytes, a copy is refused), with its own update latency (``vary``; else dram's: a result no
+    device changes, which no feature explains)."""
     out = {RECS: paper_records(fio_only)}
     for k, d in enumerate(DEVICES):
-        out[f"imports/ycsb/{d}.txt"] = (lambda wd, d=d, k=k: "\n".join(
-            (edit if d == "dram" else ycsb_line(1, [f"[OVERALL], RunTime(ms), {808 + 1 + k}"]))(
+        other = [f"[OVERALL], RunTime(ms), {808 + 1 + k}"]
+        latency = [f"[UPDATE], AverageLatency(us), {383.7585 * (4 - k) if vary else 383.7585}"]
+        out[f"imports/ycsb/{d}.txt"] = (lambda wd, d=d, other=other, latency=latency: "\n".join(
+            (edit if d == "dram" else lambda lines: ycsb_line(19, latency)(ycsb_line(1, other)(lines)))(
                 YCSB_OUT.read_text().splitlines())) + "\n")
     return out
 
@@ -267,6 +270,12 @@ CASES.update({
         f"{YCSB_DRAM}: no YCSB measurements found (no [OPERATION], measurement, value line)"),
     "YCSB output: empty file": (again(ycsb_sources(), ycsb_files(lambda lines: []), **YCSB_FOCUS),
                                 f"{YCSB_DRAM}: no YCSB measurements found (an empty file)"),
+    # one data size, three devices, the same result on each: no fit (R^2 undefined), refused before
+    # the chart step found nothing screened after 50 outputs were rewritten
+    "YCSB output: the same result on every device": (
+        again(ycsb_sources(), ycsb_files(vary=False), **YCSB_FOCUS),
+        "config: studies.again.report.focus: ycsb mysql write-only update lat_mean at 16GB: the imported results "
+        "are the same on every device (383.7585 on 3d_xpoint, dram, nand_flash)"),
 })
 
 CASES.update({
@@ -355,6 +364,15 @@ CASES.update({
 })
 
 
+#: The paper's spec cards of a 64K random write (the fio JSON study has no such figure)
+PAPER_CARDS = {card: {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean",
+                                   "value": value}]} for card, value in (("S-SCM", "50 us"), ("M-SCM", "25 us"))}
+
+#: The focus of a study whose fio JSON has randread figures alone: a read (the paper's write focus is
+#: paired with randwrite figures only, and nothing could be fitted for it)
+FIO_JSON_FOCUS = {"workload": "read-only", "op": "read"}
+
+
 def fio_job(edit):
     """A fio JSON output of dram (:func:`fio_json_text`) whose JSON ``edit`` changed."""
     def make(wd):
@@ -387,6 +405,30 @@ CASES.update({
     "card named like a device": (paper("targets: {dram: {figures: [{workload: randwrite, block_size: 64K, "
                                        "metric: lat_mean, value: 30 us}]}}"),
                                  "config: studies.paper.targets.dram: a device of the study has this name"),
+    # ... or like one but for case (Table 13 had a column dram beside DRAM)
+    "device ids that differ only in case": (paper("devices: {DRAM: {kind: imported}}"),
+                                            "config: studies.paper.devices: 'DRAM' and 'dram' differ only in case"),
+    # one size written twice: Table 13 had two rows of it (exit 0)
+    "extrapolate to one size twice": (paper("extrapolate: {data_sizes: [48GB, 96GB, 48000MB]}"),
+                                      "config: studies.paper.extrapolate.data_sizes[2]: '48000MB' is the size of [0] "
+                                      "('48GB'): give each size once"),
+    # a block size mistyped on one row: its figure lost a device (Tables 9-11 changed, exit 0)
+    "fio row with a mistyped block size": (csv_line(PAPER_FIO, 2, field(2, "3K")),
+                                           f"{PAPER_FIO}: line 2: rw randread, bs 3K, metric lat_us: rows of 1 "
+                                           f"device(s) (nand_flash), fewer than screen.min_devices (3)"),
+    # two devices of one label: the charts drew them as one device (exit 0)
+    "two devices of one label": (paper("devices: {3d_xpoint: {kind: imported, label: DRAM (tmpfs)}}"),
+                                 "config: studies.paper.devices.dram.label: 'DRAM (tmpfs)' names device 3d_xpoint "
+                                 "too: the charts would draw both as one"),
+    "card named like a device but for case": (
+        paper("targets: {DRAM: {figures: [{workload: randwrite, block_size: 64K, metric: lat_mean, value: 30 us}]}}"),
+        "config: studies.paper.targets.DRAM: a device of the study has this name (dram, but for case)"),
+    # one figure twice in a card: the predict job failed on it after 3 outputs were rewritten
+    "card figure given twice": (
+        paper("targets: {S-SCM: {figures: [{workload: randwrite, block_size: 64K, metric: lat_mean, value: 50 us}, "
+              "{workload: randwrite, block_size: 64KiB, metric: lat_mean, value: 70 us}]}}"),
+        "config: studies.paper.targets.S-SCM.figures[1]: figure randwrite_64K_lat_mean is given twice (first as "
+        "figures[0])"),
     # fio JSON whose jobs are not what fio writes
     "fio JSON: a job that is no object": (
         again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"].append(1))}),
@@ -395,6 +437,37 @@ CASES.update({
         again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"][0]["read"].update(iops="fast"))}),
         f"{FIO_DRAM}: jobs[0] (j): fio JSON read statistics are not numbers where fio writes them"),
 })
+
+CASES.update({
+    # an import's file missing, a glob matching none: in the input function it ended in a traceback
+    "fio JSON: a file that is not there": (
+        again(FIO_JSON_SOURCES, {k: v for k, v in FIO_JSON_FILES.items() if k != FIO_DRAM}),
+        f"config: studies.again.sources.figures.files: {FIO_DRAM}: no *.json file"),
+    "YCSB output: a glob matching no file": (
+        again(ycsb_sources(files="imports/ycsb/none-*.txt"), ycsb_files(), **YCSB_FOCUS),
+        "config: studies.again.sources.apps.runs: imports/ycsb/none-*.txt: no * file"),
+    # a row longer than the header: its line, not the parser's message
+    "app row with a field too many": (csv_line(PAPER_APP, 5, lambda ln: [ln + ",7"]),
+                                      f"{PAPER_APP}: line 5: 7 fields where the header has 6"),
+    # the paper-shaped app table's path mistyped: "Nothing to be done" over the old table's results
+    "paper table that is not there": (paper("sources: {soga2018: {type: soga2018, fio: resources/soga2018/fio.csv, "
+                                            "app: resources/soga2018/ycsb.csv}}"),
+                                      "config: studies.paper.sources.soga2018.app: resources/soga2018/ycsb.csv: no "
+                                      "such file"),
+    # the focus's pairing rule allows no workload the study's figures have (randwrite, randread
+    # figures alone): the report's tables failed after 38 outputs were rewritten
+    "focus whose pairing rule allows no figure": (
+        again(FIO_JSON_SOURCES, FIO_JSON_FILES, features={"allow_unused": True},
+              targets={card: {**PAPER_CARDS[card], "allow_unused": True} for card in ("S-SCM", "M-SCM")}),
+        "config: studies.again.report.focus: ycsb mysql write-only write lat_mean: its pairing rule (pairing[0]) "
+        "allows the workloads ['randwrite'], none of which the study's candidate figures have (randread)"),
+    # YCSB outputs say update where the paper's table says write: the focus op is checked against
+    # the outputs' own operations (the chart step failed on it after 44 outputs were rewritten)
+    "YCSB output: a focus op the outputs have not": (
+        again(ycsb_sources(), ycsb_files(), report={"focus": {**YCSB_FOCUS["report"]["focus"], "op": "write"}}),
+        "config: studies.again.report.focus.op: 'write' is not one of"),
+})
+
 
 def write_again(wd: Path, sources, files, study) -> list[str]:
     """The files and the overlay of an `again` case; returns Snakemake's arguments."""
@@ -434,7 +507,7 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
 
 @pytest.mark.parametrize("sources, files, study", [
     (RECORDS, {RECS: paper_records()}, {}),
-    (FIO_JSON_SOURCES, FIO_JSON_FILES, {"features": {"allow_unused": True},
+    (FIO_JSON_SOURCES, FIO_JSON_FILES, {"features": {"allow_unused": True}, "report": {"focus": FIO_JSON_FOCUS},
                                         "targets": {"S-SCM": {"allow_unused": True}, "M-SCM": {"allow_unused": True}}}),
     (PKB_SOURCES, PKB_FILES, {"features": {"metrics": ["lat_mean", "bw", "clat_mean"], "allow_unused": True}, "targets": {
         "S-SCM": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "clat_mean", "value": "50 us"}]},
@@ -461,6 +534,31 @@ def test_real_ycsb_outputs_import(tree):
     assert recs.count(",update,lat_mean,") == 3 and recs.count(",overall,throughput,") == 3, recs[:2000]
 
 
+def test_an_overlay_with_an_anchor_and_a_merge_key_is_read(tree):
+    """YAML's merge key (``<<: *anchor``) is no duplicate key: the overlay is read, its card planned
+    (refused before as YAML it could not read)."""
+    (tree / "overlay.yaml").write_text(
+        "studies:\n  paper:\n    targets:\n      X:\n        figures:\n          - &fig {workload: randwrite, "
+        "block_size: 64K, metric: lat_mean, value: 40 us}\n      Y:\n        figures:\n          - {<<: *fig, "
+        "value: 30 us}\n")
+    code, out = finish(run(tree, "-n", "--configfile", "overlay.yaml"))
+    assert code == 0 and "predict" in out and "Traceback" not in out, out[-3000:]
+
+
+def test_ycsb_outputs_at_one_data_size_are_a_study(tree):
+    """Three devices' YCSB outputs at one data size: the first stage (device figure -> result) runs
+    to the end, the report and Table 12 included; nothing to fit over data size is no error."""
+    args = write_again(tree, ycsb_sources(), ycsb_files(), YCSB_FOCUS)
+    code, out = finish(run(tree, *args))
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    table12 = (tree / "results/again/tables/table12_predictions.csv").read_text().splitlines()
+    assert {ln.split(",")[1] for ln in table12[1:]} == {"S-SCM", "M-SCM", "Optane-P4800X"}, table12
+    assert (tree / "results/again/charts/fig3_scatter.svg").is_file()
+    # the second stage has nothing to fit, said in the run's last lines
+    assert ("benchcast: studies.again.extrapolate.data_sizes: every application result of the study is at one "
+            "data size (16GB): nothing to extrapolate from, Tables 13 and 14 stay empty") in out[-2000:], out[-3000:]
+
+
 def test_allow_unused_card_is_warned_at_the_end(tree):
     """A card and a feature name no source has, each kept with allow_unused: true: warned, one
     implementation for both, in the run's last lines."""
@@ -474,6 +572,19 @@ def test_allow_unused_card_is_warned_at_the_end(tree):
     assert "benchcast: studies.paper.targets.X: none of its figures is measured or imported" in last, out[-2000:]
     assert ("benchcast: studies.paper.features.metrics[2]: 'iops' is not among the metrics the study's sources "
             "measure or import (bw, lat_mean) (allow_unused: true): it is no candidate feature") in last, out[-2000:]
+
+
+def test_a_card_figure_no_device_has_is_warned(tree):
+    """A card's figure of a block size the study has not (8K) beside one it has: the card is predicted
+    from the other, and the figure named as one no model uses (it was dropped without a word)."""
+    (tree / "overlay.yaml").write_text(
+        "studies:\n  paper:\n    targets:\n      S-SCM:\n        figures:\n          - {workload: randwrite, "
+        "block_size: 64K, metric: lat_mean, value: 50 us}\n          - {workload: randwrite, block_size: 8K, "
+        "metric: lat_mean, value: 30 us}\n")
+    code, out = finish(run(tree, "-n", "--configfile", "overlay.yaml"))
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    assert ("benchcast: studies.paper.targets.S-SCM.figures[1]: no device of the study has this figure, no model "
+            "uses it (its card's other figures do)") in out, out[-3000:]
 
 
 def test_a_run_in_progress_is_named_in_one_line(tree):

@@ -156,3 +156,20 @@ def test_an_app_series_no_fit_can_use_is_refused_at_its_first_line(tmp_path):
     lines = (ROOT / PAPER["app"]).read_text().splitlines()
     (tmp_path / "gap.csv").write_text("\n".join(lines[:76] + lines[77:]) + "\n")
     preflight.check_app_series(tmp_path / "gap.csv", 3)
+
+
+def test_a_fio_figure_no_fit_can_use_is_refused_at_its_first_line(tmp_path):
+    """A block size mistyped in the paper-shaped fio table leaves its figure on one device: refused at
+    its line (Tables 9-11 changed, exit 0); the same size written another way (1k, 1K) is one figure."""
+    from analysis_util import ROOT
+
+    preflight.check_fio_figures(ROOT / PAPER["fio"], 3)
+    lines = (ROOT / PAPER["fio"]).read_text().splitlines()
+    for bs in ("1k", "1KiB"):
+        (tmp_path / "fio.csv").write_text("\n".join([lines[0], lines[1].replace(",1K,", f",{bs},"), *lines[2:]]) + "\n")
+        preflight.check_fio_figures(tmp_path / "fio.csv", 3)
+    (tmp_path / "fio.csv").write_text("\n".join([lines[0], lines[1].replace(",1K,", ",3K,"), *lines[2:]]) + "\n")
+    with pytest.raises(BenchcastError, match=r"fio.csv: line 2: rw randread, bs 3K, metric lat_us: rows of 1 "
+                                             r"device\(s\) \(nand_flash\), fewer than screen.min_devices \(3\): no "
+                                             r"fit can use them$"):
+        preflight.check_fio_figures(tmp_path / "fio.csv", 3)

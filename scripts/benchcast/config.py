@@ -14,8 +14,7 @@ import jsonschema
 import yaml
 
 from . import BenchcastError
-from .units import figure_value, parse_size, size_label
-from .workloads import rw_op
+from .units import parse_size, size_label
 
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
 
@@ -202,13 +201,47 @@ def check_source(source: dict, name: str) -> dict:
     return out
 
 
+def _distinct_sizes(sizes, where: str) -> None:
+    """A list of sizes names each once, however written (``48GB`` and ``48000MB`` are one size: a
+    table would have two rows of it)."""
+    seen: dict = {}
+    for i, size in enumerate(sizes or []):
+        j = seen.setdefault(parse_size(size, what=f"{where}[{i}]"), i)
+        if j != i:
+            raise BenchcastError(f"{where}[{i}]: {size!r} is the size of [{j}] ({sizes[j]!r}): give each size once")
+
+
+def _distinct_labels(name: str, devices: dict, targets: dict) -> None:
+    """The charts name each device by its label (its id where it has none) beside the spec cards by
+    theirs: two of one name would be drawn as one."""
+    seen = {t: f"spec card {t}" for t in targets}
+    for dev, spec in devices.items():
+        label = spec.get("label", dev) if isinstance(spec, dict) else dev
+        if label in seen and dev not in targets:
+            raise BenchcastError(f"config: studies.{name}.devices.{dev}.label: {label!r} names {seen[label]} too: "
+                                 f"the charts would draw both as one; give each its own label")
+        seen[label] = f"device {dev}"
+
+
 def check_study(name: str, study: dict) -> None:
     """Cross-key checks of one study (after the schema filled in the defaults). A trim must leave
     runs of every source of 3 or more repeats (with 1 or 2 repeats there is nothing to trim: the trim
     is reduced, as aggregate.trim says)."""
     devices = study.get("devices", {})
+    folded: dict = {}
+    for dev in devices:  # their folders would be one on a file system that ignores case
+        if folded.setdefault(dev.casefold(), dev) != dev:
+            one, other = sorted((dev, folded[dev.casefold()]))
+            raise BenchcastError(f"config: studies.{name}.devices: {one!r} and {other!r} differ only in case; "
+                                 f"give each device an id of its own")
+    _distinct_labels(name, devices, study.get("targets") or {})
     trim = study["aggregate"]["trim"]
+    _distinct_sizes(study.get("extrapolate", {}).get("data_sizes"), f"config: studies.{name}.extrapolate.data_sizes")
+    _distinct_sizes(study["features"].get("block_sizes"), f"config: studies.{name}.features.block_sizes")
     for src_name, src in study["sources"].items():
+        for key in ("data_sizes", "block_sizes"):
+            if isinstance(src.get(key), list):
+                _distinct_sizes(src[key], f"config: studies.{name}.sources.{src_name}.{key}")
         repeats = src.get("repeats")
         if isinstance(repeats, int) and repeats > 2 and 2 * trim >= repeats:
             raise BenchcastError(
@@ -298,9 +331,11 @@ def check_names(name: str, study: dict) -> None:
                                  f"series.metrics {metrics}")
     _check_focus_measured(where, study)
     devices = study.get("devices") or {}
+    folded = {d.casefold(): d for d in devices}
     for target in study.get("targets") or {}:
-        if target in devices:
-            raise BenchcastError(f"{where}.targets.{target}: a device of the study has this name; give the "
+        if target.casefold() in folded:
+            same = "" if target in devices else f" ({folded[target.casefold()]}, but for case)"
+            raise BenchcastError(f"{where}.targets.{target}: a device of the study has this name{same}; give the "
                                  f"spec card a name of its own (the tables name devices and targets in one column)")
     least = study["screen"]["min_devices"]
     if devices and least > len(devices):
@@ -376,16 +411,15 @@ def has_series(study: dict) -> bool:
 
 
 def check_targets(targets: dict, features: dict) -> None:
-    """Refuse a target none of whose figures is a candidate feature of the study, and a figure of a
-    mixed workload (``randrw``) that does not say its op."""
+    """Refuse a target none of whose figures is a candidate feature of the study; each figure is read
+    as the predictions read it (:func:`benchcast.features.spec_features`: a figure of a mixed
+    workload (``randrw``) that does not say its op, a value that is no finite quantity above 0, a
+    figure given twice in one card)."""
+    from .features import spec_features
+
+    spec_features(targets)
     bench_bs = {parse_size(s, what="features.block_sizes") for s in features["block_sizes"]}
     for name, card in targets.items():
-        for i, fig in enumerate(card["figures"]):
-            if not fig.get("op") and rw_op(fig["workload"]) is None:
-                raise BenchcastError(
-                    f"targets.{name}.figures[{i}]: workload {fig['workload']!r} is mixed: give its op (read or write)"
-                )
-            figure_value(fig["value"], fig["metric"], where=f"targets.{name}.figures[{i}].value")
         usable = [
             f
             for f in card["figures"]
@@ -405,15 +439,21 @@ def check_targets(targets: dict, features: dict) -> None:
 def unused_cards(targets: dict, measured) -> list[str]:
     """The spec cards none of whose figures the study measures or imports: ``measured`` holds
     (workload, block size in bytes, metric or None for any metric) of the study's device figures."""
-    out = []
-    for name, card in targets.items():
-        if not any(
-            (f["workload"], parse_size(f["block_size"], what=f"targets.{name}"), m) in measured
-            for f in card["figures"]
-            for m in (f["metric"], None)
-        ):
-            out.append(name)
-    return out
+    return [name for name, card in targets.items()
+            if not any(_is_measured(name, f, measured) for f in card["figures"])]
+
+
+def unused_figures(targets: dict, measured) -> list[str]:
+    """The figures, ``NAME.figures[i]``, that no device of the study has, of the cards some of whose
+    figures it has (``measured``: as for :func:`unused_cards`): no model can use them."""
+    return [f"{name}.figures[{i}]" for name, card in targets.items()
+            if any(_is_measured(name, f, measured) for f in card["figures"])
+            for i, f in enumerate(card["figures"]) if not _is_measured(name, f, measured)]
+
+
+def _is_measured(name: str, fig: dict, measured) -> bool:
+    bs = parse_size(fig["block_size"], what=f"targets.{name}")
+    return any((fig["workload"], bs, m) in measured for m in (fig["metric"], None))
 
 
 def unused_features(features: dict, measured) -> list[tuple[str, str]]:

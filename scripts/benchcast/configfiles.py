@@ -13,11 +13,14 @@ from . import BenchcastError
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last)."""
+    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last). A merge
+    key (``<<: *anchor``) is no key of its own: the keys it brings yield to the mapping's."""
 
     def construct_mapping(self, node, deep=False):
         seen = {}
         for key_node, _value in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise BenchcastError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r} "
@@ -41,7 +44,10 @@ def read_file(path) -> dict:
     except BenchcastError as exc:
         raise BenchcastError(f"{path}:{str(exc)[len('line '):]}") from None
     except yaml.YAMLError as exc:
-        raise BenchcastError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BenchcastError(f"{where}: not valid YAML ({what})") from None
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type(data).__name__}, not a mapping of keys"
         raise BenchcastError(f"{path}: config file is {what} (it needs keys such as studies:)")

@@ -263,6 +263,7 @@ def spec_features(targets: Mapping) -> pd.DataFrame:
     """
     rows = []
     for name, card in targets.items():
+        seen: dict = {}  # the card's figures so far -> their index
         for i, fig in enumerate(card["figures"]):
             where = f"targets.{name}.figures[{i}]"
             bs = records.parse_size(fig["block_size"], what=f"{where}.block_size")
@@ -272,13 +273,11 @@ def spec_features(targets: Mapping) -> pd.DataFrame:
             qd, jobs = (int(fig.get(k, config.default_of("figure", k))) for k in ("iodepth", "numjobs"))
             fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"), jobs)
             x = figure_value(fig["value"], fig["metric"], where=f"{where}.value")
+            if fid in seen:  # one card holds one value of a figure
+                raise BenchcastError(f"{where}: figure {fid} is given twice (first as figures[{seen[fid]}])")
+            seen[fid] = i
             rows.append({"target": name, "feature": fid, "x": x})
-    df = pd.DataFrame(rows, columns=["target", "feature", "x"])
-    dup = df.duplicated(["target", "feature"])
-    if dup.any():
-        r = df[dup].iloc[0]
-        raise BenchcastError(f"targets.{r['target']}: figure {r['feature']} is given twice")
-    return df
+    return pd.DataFrame(rows, columns=["target", "feature", "x"])
 
 
 def target_figures(targets: Mapping) -> pd.DataFrame:

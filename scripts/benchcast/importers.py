@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -30,6 +31,10 @@ def _read_csv(path: Path, required: list[str]) -> pd.DataFrame:
     except IsADirectoryError:
         raise BenchcastError(f"{path}: a folder, not a CSV file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        fields = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if fields:  # a row longer than the header: its file line (pandas counts as the file does)
+            want, line, got = fields.groups()
+            raise BenchcastError(f"{path}: line {line}: {got} fields where the header has {want}") from None
         raise BenchcastError(f"{path}: not a CSV file ({str(exc).splitlines()[0]})") from None
     missing = [c for c in required if c not in df.columns]
     if missing:

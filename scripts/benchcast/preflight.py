@@ -53,22 +53,18 @@ def check_import_source(src: dict, devices=None, key: str | None = None) -> None
         importers.ycsb_output(src["runs"], study="check", source="check", devices=devices, key=key)
 
 
-#: An application result's cell: its series (as :func:`import_names`), metric, data size, device.
-CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device")
+#: An application result's cell: its series (as :func:`import_names`), metric, data size, device,
+#: and its value (one per run).
+CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device", "value")
 
 
 def import_names(src: dict, devices=None) -> tuple[set, set, set] | None:
     """What an import source brings, for the checks of spec cards, feature names and the report's
     focus before any job runs, in one read: (figures, series, cells). Figures as (workload, block
-    size, metric) of its device figures; series as (benchmark, engine, workload, op or None: any)
-    of its application results; cells the application results (:data:`CELL` tuples, None in a
-    field: any; YCSB outputs say no op or metric, their runs entries the rest). Read by the import
+    size, metric) of its device figures; series as (benchmark, engine, workload, op) of its
+    application results; cells the application results (:data:`CELL` tuples). Read by the import
     itself, its checks included (``devices``: the study's); None where it refuses a file: its own
     check (before any job, :func:`check_import_source`) then names it."""
-    if src["type"] == "ycsb_output":  # the outputs do not say what they measured: the config does
-        return set(), {("ycsb", run["engine"], run["workload"], None) for run in src["runs"]}, {
-            ("ycsb", r["engine"], r["workload"], None, None, parse_size(r["data_size"], what="data_size"),
-             r["device"]) for r in src["runs"]}
     recs = imported(src, devices)
     if recs is None:
         return None
@@ -79,12 +75,14 @@ def import_names(src: dict, devices=None) -> tuple[set, set, set] | None:
 
 
 def imported(src: dict, devices=None):
-    """The records an import source of kind soga2018, fio_json, pkb or records brings, read by the
+    """The records an import source of kind soga2018, fio_json, pkb, records or ycsb_output brings, read by the
     import itself (its checks included); None where it refuses a file (its own check names it)."""
     from . import importers, pkb
 
     kind = src["type"]
     try:
+        if kind == "ycsb_output":
+            return importers.ycsb_output(src["runs"], study="check", source="check", devices=devices)
         if kind == "soga2018":
             return importers.soga2018(src["fio"], src["app"], "check", "check", src["benchmark"], devices)
         if kind == "fio_json":
@@ -96,17 +94,21 @@ def imported(src: dict, devices=None):
         return None
 
 
-def check_focus_devices(where: str, report: dict, least: int, cells: set) -> None:
+def check_focus_devices(where: str, report: dict, least: int, cells: set, series: dict | None = None) -> None:
     """The report's focus (``report``: the study's report settings) needs a series fitted at its
-    data size: results on ``least`` (screen.min_devices) devices there. ``cells``: the imported
-    application results (:func:`import_names`); one line naming the key where no series has them."""
+    data size: results on ``least`` (screen.min_devices) devices there, that differ between them.
+    ``cells``: the imported application results (:func:`import_names`), of them the ones the
+    study's ``series`` selection screens; one line naming the key where no series has them."""
     focus, size = report.get("focus", {}), report.get("focus_data_size")
     keys = [(k, str(focus[key])) for k, key in enumerate(CELL[:5]) if key in focus]
     named = " ".join(v for _, v in keys) or "any series"
-    devices: dict = {}  # (series, data size) -> devices
+    metrics, benchmarks = (series or {}).get("metrics"), (series or {}).get("benchmarks")
+    devices: dict = {}  # (series, data size) -> device -> its values
     for c in cells:
-        if all(c[k] is None or str(c[k]) == v for k, v in keys):
-            devices.setdefault((c[:5], c[5]), set()).add(c[6])
+        if metrics is not None and c[4] not in metrics or benchmarks is not None and c[0] not in benchmarks:
+            continue
+        if all(str(c[k]) == v for k, v in keys):
+            devices.setdefault((c[:5], c[5]), {}).setdefault(c[6], set()).add(c[7])
     if not devices:
         raise BenchcastError(f"{where}.report.focus: no imported application result is {named}")
     sizes = sorted({s for _, s in devices})
@@ -115,13 +117,71 @@ def check_focus_devices(where: str, report: dict, least: int, cells: set) -> Non
         raise BenchcastError(f"{where}.report.focus_data_size: {size}: no imported result of {named} at that "
                              f"size (sizes: {', '.join(size_label(s, decimal=True) for s in sizes)})")
     there = [d for (_, s), d in devices.items() if want is None or s == want]
+    at = f" at {size}" if size is not None else ""
     most = max(there, key=len)
     if len(most) < least:
-        at = f" at {size}" if size is not None else ""
         raise BenchcastError(
             f"{where}.report.focus: {named}{at}: the imported results come from {len(most)} device(s) "
             f"({', '.join(sorted(most))}), fewer than screen.min_devices ({least}): no series could be "
             f"fitted for the report"
+        )
+    # a fit needs the result to differ between devices (R^2 is undefined where it does not)
+    if all(len(set().union(*d.values())) == 1 for d in there if len(d) >= least):
+        value = next(iter(most[min(most)]))
+        raise BenchcastError(
+            f"{where}.report.focus: {named}{at}: the imported results are the same on every device "
+            f"({value:.10g} on {', '.join(sorted(most))}): a result that does not vary between devices "
+            f"fits no feature, so no series could be fitted for the report"
+        )
+
+
+def one_size_warning(where: str, study: dict, cells: set) -> str | None:
+    """A warning where the study extrapolates over data size (``extrapolate.data_sizes``) but every
+    imported application result (``cells``, :func:`import_names`) is at one data size: the first
+    stage runs, the second has nothing to fit (Tables 13-14 stay empty)."""
+    if not study.get("extrapolate", {}).get("data_sizes") or not cells:
+        return None
+    sizes = {c[5] for c in cells}
+    if len(sizes) > 1:
+        return None
+    return (f"benchcast: {where.removeprefix('config: ')}.extrapolate.data_sizes: every application result of "
+            f"the study is at one data size ({size_label(min(sizes), decimal=True)}): nothing to extrapolate "
+            f"from, Tables 13 and 14 stay empty")
+
+
+def check_focus_pairing(where: str, study: dict, figures: set, series: set) -> None:
+    """The report's focus needs a candidate feature its pairing rule allows: a figure the study
+    measures or imports (``figures``: (workload, block size, metric or None: any)) among its
+    candidate features, of a workload the first rule matching the focus series allows. One line
+    where no focus series (``series``: (benchmark, engine, workload, op or None)) has one: nothing
+    could be fitted, and the report's tables and charts failed after the analysis was rewritten."""
+    from .features import match_rule
+
+    feats = study["features"]
+    sizes = {parse_size(b) for b in feats["block_sizes"]}
+    workloads = {w for w, bs, m in figures
+                 if w in feats["workloads"] and bs in sizes and (m is None or m in feats["metrics"])}
+    focus = study.get("report", {}).get("focus", {})
+    fields = ("benchmark", "engine", "workload", "op")
+    rules = set()
+    for ser in series:
+        row = {k: focus.get(k) if v is None else v for k, v in zip(fields, ser)}
+        if any(k in focus and str(row[k]) != str(focus[k]) for k in fields):
+            continue
+        if row["op"] is None:
+            return  # an op known only when it runs: its rule is not known
+        for metric in [focus["metric"]] if "metric" in focus else study["series"]["metrics"]:
+            rule = match_rule({**row, "metric": metric}, study.get("pairing"))
+            if rule < 0 or workloads & set(study["pairing"][rule]["workloads"]):
+                return
+            rules.add(rule)
+    if rules:
+        named = " ".join(str(focus[k]) for k in (*fields, "metric") if k in focus) or "any series"
+        allowed = sorted({w for r in rules for w in study["pairing"][r]["workloads"]})
+        raise BenchcastError(
+            f"{where}.report.focus: {named}: its pairing rule (pairing[{min(rules)}]) allows the workloads "
+            f"{allowed}, none of which the study's candidate figures have ({', '.join(sorted(workloads)) or 'none'}): "
+            f"no series could be fitted for the report"
         )
 
 
@@ -131,25 +191,42 @@ def check_app_series(app_csv, least: int) -> None:
     size, from fewer than ``least`` (screen.min_devices) devices is one no fit can use, refused at
     its first line (an engine relabelled by mistake). A cell missing where other devices have the
     series is no error: third-party results may lack one."""
+    _few_devices(app_csv, ("engine", "workload", "op"), "data_gb", least, "at every data size rows")
+
+
+def check_fio_figures(fio_csv, least: int) -> None:
+    """The paper-shaped fio table (device, rw, bs, metric, value; read and checked by its import
+    first): a figure (rw, bs, metric) of fewer than ``least`` (screen.min_devices) devices is one no
+    fit can use, refused at its first line (a block size mistyped: its device's figure lost)."""
+    _few_devices(fio_csv, ("rw", "bs", "metric"), None, least, "rows", bs=parse_size)
+
+
+def _few_devices(path, keys: tuple, size, least: int, rows: str, **read) -> None:
+    """The rows of a paper-shaped table by ``keys`` (and by the column ``size``, where given): one
+    line naming the first row of a key whose rows come from fewer than ``least`` devices (at its
+    best size). ``read``: column -> how its text is read (``bs=parse_size``: 1k and 1K are one)."""
     import pandas as pd
 
     from . import records
 
-    path = Path(app_csv)
-    app = pd.read_csv(path, dtype=str, keep_default_na=False)
-    lines = records.csv_lines(path, len(app))
-    series: dict = {}
-    for i, (engine, workload, device, data_gb, op) in enumerate(
-            app[["engine", "workload", "device", "data_gb", "op"]].itertuples(index=False, name=None)):
-        _, sizes = series.setdefault((engine, workload, op), (i, {}))
-        sizes.setdefault(float(data_gb), set()).add(device)
-    for (engine, workload, op), (i, sizes) in series.items():
+    path = Path(path)
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table = raw.copy()
+    lines = records.csv_lines(path, len(table))
+    groups: dict = {}
+    cols = [*keys, "device"] + ([size] if size else [])
+    for col, fn in read.items():
+        table[col] = table[col].map(fn)
+    for i, row in enumerate(table[cols].itertuples(index=False, name=None)):
+        _, sizes = groups.setdefault(row[:len(keys)], (i, {}))
+        sizes.setdefault(float(row[-1]) if size else None, set()).add(row[len(keys)])
+    for i, sizes in groups.values():
         most = max(sizes.values(), key=len)
         if len(most) < least:
+            named = ", ".join(f"{k} {raw[k].iloc[i]}" for k in keys)  # as the file writes them
             raise BenchcastError(
-                f"{path}: line {lines[i]}: engine {engine}, workload {workload}, op {op}: at every data size "
-                f"rows of {len(most)} device(s) ({', '.join(sorted(most))}), fewer than screen.min_devices "
-                f"({least}): no fit can use them"
+                f"{path}: line {lines[i]}: {named}: {rows} of {len(most)} device(s) ({', '.join(sorted(most))}), "
+                f"fewer than screen.min_devices ({least}): no fit can use them"
             )
 
 
