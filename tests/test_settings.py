@@ -14,7 +14,7 @@ LOCAL = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["sources"]
 
 def test_fio_settings_of_the_default_config():
     fs = settings.fio(LOCAL["fio"], "fio")
-    assert fs.rw == ("randread", "randwrite") and fs.block_sizes == (4096, 16384, 65536, 262144)
+    assert fs.rw == ("randread", "randwrite") and fs.block_sizes == (4096, 16384, 65536)
     assert fs.options["ioengine"] == "psync" and fs.options["rwmixread"] == 50 and fs.options["extra"] == {}
     assert fs.per_kind == {"tmpfs": {"direct": False}, "fsdax": {"ioengine": "libpmem"}}
     with pytest.raises(dataclasses.FrozenInstanceError):

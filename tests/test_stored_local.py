@@ -19,9 +19,10 @@ pytestmark = pytest.mark.workflow
 DATA = Path(__file__).resolve().parent / "data"
 EXPECTED = DATA / "local_expected"
 #: columns gained after the expected outputs were written (issue 38: a feature's meaning as columns
-#: beside its name; what a chosen model is, its form and feature keys, beside its label)
+#: beside its name; what a chosen model is, its form and feature keys, beside its label; issue 39:
+#: the miss form's footprint beside each second-stage form)
 ADDED = {"features.csv": ["engine", "setting"], "validation/nested_selection.csv": ["form", "figures"],
-         "validation/multiple_selection.csv": ["selected_figures"]}
+         "validation/multiple_selection.csv": ["selected_figures"], "validation/size_forms.csv": ["footprint"]}
 
 
 def expected_files() -> list[str]:

@@ -57,9 +57,6 @@ def job_main(prog: str, run_job, name, argv=None) -> int:
     import argparse
     import json
 
-    from . import quality
-
-    quality.start_look()
     p = argparse.ArgumentParser(prog=prog)
     p.add_argument("--job", required=True, help="the job as JSON (device, spec, state, source, ...)")
     p.add_argument("--log", help="write all output here; a failure's one-line reason also goes to stderr")

@@ -14,7 +14,7 @@ import jsonschema
 import yaml
 
 from . import BenchcastError
-from .units import parse_size, size_label
+from .units import figure_value, parse_size, size_label
 
 SCHEMA = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
 
@@ -410,14 +410,37 @@ def has_series(study: dict) -> bool:
                for src in study["sources"].values())
 
 
+def card_figure_ids(name: str, card: dict) -> list[tuple[int, str]]:
+    """(index, feature id) of each figure of spec card ``name``, as the predictions name it (a
+    figure's op is its ``op`` key, else the op its workload measures); a figure of a mixed workload
+    that does not say its op, and a figure given twice in one card, are refused."""
+    from .workloads import feature_name, rw_op
+
+    out, seen = [], {}
+    for i, fig in enumerate(card["figures"]):
+        where = f"targets.{name}.figures[{i}]"
+        bs = parse_size(fig["block_size"], what=f"{where}.block_size")
+        op = fig.get("op") or rw_op(fig["workload"])
+        if op is None:
+            raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
+        qd, jobs = (int(fig.get(k, default_of("figure", k))) for k in ("iodepth", "numjobs"))
+        fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"), jobs)
+        if fid in seen:  # one card holds one value of a figure
+            raise BenchcastError(f"{where}: figure {fid} is given twice (first as figures[{seen[fid]}])")
+        seen[fid] = i
+        out.append((i, fid))
+    return out
+
+
 def check_targets(targets: dict, features: dict) -> None:
     """Refuse a target none of whose figures is a candidate feature of the study; each figure is read
     as the predictions read it (:func:`benchcast.features.spec_features`: a figure of a mixed
     workload (``randrw``) that does not say its op, a value that is no finite quantity above 0, a
     figure given twice in one card)."""
-    from .features import spec_features
-
-    spec_features(targets)
+    for name, card in targets.items():
+        for i, _fid in card_figure_ids(name, card):
+            fig = card["figures"][i]
+            figure_value(fig["value"], fig["metric"], where=f"targets.{name}.figures[{i}].value")
     bench_bs = {parse_size(s, what="features.block_sizes") for s in features["block_sizes"]}
     for name, card in targets.items():
         usable = [

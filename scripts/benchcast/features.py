@@ -33,7 +33,8 @@ import pandas as pd
 
 from . import BenchcastError, blockio, config, ooc, records
 from .units import figure_value, size_label
-from .workloads import rw_op
+from .settings import match_rule  # noqa: F401  (re-exported)
+from .workloads import feature_name, rw_op  # noqa: F401  (feature_name: re-exported)
 
 FEATURE_BENCHMARK = "fio"
 
@@ -76,25 +77,6 @@ def _select(df: pd.DataFrame, col: str, values) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 # Naming
 # --------------------------------------------------------------------------------------------
-
-
-def feature_name(workload: str, block_size: int, op: str, metric: str, iodepth: int,
-                 engine: str | None, numjobs: int, setting: str = "") -> str:
-    """'randwrite_64K_lat_mean'. The op is named where the workload does not say it: a mixed
-    workload ('randrw_4K_read_lat_mean') or the sync calls of a logging job
-    ('write_4K_sync_lat_mean', fio with fdatasync=1); an iodepth above 1 is named too
-    ('randread_4K_qd32_lat_mean'), numjobs above 1 after it ('randread_4K_qd4_j8_lat_mean',
-    'randread_4K_j8_lat_mean'), an ioengine where the study's grid varies it
-    ('randread_4K_qd32_libaio_lat_mean') and, where one device has several cells of a figure that
-    differ in other options, those (``setting``: 'randread_4K_direct0_lat_mean')."""
-    qd = f"_qd{int(iodepth)}" if int(iodepth or 1) > 1 else ""  # the one place a name is made
-    jobs = f"_j{int(numjobs)}" if int(numjobs or 1) > 1 else ""
-    eng = f"_{engine}" if engine else ""
-    more = f"_{setting}" if setting else ""
-    stem = f"{workload}_{size_label(block_size)}{qd}{jobs}{eng}{more}"
-    if rw_op(workload) == op:
-        return f"{stem}_{metric}"
-    return f"{stem}_{op}_{metric}"
 
 
 def series_label(key: Mapping) -> str:
@@ -263,19 +245,8 @@ def spec_features(targets: Mapping) -> pd.DataFrame:
     """
     rows = []
     for name, card in targets.items():
-        seen: dict = {}  # the card's figures so far -> their index
-        for i, fig in enumerate(card["figures"]):
-            where = f"targets.{name}.figures[{i}]"
-            bs = records.parse_size(fig["block_size"], what=f"{where}.block_size")
-            op = fig.get("op") or rw_op(fig["workload"])
-            if op is None:
-                raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
-            qd, jobs = (int(fig.get(k, config.default_of("figure", k))) for k in ("iodepth", "numjobs"))
-            fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"), jobs)
-            x = figure_value(fig["value"], fig["metric"], where=f"{where}.value")
-            if fid in seen:  # one card holds one value of a figure
-                raise BenchcastError(f"{where}: figure {fid} is given twice (first as figures[{seen[fid]}])")
-            seen[fid] = i
+        for (i, fid), fig in zip(config.card_figure_ids(name, card), card["figures"]):
+            x = figure_value(fig["value"], fig["metric"], where=f"targets.{name}.figures[{i}].value")
             rows.append({"target": name, "feature": fid, "x": x})
     return pd.DataFrame(rows, columns=["target", "feature", "x"])
 
@@ -294,14 +265,6 @@ def target_figures(targets: Mapping) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 # Which features may explain which series
 # --------------------------------------------------------------------------------------------
-
-
-def match_rule(row: Mapping, pairing) -> int:
-    """Index of the first pairing rule whose ``when`` matches the series, -1 if none."""
-    for i, rule in enumerate(pairing or []):
-        if all(str(row.get(k)) == str(v) for k, v in rule["when"].items()):
-            return i
-    return -1
 
 
 def simple_candidates(screened: pd.DataFrame) -> pd.DataFrame:

@@ -53,7 +53,10 @@ def run_job(job: dict) -> None:
 
 
 def main(argv=None) -> int:
+    from . import quality
     from .cli import job_main
+
+    quality.start_look()  # the job's start-up is its first look at the machine
 
     return job_main("python -m benchcast.ooc_job", run_job,
                     lambda j: f"ooc: device {j['device']}, mode {j['mode']}, repeat {j['repeat']}", argv)

@@ -155,7 +155,7 @@ def check_focus_pairing(where: str, study: dict, figures: set, series: set) -> N
     candidate features, of a workload the first rule matching the focus series allows. One line
     where no focus series (``series``: (benchmark, engine, workload, op or None)) has one: nothing
     could be fitted, and the report's tables and charts failed after the analysis was rewritten."""
-    from .features import match_rule
+    from .settings import match_rule
 
     feats = study["features"]
     sizes = {parse_size(b) for b in feats["block_sizes"]}

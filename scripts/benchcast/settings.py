@@ -141,3 +141,11 @@ def ooc(source: dict, name: str = "ooc") -> OocSettings:
         memory_limit=memory_limit(src), passes=src["passes"],
         swap_size=parse_size(swap, what="swap_size") if swap else None, swap_priority=src["swap_priority"],
         existing_swap=src["existing_swap"], timeout=src["timeout"])
+
+
+def match_rule(row: dict, pairing) -> int:
+    """Index of the first pairing rule whose ``when`` matches the series, -1 if none."""
+    for i, rule in enumerate(pairing or []):
+        if all(str(row.get(k)) == str(v) for k, v in rule["when"].items()):
+            return i
+    return -1

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from .units import size_label
+
 #: fio rw values whose op follows from the name; other (mixed) workloads measure several ops.
 RW_OP = {"randread": "read", "read": "read", "randwrite": "write", "write": "write", "append": "write"}
 
@@ -59,3 +61,22 @@ def read_fractions() -> dict[str, float]:
         name: float(props.get("readproportion", 0)) + float(props.get("scanproportion", 0))
         for name, props in WORKLOADS.items()
     }
+
+
+def feature_name(workload: str, block_size: int, op: str, metric: str, iodepth: int,
+                 engine: str | None, numjobs: int, setting: str = "") -> str:
+    """'randwrite_64K_lat_mean'. The op is named where the workload does not say it: a mixed
+    workload ('randrw_4K_read_lat_mean') or the sync calls of a logging job
+    ('write_4K_sync_lat_mean', fio with fdatasync=1); an iodepth above 1 is named too
+    ('randread_4K_qd32_lat_mean'), numjobs above 1 after it ('randread_4K_qd4_j8_lat_mean',
+    'randread_4K_j8_lat_mean'), an ioengine where the study's grid varies it
+    ('randread_4K_qd32_libaio_lat_mean') and, where one device has several cells of a figure that
+    differ in other options, those (``setting``: 'randread_4K_direct0_lat_mean')."""
+    qd = f"_qd{int(iodepth)}" if int(iodepth or 1) > 1 else ""  # the one place a name is made
+    jobs = f"_j{int(numjobs)}" if int(numjobs or 1) > 1 else ""
+    eng = f"_{engine}" if engine else ""
+    more = f"_{setting}" if setting else ""
+    stem = f"{workload}_{size_label(block_size)}{qd}{jobs}{eng}{more}"
+    if rw_op(workload) == op:
+        return f"{stem}_{metric}"
+    return f"{stem}_{op}_{metric}"

@@ -88,7 +88,10 @@ def stable_already(job: dict) -> str | None:
 
 
 def main(argv=None) -> int:
+    from . import quality
     from .cli import job_main
+
+    quality.start_look()  # the job's start-up is its first look at the machine
 
     # the one line names the job's device, engine and size
     return job_main("python -m benchcast.ycsb_job", run_job,

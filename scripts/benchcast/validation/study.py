@@ -57,6 +57,7 @@ class Settings:
     relative: bool
     nested_share: tuple[str, ...]
     cap_ratio: float | None
+    size_forms: tuple[str, ...]
 
     @classmethod
     def of(cls, validate: Mapping) -> Settings:
@@ -64,7 +65,7 @@ class Settings:
         missing = [f.name for f in fields(cls) if f.name not in validate]
         if missing:
             raise BenchcastError(f"validate: no {', '.join(missing)} (a config validated by benchcast.config?)")
-        return cls(**{f.name: tuple(validate[f.name]) if f.name == "nested_share" else validate[f.name]
+        return cls(**{f.name: tuple(validate[f.name]) if f.name in ("nested_share", "size_forms") else validate[f.name]
                       for f in fields(cls)})
 
     @property
