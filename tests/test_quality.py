@@ -72,6 +72,22 @@ def test_guard_settings_from_the_config_and_the_environment(monkeypatch):
     assert quality.guard() == g
 
 
+def test_our_own_niced_work_is_taken_from_the_nice_bucket_in_every_look():
+    """A run started niced (``nice ./benchcast.sh run``): the before-measuring look excludes its
+    processes from the nice bucket, where their time is, so a niced spinner of its own is neither
+    other work at a positive nice value nor (taken from the wrong bucket) hides other work at nice 0."""
+    code = ("import os, sys, json, subprocess, time\nos.nice(10)\nsys.path.insert(0, 'scripts')\n"
+            "from benchcast import quality\n"
+            f"spin = subprocess.Popen([sys.executable, '-c', {SPIN!r}])\ntime.sleep(0.3)\n"
+            "now = quality.machine_now(1.0, exclude=[spin.pid], top=0)\nspin.kill()\n"
+            "print(json.dumps(now))")
+    got = json.loads(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                                    check=True).stdout)
+    if got["busy"] > 0.8:
+        pytest.skip(f"{got['busy']:.1f} CPUs of other work: the spinner would not show beside it")
+    assert got["niced"] < 0.4, got
+
+
 def test_the_first_look_spans_the_jobs_start_up():
     """A job that began its look at start-up (:func:`quality.start_look`) and spent it busy itself:
     its own CPU is not other work, and the run starts without a pause of its own; a real spinner

@@ -79,13 +79,19 @@ def figures(start: dict, end: dict) -> dict:
     out["steal"] = d["steal"] / d["total"] if d["total"] > 0 else math.nan
     bench = (end["bench_ns"] - start["bench_ns"]) / 1e9
     out["bench_cpu"] = bench / wall
-    # the rest of the machine, per bucket: the benchmark's own CPU time is in the nice bucket when
-    # the job itself runs niced
-    rest = {k: d[k] for k in ("busy", "niced")}
-    own = "niced" if os.getpriority(os.PRIO_PROCESS, 0) > 0 else "busy"
-    rest[own] = max(rest[own] - bench, 0.0) if not math.isnan(bench) else math.nan
-    out["other_cpu"], out["niced_cpu"] = rest["busy"] / wall, rest["niced"] / wall
+    out["other_cpu"], out["niced_cpu"] = others(d, bench, wall)
     return out
+
+
+def others(d: dict, own: float, wall: float) -> tuple[float, float]:
+    """CPUs the rest of the machine used over ``wall`` seconds, at nice 0 or below and at a positive
+    nice value: ``d`` is the difference of two :func:`cpu_times`, and ``own`` the CPU seconds of
+    our own work in it (NaN: unknown, which makes that bucket unknown). Our own time is taken from
+    the bucket this process's nice value puts it in."""
+    rest = {k: d[k] for k in ("busy", "niced")}
+    bucket = "niced" if os.getpriority(os.PRIO_PROCESS, 0) > 0 else "busy"
+    rest[bucket] = max(rest[bucket] - own, 0.0) if not math.isnan(own) else math.nan
+    return rest["busy"] / wall, rest["niced"] / wall
 
 
 def sidecar(output) -> Path:
@@ -165,11 +171,8 @@ def look(start: dict | None = None) -> float:
     if left > 0:
         time.sleep(left)
     end = _look_mark()
-    wall = max(end["time"] - start["time"], 1e-9)
-    busy = end["cpu"]["busy"] - start["cpu"]["busy"]
-    if os.getpriority(os.PRIO_PROCESS, 0) <= 0:  # the job's own CPU time is in the busy bucket
-        busy -= end["own"] - start["own"]
-    return max(busy / wall, 0.0)
+    d = {k: end["cpu"][k] - start["cpu"][k] for k in end["cpu"]}
+    return others(d, end["own"] - start["own"], max(end["time"] - start["time"], 1e-9))[0]
 
 
 def wait_before_run(settings: dict | None = None) -> float:
@@ -365,9 +368,9 @@ def machine_now(seconds: float = 1.0, exclude=(), top: int = 3) -> dict:
     p1, c1, s1 = pressure_totals(), cpu_times(), process_cpu()
     wall = time.monotonic() - t0
     procs = sorted(((s1[p][1] - s0[p][1]) / wall, s1[p][0], p) for p in s1 if p in s0 and p not in exclude)
-    own = sum((s1[p][1] - s0[p][1]) / wall for p in exclude if p in s0 and p in s1)
-    return {"load": os.getloadavg()[0], "busy": max((c1["busy"] - c0["busy"]) / wall - own, 0.0),
-            "niced": (c1["niced"] - c0["niced"]) / wall,
+    own = sum(s1[p][1] - s0[p][1] for p in exclude if p in s0 and p in s1)
+    busy, niced = others({k: c1[k] - c0[k] for k in c1}, own, wall)
+    return {"load": os.getloadavg()[0], "busy": busy, "niced": niced,
             **{k: min((p1[k] - p0[k]) / 1e6 / wall, 1.0) for k in ("cpu_some", "io_some", "memory_some")},
             "top": [(name, cpu, pid) for cpu, name, pid in reversed(procs[-top:] if top else []) if cpu >= 0.01]}
 
