@@ -96,3 +96,24 @@ def test_job_error_and_no_io_are_errors(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps(fio_json(read=False)))
     with pytest.raises(BenchcastError, match=r"b.json: fio job did no I/O"):
         fiojson.parse(tmp_path / "b.json", study="s", device="d")
+
+
+THIRDPARTY = __import__("pathlib").Path(__file__).resolve().parent / "data" / "thirdparty"
+
+
+def test_real_json_normal_output_reads_the_json_between_fios_text(tmp_path):
+    """A real CBT output (--output-format=json,normal): job lines, the JSON, then fio's text output."""
+    src = THIRDPARTY / "cbt-rawfio-json-normal.txt"
+    df = fiojson.parse(src, study="s", device="nvme")
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got == pytest.approx({("write", "lat_mean"): 2492.474939713, ("write", "clat_mean"): 2486.019027849,
+                                 ("write", "clat_p50"): 2375.680, ("write", "clat_p99"): 4751.360,
+                                 ("write", "clat_p99.9"): 6127.616, ("write", "bw"): 13116864.0,
+                                 ("write", "iops"): 3201.659668})
+    assert df["cell"].iloc[0].startswith("rw=randwrite bs=4K iodepth=8 numjobs=1 ioengine=libaio direct=1")
+    # two runs appended to one file (fio ... >> out.json): refused, naming the second's line
+    text = src.read_text()
+    two = tmp_path / "two.json"
+    two.write_text(text + text)
+    with pytest.raises(BenchcastError, match=r"two.json: line \d+: a second fio JSON output"):
+        fiojson.load(two)

@@ -24,7 +24,9 @@ SYNC_PERCENTILES = {"lat_p50": "50.000000", "lat_p99": "99.000000", "lat_p99.9":
 
 
 def load(path) -> dict:
-    """Read a fio JSON output file. Any text fio printed before the JSON object is skipped."""
+    """Read a fio JSON output file. Any text fio printed before the JSON object (warnings, the job
+    lines of ``--output-format=json,normal``) and its text output after it are skipped; a second JSON
+    object (two runs appended to one file) is an error naming its line."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -35,10 +37,14 @@ def load(path) -> dict:
     start = text.find("\n{") + 1 if not text.startswith("{") else 0
     if not text.strip() or (start == 0 and not text.startswith("{")):
         raise BenchcastError(f"{path}: not fio JSON output (no JSON object found)")
-    try:
-        data = json.loads(text[start:])
+    try:  # fio's text output may follow too (--output-format=json,normal)
+        data, end = json.JSONDecoder().raw_decode(text, start)
     except json.JSONDecodeError as exc:
         raise BenchcastError(f"{path}: fio JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
+    after = text[end:]
+    if after.lstrip().startswith("{") or "\n{" in after:  # two outputs appended to one file (fio ... >> out)
+        line = text.count("\n", 0, end + after.find("{")) + 1
+        raise BenchcastError(f"{path}: line {line}: a second fio JSON output after the first: one output per file")
     if isinstance(data, dict) and data.get("benchcast_skipped"):
         return data
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:

@@ -29,8 +29,8 @@ from .units import HISTOGRAM_METRIC
 
 #: The operations YCSB reports (CLEANUP, the client's own, is skipped).
 OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
-#: The return codes of a successful operation.
-OK_CODES = {"OK", "BATCHED_OK"}
+#: The return codes of a successful operation (YCSB 0.1.x printed integer codes: 0 was success).
+OK_CODES = {"OK", "BATCHED_OK", "0"}
 #: Lines YCSB's client prints of itself (its cleanup, the core workload's data check, the JVM's
 #: figures): known, not measurements of the database.
 CLIENT_LINES = {"CLEANUP", "VERIFY", "TOTAL_GCs", "TOTAL_GC_TIME", "TOTAL_GC_TIME_%", "MAX_MEM_USED",
@@ -49,6 +49,10 @@ _METRICS = {
     "99.9PercentileLatency(us)": ("lat_p99.9", "us"),
     "Operations": ("ops", "ops"),
 }
+#: Latencies YCSB printed in other units (0.1.x: ``95thPercentileLatency(ms)``; the timeseries
+#: measurement type: ``AverageLatency(ms)``): read as the same metric, converted to us.
+_LATENCY_UNITS = {"ms": 1000.0, "ns": 0.001}
+_UNIT_KEY = re.compile(r"^(.+)\((ms|ns)\)$")
 _OVERALL = {"Throughput(ops/sec)": ("throughput", "ops/s"), "RunTime(ms)": ("runtime", "ms")}
 #: Metrics no run measures as 0 (the rest must be finite and not negative).
 POSITIVE = {"lat_mean", "throughput", "ops"}
@@ -165,9 +169,23 @@ def parse_text(text: str, where: str) -> dict:
             returns.setdefault(op.lower(), {})[key[len("Return="):]] = int(value)
             continue
         table = _OVERALL if op == "OVERALL" else _METRICS
-        if key in table:
-            values[(op.lower(), table[key][0])] = value
-            lines[(op.lower(), table[key][0])] = (n, f"[{name}], {key}")
+        other_unit = _UNIT_KEY.match(key) if op != "OVERALL" else None
+        if key not in table and other_unit and f"{other_unit.group(1)}(us)" in table:
+            metric = table[f"{other_unit.group(1)}(us)"][0]
+            if value == 0 and other_unit.group(2) == "ms" and metric != "lat_mean":
+                raise BenchcastError(f"{where}: line {n}: [{name}], {key}: 0 ms is below the resolution of YCSB "
+                                     f"0.1.x's whole-ms percentiles, no latency; remove the line to import the "
+                                     f"file without it")
+            value = value * _LATENCY_UNITS[other_unit.group(2)]
+        elif key in table:
+            metric = table[key][0]
+        else:
+            continue
+        if (op.lower(), metric) in lines:
+            raise BenchcastError(f"{where}: line {n}: [{name}], {key}: {metric} of {op} again (first at line "
+                                 f"{lines[(op.lower(), metric)][0]}, in another unit)")
+        values[(op.lower(), metric)] = value
+        lines[(op.lower(), metric)] = (n, f"[{name}], {key}")
     if not values:
         why = "an empty file" if not text.strip() else "no [OPERATION], measurement, value line"
         raise BenchcastError(f"{where}: no YCSB measurements found ({why})")
