@@ -117,3 +117,47 @@ def test_real_json_normal_output_reads_the_json_between_fios_text(tmp_path):
     two.write_text(text + text)
     with pytest.raises(BenchcastError, match=r"two.json: line \d+: a second fio JSON output"):
         fiojson.load(two)
+
+
+def _cbt_json() -> dict:
+    text = (THIRDPARTY / "cbt-rawfio-json-normal.txt").read_text()
+    return json.JSONDecoder().raw_decode(text, text.index("\n{") + 1)[0]
+
+
+def test_unified_rw_reporting_read_as_the_op_of_a_one_way_workload_refused_for_a_mix(tmp_path):
+    """fio --unified_rw_reporting=1 reports a job's I/O as 'mixed' (the real CBT output, its write
+    section moved there as fio would write it): a randwrite's are its writes; a randrw's cannot be
+    told apart, refused with one line (before: 'did no I/O')."""
+    data = _cbt_json()
+    job = data["jobs"][0]
+    job["mixed"] = job.pop("write")
+    del job["read"], job["trim"]
+    data["global options"]["unified_rw_reporting"] = "1"
+    one = tmp_path / "unified.json"
+    one.write_text(json.dumps(data, indent=2))
+    df = fiojson.parse(one, study="s", device="nvme")
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got[("write", "iops")] == 3201.659668 and got[("write", "bw")] == 13116864.0
+    assert got[("write", "clat_p99")] == pytest.approx(4751.36)
+    data["global options"]["rw"] = "randrw"
+    mix = tmp_path / "mix.json"
+    mix.write_text(json.dumps(data, indent=2))
+    with pytest.raises(BenchcastError, match=r"mix.json: jobs\[0\] \(/dev/nvme8n6\): rw=randrw reported with "
+                                             r"unified_rw_reporting"):
+        fiojson.load(mix)
+
+
+def test_client_server_output_of_one_client_imports_of_several_is_refused(tmp_path):
+    """fio --client output holds client_stats, not jobs (the real CBT job, as one client reports it)."""
+    data = _cbt_json()
+    job = {**data.pop("jobs")[0], "hostname": "loader1", "port": 8765}
+    data["client_stats"] = [job]
+    one = tmp_path / "client.json"
+    one.write_text(json.dumps(data, indent=2))
+    df = fiojson.parse(one, study="s", device="nvme")
+    assert {(r.op, r.metric): r.value for r in df.itertuples()}[("write", "iops")] == 3201.659668
+    data["client_stats"] = [job, {**job, "hostname": "loader2"}, {**job, "jobname": "All clients"}]
+    two = tmp_path / "clients.json"
+    two.write_text(json.dumps(data, indent=2))
+    with pytest.raises(BenchcastError, match=r"clients.json: fio client/server output of 2 clients \(loader1, loader2\)"):
+        fiojson.load(two)

@@ -47,12 +47,49 @@ def load(path) -> dict:
         raise BenchcastError(f"{path}: line {line}: a second fio JSON output after the first: one output per file")
     if isinstance(data, dict) and data.get("benchcast_skipped"):
         return data
+    if isinstance(data, dict) and "jobs" not in data and isinstance(data.get("client_stats"), list):
+        data["jobs"] = _client_jobs(data["client_stats"], path)
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:
         raise BenchcastError(f"{path}: fio JSON has no jobs")
     for k, job in enumerate(data["jobs"]):
         if not isinstance(job, dict) or not isinstance(job.get("job options", {}), dict):
             raise BenchcastError(f"{path}: jobs[{k}]: not a fio job (an object with its options and statistics)")
+        _unified(job, data.get("global options"), f"{path}: jobs[{k}] ({job.get('jobname', '')})")
     return data
+
+
+def _client_jobs(stats: list, path) -> list:
+    """The jobs of fio's client/server output (``client_stats``) of one client; the output of
+    several clients (each its own host, and their sum "All clients") is refused, naming them."""
+    jobs = [j for j in stats if isinstance(j, dict) and j.get("jobname") != "All clients"]
+    hosts = sorted({str(j.get("hostname", "")) for j in jobs})
+    if len(hosts) > 1:
+        raise BenchcastError(f"{path}: fio client/server output of {len(hosts)} clients ({', '.join(hosts)}): "
+                             f"each measured from its own host; import one client's output per device")
+    return jobs
+
+
+def _unified(job: dict, global_options, where) -> None:
+    """A job run with ``unified_rw_reporting`` reports its I/O as ``mixed`` (reads and writes
+    together): read as the op of a workload that does one (randread's reads); refused for a mixed
+    workload, whose reads and writes it cannot tell apart."""
+    mixed = job.get("mixed")
+    if not isinstance(mixed, dict) or any(isinstance(job.get(op), dict) and _did_io(job[op])
+                                          for op in ("read", "write", "trim")):
+        return
+    if not _did_io(mixed):
+        return
+    rw = str({**(global_options or {}), **(job.get("job options") or {})}.get("rw", "read"))
+    op = {"randread": "read", "read": "read", "randwrite": "write", "write": "write",
+          "randtrim": "trim", "trim": "trim"}.get(rw)
+    if op is None:
+        raise BenchcastError(f"{where}: rw={rw} reported with unified_rw_reporting (reads and writes together as "
+                             f"'mixed'): benchcast records them apart; run it without unified_rw_reporting")
+    job[op] = mixed
+
+
+def _did_io(st: dict) -> bool:
+    return isinstance(st, dict) and (st.get("total_ios", 0) > 0 or st.get("io_bytes", 0) > 0)
 
 
 def job_rows(job: dict, where) -> list[dict]:
