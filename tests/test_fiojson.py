@@ -161,3 +161,15 @@ def test_client_server_output_of_one_client_imports_of_several_is_refused(tmp_pa
     two.write_text(json.dumps(data, indent=2))
     with pytest.raises(BenchcastError, match=r"clients.json: fio client/server output of 2 clients \(loader1, loader2\)"):
         fiojson.load(two)
+
+
+def test_real_fio_2_output_usec_and_kib_per_s(tmp_path):
+    """PKB's fio 2.17 output: two jobs of numjobs=2 with group_reporting, latencies in usec, bw in KiB/s."""
+    from benchcast import importers
+
+    recs = importers.fio_json({"gce": str(THIRDPARTY / "pkb-fio-2.17-numjobs2.json")}, study="s", source="src")
+    got = {(r.workload, r.op, r.metric): r.value for r in recs.itertuples()}
+    assert len(got) == 14 and set(recs["numjobs"]) == {2} and set(recs["block_size"]) == {16384}
+    assert got[("randread", "read", "lat_mean")] == 245.531122 and got[("randread", "read", "clat_p99")] == 1352
+    assert got[("randread", "read", "bw")] == 129386 * 1024 and got[("randread", "read", "iops")] == 8086.673998
+    assert got[("randwrite", "write", "clat_p99.9")] == 5728 and got[("randwrite", "write", "bw")] == 39312 * 1024

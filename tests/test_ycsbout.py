@@ -209,3 +209,12 @@ def test_real_ycsb_0_1_output_integer_return_codes_and_ms_percentiles(tmp_path):
     both.write_text(kept.read_text() + "[READ], 99thPercentileLatency(us), 2950\n")
     with pytest.raises(BenchcastError, match=r"c.txt: line \d+: \[READ\], 99thPercentileLatency\(us\): lat_p99 of READ again"):
         ycsbout.parse(both)
+
+
+def test_real_console_output_with_status_and_log_lines():
+    df = ycsbout.parse(THIRDPARTY / "pkb-ycsb-bigtable-status-lines.dat", study="s", device="d", engine="bigtable",
+                       workload="c", threads=8, data_size=1)
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got == {("overall", "runtime"): 10018.0, ("overall", "throughput"): 1666.8995807546416,
+                   ("read", "ops"): 16699.0, ("read", "lat_mean"): 3981.7847775315886, ("read", "lat_p95"): 6171.0,
+                   ("read", "lat_p99"): 10215.0}
