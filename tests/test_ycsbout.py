@@ -112,6 +112,9 @@ def _line(n, new):
      r"line 14: duplicate line \(the same as line 13: \[READ\], AverageLatency\(us\)\)"),
     (_line(13, ["[READ], AverageLatency(us), 50.4495", "[READ], AverageLatency(us), 61.2"]),
      r"line 14: conflicting duplicate of line 13 \(\[READ\], AverageLatency\(us\): 50.4495 vs 61.2\)"),
+    (_line(12, ["\t[READ], Operations, 2000 #total operations"]),
+     r"line 12: not a YCSB measurement line \(\[NAME\], measurement, value\): '\[READ\], Operations, 2000 #total"),
+    (_line(12, ["[READ], Operations"]), r"line 12: not a YCSB measurement line"),
     ("", r"no YCSB measurements found \(an empty file\)"),
     ("YCSB Client 0.17.0\nLoading workload...\nStarting test.\n2024-05-01 10:00:00:000 0 sec: 0 operations; "
      "est completion in 0 second\n", r"no YCSB measurements found \(no \[OPERATION\], measurement, value line\)"),

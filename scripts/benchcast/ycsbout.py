@@ -58,6 +58,7 @@ _OVERALL = {"Throughput(ops/sec)": ("throughput", "ops/s"), "RunTime(ms)": ("run
 POSITIVE = {"lat_mean", "throughput", "ops"}
 _LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
 _STATUS = re.compile(r"^[A-Z][A-Z_]*$")
+_LINE_START = re.compile(r"^\[[^\]\s][^\]]*\],")
 
 
 def _json_entries(text: str, where: str):
@@ -92,13 +93,17 @@ def _json_entries(text: str, where: str):
     return out
 
 
-def _text_entries(text: str):
+def _text_entries(text: str, where: str):
     """(line, name, key, value) of the lines of YCSB's text exporter: ``[UPDATE], AverageLatency(us),
-    12.5``; other lines (the banner, status lines) are none."""
+    12.5``; other lines (the banner, status lines) are none. A line that starts as one (``[NAME],``)
+    but is not (a value with text after it, a field missing) is refused with its line, not skipped."""
     for n, line in enumerate(text.splitlines(), start=1):
         m = _LINE.match(line.strip())
         if m:
             yield n, m.group(1).strip(), m.group(2).strip(), m.group(3)
+        elif _LINE_START.match(line.strip()):
+            raise BenchcastError(f"{where}: line {n}: not a YCSB measurement line ([NAME], measurement, value): "
+                                 f"{line.strip()[:80]!r}")
 
 
 def _kind(name: str) -> tuple[str | None, str]:
@@ -143,7 +148,7 @@ def parse_text(text: str, where: str) -> dict:
     intended = False
     head = text.lstrip()[:200]
     is_json = head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
-    for n, name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text)):
+    for n, name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text, where)):
         kind, op = _kind(name)
         if kind is None:
             raise BenchcastError(f"{where}: line {n}: unknown operation {name!r} (YCSB reports "
