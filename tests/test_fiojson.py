@@ -173,3 +173,16 @@ def test_real_fio_2_output_usec_and_kib_per_s(tmp_path):
     assert got[("randread", "read", "lat_mean")] == 245.531122 and got[("randread", "read", "clat_p99")] == 1352
     assert got[("randread", "read", "bw")] == 129386 * 1024 and got[("randread", "read", "iops")] == 8086.673998
     assert got[("randwrite", "write", "clat_p99.9")] == 5728 and got[("randwrite", "write", "bw")] == 39312 * 1024
+
+
+def test_percentiles_of_the_total_latency_are_recorded_as_lat_percentiles(tmp_path):
+    """fio --lat_percentiles=1 --clat_percentiles=0 reports its percentiles under lat_ns, none under
+    clat_ns (the real CBT job, its percentiles moved there): recorded as lat_p*, not dropped."""
+    data = _cbt_json()
+    st = data["jobs"][0]["write"]
+    st["lat_ns"]["percentile"] = st["clat_ns"].pop("percentile")
+    path = tmp_path / "lat.json"
+    path.write_text(json.dumps(data, indent=2))
+    got = {(r.op, r.metric): r.value for r in fiojson.parse(path, study="s", device="d").itertuples()}
+    assert got[("write", "lat_p50")] == pytest.approx(2375.680) and got[("write", "lat_p99.9")] == pytest.approx(6127.616)
+    assert not any(m.startswith("clat_p") for _, m in got)

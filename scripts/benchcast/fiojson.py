@@ -19,7 +19,8 @@ from .workloads import APPEND
 
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
 PERCENTILES = {"clat_p50": "50.000000", "clat_p99": "99.000000", "clat_p99.9": "99.900000"}
-#: Percentiles of the sync calls (op ``sync``; fio keeps only their total latency).
+#: Percentiles of the total latency: of the sync calls (op ``sync``; fio keeps only their total
+#: latency), and of reads and writes where fio reports them (``lat_percentiles=1``).
 SYNC_PERCENTILES = {"lat_p50": "50.000000", "lat_p99": "99.000000", "lat_p99.9": "99.900000"}
 
 
@@ -94,7 +95,8 @@ def _did_io(st: dict) -> bool:
 
 def job_rows(job: dict, where) -> list[dict]:
     """Record rows (op, metric, unit, value) of one job of a fio JSON output: latencies in us from
-    fio 3's ``lat_ns``/``clat_ns`` or older versions' ``lat``/``clat`` (already us), bandwidth in
+    fio 3's ``lat_ns``/``clat_ns`` or older versions' ``lat``/``clat`` (already us; percentiles of
+    either as clat_p* and lat_p*, whichever fio reports), bandwidth in
     B/s (``bw_bytes``, else ``bw`` in KiB/s), IOPS, for each operation that did I/O, plus the sync
     calls of a syncing job (op ``sync``). ``where`` names the file in errors."""
     rows = []
@@ -110,6 +112,8 @@ def job_rows(job: dict, where) -> list[dict]:
             vals = {"lat_mean": units.convert(lat["mean"], unit, "us"),
                     "clat_mean": units.convert(clat["mean"], unit, "us")}
             vals.update((m, units.convert(v, unit, "us")) for m, v in _percentiles(clat, PERCENTILES).items())
+            # lat_percentiles=1: fio reports the percentiles of the total latency (lat_ns) too, or instead
+            vals.update((m, units.convert(v, unit, "us")) for m, v in _percentiles(lat, SYNC_PERCENTILES).items())
             vals["bw"] = (float(st["bw_bytes"]) if "bw_bytes" in st  # else fio 2.x: KiB/s
                           else units.convert(float(st["bw"]), "KiB/s", "B/s"))
             vals["iops"] = float(st["iops"])
