@@ -118,3 +118,29 @@ def test_pkb_samples_checked_naming_file_and_line(tmp_path, extra, message):
     with pytest.raises(BenchcastError, match=message):
         pkb.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
 
+
+
+def _collapsed(line: str) -> str:
+    """A sample as PKB's default JSON output writes it (NewlineDelimitedJSONPublisher with
+    collapse_labels): its metadata as a labels string, publisher.GetLabelsFromDict's encoding."""
+    s = json.loads(line)
+    md = s.pop("metadata", {})
+    s["labels"] = ",".join(f"|{k}:{v}|" for k, v in sorted(md.items()))
+    return json.dumps(s)
+
+
+def test_pkb_default_output_with_labels_reads_as_with_metadata(tmp_path):
+    """Before: every fio sample of PKB's default output was refused ('metadata lacks rw'), and a
+    YCSB load-stage sample was recorded as the run stage's workload."""
+    (tmp_path / "meta.json").write_text(PKB_YCSB_FILE + PKB_FILE)
+    (tmp_path / "labels.json").write_text("\n".join(_collapsed(ln) for ln in (PKB_YCSB_FILE + PKB_FILE).splitlines()
+                                                    if ln.strip()) + "\n")
+    spec = {"engine": "redis", "workload": "b", "data_size": "1GB", "threads": 4}
+    cols = ["benchmark", "workload", "op", "metric", "cell", "value"]
+    got = [pkb.pkb({"vm": str(tmp_path / f)}, study="s", source="p", ycsb=spec)[cols].sort_values(cols)
+           .reset_index(drop=True) for f in ("meta.json", "labels.json")]
+    assert got[0].equals(got[1]) and "load" in set(got[1]["workload"])
+    (tmp_path / "bad.json").write_text(json.dumps({"metric": "rr:read:iops", "value": 5, "unit": "",
+                                                   "labels": "|rw:randread|,|blocksize|"}) + "\n")
+    with pytest.raises(BenchcastError, match=r"bad.json: line 1: PKB label 'blocksize' is not key:value"):
+        pkb.pkb({"vm": str(tmp_path / "bad.json")}, study="s", source="p")

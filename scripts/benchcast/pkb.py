@@ -33,7 +33,25 @@ def _pkb_sample(line: str, path: Path, lineno: int) -> dict | None:
         raise BenchcastError(f"{path}: line {lineno}: not a PKB sample (JSON: {exc.msg})") from None
     if not isinstance(s, dict) or not {"metric", "value", "unit"} <= set(s):
         raise BenchcastError(f"{path}: line {lineno}: a PKB sample needs metric, value and unit")
+    if not isinstance(s.get("metadata"), dict) and isinstance(s.get("labels"), str):
+        s["metadata"] = _labels(s["labels"], f"{path}: line {lineno}")
     return s
+
+
+def _labels(text: str, where: str) -> dict:
+    """The metadata of a sample PKB wrote with its labels collapsed (its default JSON output:
+    ``"labels": "|k1:v1|,|k2:v2|"``), decoded as PKB's publisher.LabelsToDict does."""
+    if not text:
+        return {}
+    if not (text.startswith("|") and text.endswith("|")):
+        raise BenchcastError(f"{where}: PKB labels are not |key:value|,|key:value|...: {text[:60]!r}")
+    out = {}
+    for entry in text[1:-1].split("|,|"):
+        key, sep, value = entry.partition(":")
+        if not sep:
+            raise BenchcastError(f"{where}: PKB label {entry[:60]!r} is not key:value")
+        out[key] = value
+    return out
 
 
 #: PKB's YCSB samples: '<op> <statistic>' (YCSB's summary line without its unit, or '<op> pXX
@@ -90,7 +108,8 @@ def _pkb_ycsb_row(s: dict, op: str, stat: str, where: str) -> dict | None:
 
 
 def pkb(device_files: dict, study: str, source: str, ycsb: dict | None = None) -> pd.DataFrame:
-    """Records from PerfKitBenchmarker sample files (JSON lines of metric, value, unit, metadata).
+    """Records from PerfKitBenchmarker sample files (JSON lines of metric, value, unit, metadata;
+    or labels, PKB's default JSON output, its metadata collapsed to ``|key:value|,...``).
 
     fio samples: ``<job>:<mode>:bandwidth`` (fio's KiB/s, labelled KB/s), ``<job>:<mode>:latency``
     and ``...:latency:p50/p99/p99.9`` (fio's completion latency, usec: metrics clat_*), and
