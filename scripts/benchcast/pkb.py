@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,20 @@ PKB_YCSB = {"AverageLatency": "lat_mean", "50thPercentileLatency": "lat_p50", "9
 _PKB_YCSB_UNITS = {"ops": "ops", "throughput": "ops/s", "runtime": "ms"}
 
 
+#: Metadata PKB adds to a fio sample beside the job file's options: each sample's statistics
+#: (fio.ParseResults: bw_* of a bandwidth sample; min ... p99.99 of a latency sample) and the
+#: publisher's facts of the run (its run number, version, VMs and their disks).
+_PKB_STATISTICS = re.compile(r"^(bw_(min|max|dev|agg|mean)|min|max|mean|stddev|p\d+(\.\d+)?)$")
+_PKB_PREFIXES = ("fio_", "vm_", "data_disk_", "perfkitbenchmarker_", "container_cluster_", "managed_relational_db_",
+                 "tpu_")
+_PKB_RUN = {"run_number", "hostnames", "project", "simulate_maintenance", "set_files", "sysctl", "run_uri",
+            "sample_uri", "timestamp", "owner", "official", "product_name", "test"}
+
+
+def _pkb_own(key: str) -> bool:
+    return bool(_PKB_STATISTICS.match(key)) or key.startswith(_PKB_PREFIXES) or key in _PKB_RUN
+
+
 def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
     from . import fiojson
 
@@ -78,8 +93,9 @@ def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
     md = s.get("metadata") or {}
     if "rw" not in md:
         raise BenchcastError(f"{where}: fio sample metadata lacks rw")
-    # PKB copies the job file's options, spelled as in a job file, beside its own (fio_job ...)
-    opts = {k: v for k, v in md.items() if not str(k).startswith("fio_") and k != "blocksize"}
+    # PKB copies the job file's options, spelled as in a job file, beside its own (fio_job ...,
+    # the sample's statistics, the run's and its VMs' facts): those are no part of the cell
+    opts = {k: v for k, v in md.items() if not _pkb_own(str(k)) and k != "blocksize"}
     opts.update({"bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
                  "size": md.get("size", md.get("filesize", "0"))})
     keys = fiojson.job_keys({"job options": opts}, None, where)
