@@ -186,3 +186,13 @@ def test_percentiles_of_the_total_latency_are_recorded_as_lat_percentiles(tmp_pa
     got = {(r.op, r.metric): r.value for r in fiojson.parse(path, study="s", device="d").itertuples()}
     assert got[("write", "lat_p50")] == pytest.approx(2375.680) and got[("write", "lat_p99.9")] == pytest.approx(6127.616)
     assert not any(m.startswith("clat_p") for _, m in got)
+
+
+def test_a_file_windows_powershell_wrote_reads_as_its_utf8_copy(tmp_path):
+    """`fio ... > out.json` in Windows PowerShell 5 writes UTF-16 with a byte-order mark (before:
+    'fio output is not text'); a UTF-8 mark is dropped too."""
+    text = (THIRDPARTY / "cbt-rawfio-json-normal.txt").read_text()
+    want = fiojson.parse(THIRDPARTY / "cbt-rawfio-json-normal.txt", study="s", device="d")["value"].tolist()
+    for name, data in (("u16.json", text.encode("utf-16")), ("u8bom.json", b"\xef\xbb\xbf" + text.encode())):
+        (tmp_path / name).write_bytes(data)
+        assert fiojson.parse(tmp_path / name, study="s", device="d")["value"].tolist() == want

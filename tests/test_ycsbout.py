@@ -221,3 +221,9 @@ def test_real_console_output_with_status_and_log_lines():
     assert got == {("overall", "runtime"): 10018.0, ("overall", "throughput"): 1666.8995807546416,
                    ("read", "ops"): 16699.0, ("read", "lat_mean"): 3981.7847775315886, ("read", "lat_p95"): 6171.0,
                    ("read", "lat_p99"): 10215.0}
+
+
+def test_an_output_windows_powershell_wrote_reads_as_its_utf8_copy(tmp_path):
+    src = THIRDPARTY / "ycsb-0.12-mongodb-async-run.txt"
+    (tmp_path / "u16.txt").write_bytes(src.read_text().replace("\n", "\r\n").encode("utf-16"))
+    assert ycsbout.parse(tmp_path / "u16.txt")["value"].tolist() == ycsbout.parse(src)["value"].tolist()

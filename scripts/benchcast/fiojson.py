@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import BenchcastError, host
+from . import BenchcastError, host, result_text
 from . import units
 from .units import parse_size, size_label
 from .workloads import APPEND
@@ -30,7 +30,7 @@ def load(path) -> dict:
     object (two runs appended to one file) is an error naming its line."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = result_text(path)
     except FileNotFoundError:
         raise BenchcastError(f"{path}: no fio output file") from None
     except UnicodeDecodeError:

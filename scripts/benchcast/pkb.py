@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records, units
+from . import BenchcastError, records, result_text, units
 from . import importchecks as chk
 from .importers import FILE_PATTERNS, input_files
 
@@ -170,7 +170,7 @@ def _pkb_samples(path: Path) -> tuple[list[dict], list[dict]]:
 
     ycsb_ops = {op.lower() for op in OPERATIONS}
     rows, app, places = [], [], ([], [])
-    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+    for lineno, line in enumerate(result_text(path, errors="replace").splitlines(), start=1):
         s = _pkb_sample(line, path, lineno)
         if not s:
             continue

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import BenchcastError
+from . import BenchcastError, result_text
 from . import records as rec
 from .units import HISTOGRAM_METRIC
 
@@ -235,7 +235,7 @@ def parse(path, **columns) -> pd.DataFrame:
 
     path = Path(path)
     try:
-        text = path.read_text(errors="replace")
+        text = result_text(path, errors="replace")
     except FileNotFoundError:
         raise BenchcastError(f"{path}: no such YCSB output file") from None
     parsed = parse_text(text, str(path))
