@@ -115,7 +115,8 @@ def test_real_json_normal_output_reads_the_json_between_fios_text(tmp_path):
     text = src.read_text()
     two = tmp_path / "two.json"
     two.write_text(text + text)
-    with pytest.raises(BenchcastError, match=r"two.json: line \d+: a second fio JSON output"):
+    second = len(text.splitlines()) + 4  # the second copy's "{" (its 3 job lines first)
+    with pytest.raises(BenchcastError, match=rf"two.json: line {second}: a second fio JSON output"):
         fiojson.load(two)
 
 

@@ -44,7 +44,8 @@ def load(path) -> dict:
         raise BenchcastError(f"{path}: fio JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
     after = text[end:]
     if after.lstrip().startswith("{") or "\n{" in after:  # two outputs appended to one file (fio ... >> out)
-        line = text.count("\n", 0, end + after.find("{")) + 1
+        second = after.find("{") if after.lstrip().startswith("{") else after.find("\n{") + 1
+        line = text.count("\n", 0, end + second) + 1
         raise BenchcastError(f"{path}: line {line}: a second fio JSON output after the first: one output per file")
     if isinstance(data, dict) and data.get("benchcast_skipped"):
         return data
