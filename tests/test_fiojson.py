@@ -96,3 +96,104 @@ def test_job_error_and_no_io_are_errors(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps(fio_json(read=False)))
     with pytest.raises(BenchcastError, match=r"b.json: fio job did no I/O"):
         fiojson.parse(tmp_path / "b.json", study="s", device="d")
+
+
+THIRDPARTY = __import__("pathlib").Path(__file__).resolve().parent / "data" / "thirdparty"
+
+
+def test_real_json_normal_output_reads_the_json_between_fios_text(tmp_path):
+    """A real CBT output (--output-format=json,normal): job lines, the JSON, then fio's text output."""
+    src = THIRDPARTY / "cbt-rawfio-json-normal.txt"
+    df = fiojson.parse(src, study="s", device="nvme")
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got == pytest.approx({("write", "lat_mean"): 2492.474939713, ("write", "clat_mean"): 2486.019027849,
+                                 ("write", "clat_p50"): 2375.680, ("write", "clat_p99"): 4751.360,
+                                 ("write", "clat_p99.9"): 6127.616, ("write", "bw"): 13116864.0,
+                                 ("write", "iops"): 3201.659668})
+    assert df["cell"].iloc[0].startswith("rw=randwrite bs=4K iodepth=8 numjobs=1 ioengine=libaio direct=1")
+    # two runs appended to one file (fio ... >> out.json): refused, naming the second's line
+    text = src.read_text()
+    two = tmp_path / "two.json"
+    two.write_text(text + text)
+    second = len(text.splitlines()) + 4  # the second copy's "{" (its 3 job lines first)
+    with pytest.raises(BenchcastError, match=rf"two.json: line {second}: a second fio JSON output"):
+        fiojson.load(two)
+
+
+def _cbt_json() -> dict:
+    text = (THIRDPARTY / "cbt-rawfio-json-normal.txt").read_text()
+    return json.JSONDecoder().raw_decode(text, text.index("\n{") + 1)[0]
+
+
+def test_unified_rw_reporting_read_as_the_op_of_a_one_way_workload_refused_for_a_mix(tmp_path):
+    """fio --unified_rw_reporting=1 reports a job's I/O as 'mixed' (the real CBT output, its write
+    section moved there as fio would write it): a randwrite's are its writes; a randrw's cannot be
+    told apart, refused with one line (before: 'did no I/O')."""
+    data = _cbt_json()
+    job = data["jobs"][0]
+    job["mixed"] = job.pop("write")
+    del job["read"], job["trim"]
+    data["global options"]["unified_rw_reporting"] = "1"
+    one = tmp_path / "unified.json"
+    one.write_text(json.dumps(data, indent=2))
+    df = fiojson.parse(one, study="s", device="nvme")
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got[("write", "iops")] == 3201.659668 and got[("write", "bw")] == 13116864.0
+    assert got[("write", "clat_p99")] == pytest.approx(4751.36)
+    data["global options"]["rw"] = "randrw"
+    mix = tmp_path / "mix.json"
+    mix.write_text(json.dumps(data, indent=2))
+    with pytest.raises(BenchcastError, match=r"mix.json: jobs\[0\] \(/dev/nvme8n6\): rw=randrw reported with "
+                                             r"unified_rw_reporting"):
+        fiojson.load(mix)
+
+
+def test_client_server_output_of_one_client_imports_of_several_is_refused(tmp_path):
+    """fio --client output holds client_stats, not jobs (the real CBT job, as one client reports it)."""
+    data = _cbt_json()
+    job = {**data.pop("jobs")[0], "hostname": "loader1", "port": 8765}
+    data["client_stats"] = [job]
+    one = tmp_path / "client.json"
+    one.write_text(json.dumps(data, indent=2))
+    df = fiojson.parse(one, study="s", device="nvme")
+    assert {(r.op, r.metric): r.value for r in df.itertuples()}[("write", "iops")] == 3201.659668
+    data["client_stats"] = [job, {**job, "hostname": "loader2"}, {**job, "jobname": "All clients"}]
+    two = tmp_path / "clients.json"
+    two.write_text(json.dumps(data, indent=2))
+    with pytest.raises(BenchcastError, match=r"clients.json: fio client/server output of 2 clients \(loader1, loader2\)"):
+        fiojson.load(two)
+
+
+def test_real_fio_2_output_usec_and_kib_per_s(tmp_path):
+    """PKB's fio 2.17 output: two jobs of numjobs=2 with group_reporting, latencies in usec, bw in KiB/s."""
+    from benchcast import importers
+
+    recs = importers.fio_json({"gce": str(THIRDPARTY / "pkb-fio-2.17-numjobs2.json")}, study="s", source="src")
+    got = {(r.workload, r.op, r.metric): r.value for r in recs.itertuples()}
+    assert len(got) == 14 and set(recs["numjobs"]) == {2} and set(recs["block_size"]) == {16384}
+    assert got[("randread", "read", "lat_mean")] == 245.531122 and got[("randread", "read", "clat_p99")] == 1352
+    assert got[("randread", "read", "bw")] == 129386 * 1024 and got[("randread", "read", "iops")] == 8086.673998
+    assert got[("randwrite", "write", "clat_p99.9")] == 5728 and got[("randwrite", "write", "bw")] == 39312 * 1024
+
+
+def test_percentiles_of_the_total_latency_are_recorded_as_lat_percentiles(tmp_path):
+    """fio --lat_percentiles=1 --clat_percentiles=0 reports its percentiles under lat_ns, none under
+    clat_ns (the real CBT job, its percentiles moved there): recorded as lat_p*, not dropped."""
+    data = _cbt_json()
+    st = data["jobs"][0]["write"]
+    st["lat_ns"]["percentile"] = st["clat_ns"].pop("percentile")
+    path = tmp_path / "lat.json"
+    path.write_text(json.dumps(data, indent=2))
+    got = {(r.op, r.metric): r.value for r in fiojson.parse(path, study="s", device="d").itertuples()}
+    assert got[("write", "lat_p50")] == pytest.approx(2375.680) and got[("write", "lat_p99.9")] == pytest.approx(6127.616)
+    assert not any(m.startswith("clat_p") for _, m in got)
+
+
+def test_a_file_windows_powershell_wrote_reads_as_its_utf8_copy(tmp_path):
+    """`fio ... > out.json` in Windows PowerShell 5 writes UTF-16 with a byte-order mark (before:
+    'fio output is not text'); a UTF-8 mark is dropped too."""
+    text = (THIRDPARTY / "cbt-rawfio-json-normal.txt").read_text()
+    want = fiojson.parse(THIRDPARTY / "cbt-rawfio-json-normal.txt", study="s", device="d")["value"].tolist()
+    for name, data in (("u16.json", text.encode("utf-16")), ("u8bom.json", b"\xef\xbb\xbf" + text.encode())):
+        (tmp_path / name).write_bytes(data)
+        assert fiojson.parse(tmp_path / name, study="s", device="d")["value"].tolist() == want

@@ -118,3 +118,47 @@ def test_pkb_samples_checked_naming_file_and_line(tmp_path, extra, message):
     with pytest.raises(BenchcastError, match=message):
         pkb.pkb({"vm": str(tmp_path)}, study="s", source="import:pkb")
 
+
+
+def _collapsed(line: str) -> str:
+    """A sample as PKB's default JSON output writes it (NewlineDelimitedJSONPublisher with
+    collapse_labels): its metadata as a labels string, publisher.GetLabelsFromDict's encoding."""
+    s = json.loads(line)
+    md = s.pop("metadata", {})
+    s["labels"] = ",".join(f"|{k}:{v}|" for k, v in sorted(md.items()))
+    return json.dumps(s)
+
+
+def test_pkb_default_output_with_labels_reads_as_with_metadata(tmp_path):
+    """Before: every fio sample of PKB's default output was refused ('metadata lacks rw'), and a
+    YCSB load-stage sample was recorded as the run stage's workload."""
+    (tmp_path / "meta.json").write_text(PKB_YCSB_FILE + PKB_FILE)
+    (tmp_path / "labels.json").write_text("\n".join(_collapsed(ln) for ln in (PKB_YCSB_FILE + PKB_FILE).splitlines()
+                                                    if ln.strip()) + "\n")
+    spec = {"engine": "redis", "workload": "b", "data_size": "1GB", "threads": 4}
+    cols = ["benchmark", "workload", "op", "metric", "cell", "value"]
+    got = [pkb.pkb({"vm": str(tmp_path / f)}, study="s", source="p", ycsb=spec)[cols].sort_values(cols)
+           .reset_index(drop=True) for f in ("meta.json", "labels.json")]
+    assert got[0].equals(got[1]) and "load" in set(got[1]["workload"])
+    (tmp_path / "bad.json").write_text(json.dumps({"metric": "rr:read:iops", "value": 5, "unit": "",
+                                                   "labels": "|rw:randread|,|blocksize|"}) + "\n")
+    with pytest.raises(BenchcastError, match=r"bad.json: line 1: PKB label 'blocksize' is not key:value"):
+        pkb.pkb({"vm": str(tmp_path / "bad.json")}, study="s", source="p")
+
+
+def test_pkb_own_metadata_is_no_part_of_the_cell(tmp_path):
+    """PKB's fio samples carry their statistics (bw_min ... of a bandwidth sample, min ... p99.99 of
+    a latency sample, fio.ParseResults) and the run's facts (run_number, perfkitbenchmarker_version,
+    vm_*) beside the job's options: before, each sample kind was a cell of its own and two runs never
+    repeats of one."""
+    def run(n):
+        extra = {"perfkitbenchmarker_version": "v1.12.0", "run_number": str(n), "vm_1_zone": f"us-east-1{n}"}
+        return "\n".join([pkb_line("rr:read:bandwidth", 400000 + n, "KB/s", bw_min=1000 + n, bw_mean=399000, **extra),
+                          pkb_line("rr:read:latency", 310.5, "usec", min=20, mean=310.5, p99=900, stddev=4.5, **extra),
+                          pkb_line("rr:read:latency:p99", 900, "usec", min=20, mean=310.5, p99=900, **extra),
+                          pkb_line("rr:read:iops", 100000, "", **extra)]) + "\n"
+    (tmp_path / "a.json").write_text(run(0))
+    (tmp_path / "b.json").write_text(run(1))
+    recs = pkb.pkb({"gce_pd": str(tmp_path)}, study="s", source="import:pkb")
+    assert recs["cell"].nunique() == 1 and "bw_min" not in recs["cell"].iloc[0]
+    assert sorted(recs.loc[recs["metric"] == "bw", "run"]) == [0, 1]

@@ -112,6 +112,9 @@ def _line(n, new):
      r"line 14: duplicate line \(the same as line 13: \[READ\], AverageLatency\(us\)\)"),
     (_line(13, ["[READ], AverageLatency(us), 50.4495", "[READ], AverageLatency(us), 61.2"]),
      r"line 14: conflicting duplicate of line 13 \(\[READ\], AverageLatency\(us\): 50.4495 vs 61.2\)"),
+    (_line(12, ["\t[READ], Operations, 2000 #total operations"]),
+     r"line 12: not a YCSB measurement line \(\[NAME\], measurement, value\): '\[READ\], Operations, 2000 #total"),
+    (_line(12, ["[READ], Operations"]), r"line 12: not a YCSB measurement line"),
     ("", r"no YCSB measurements found \(an empty file\)"),
     ("YCSB Client 0.17.0\nLoading workload...\nStarting test.\n2024-05-01 10:00:00:000 0 sec: 0 operations; "
      "est completion in 0 second\n", r"no YCSB measurements found \(no \[OPERATION\], measurement, value line\)"),
@@ -170,3 +173,57 @@ def test_two_series_of_one_operation_read_as_the_hdrhistogram_one():
     assert ycsbout.parse_text(hdr + bucket, "x") == ycsbout.parse_text(READ_ONLY, "x")
     with pytest.raises(BenchcastError, match=r"x: line 27: unknown operation 'BucketREED'"):
         ycsbout.parse_text(hdr + bucket.replace("[BucketREAD], 0,", "[BucketREED], 0,"), "x")
+
+
+THIRDPARTY = DATA.parent / "thirdparty"
+
+
+def test_real_ycsb_0_12_output_reads_every_figure():
+    df = ycsbout.parse(THIRDPARTY / "ycsb-0.12-mongodb-async-run.txt", study="s", device="d", engine="mongodb",
+                       workload="a", threads=8, data_size=1)
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got == {("overall", "runtime"): 426187.0, ("overall", "throughput"): 23463.878532193616,
+                   ("read", "ops"): 4998463.0, ("read", "lat_mean"): 299.4424374052584,
+                   ("read", "lat_p95"): 455.0, ("read", "lat_p99"): 647.0,
+                   ("update", "ops"): 5001537.0, ("update", "lat_mean"): 377.1531887097906,
+                   ("update", "lat_p95"): 541.0, ("update", "lat_p99"): 794.0}
+
+
+def test_real_ycsb_0_1_output_integer_return_codes_and_ms_percentiles(tmp_path):
+    """YCSB 0.1.x: Return=0 is success; percentiles in whole ms (converted to us; 0 ms is no latency)."""
+    src = THIRDPARTY / "ycsb-0.1.4-mongodb-workloada.txt"
+    with pytest.raises(BenchcastError, match=r"ycsb-0.1.4-mongodb-workloada.txt: line 15: \[UPDATE\], "
+                                             r"95thPercentileLatency\(ms\): 0 ms is below the resolution"):
+        ycsbout.parse(src)
+    lines = src.read_text().splitlines(keepends=True)
+    kept = tmp_path / "a.txt"
+    kept.write_text("".join(ln for ln in lines if "PercentileLatency(ms), 0" not in ln)
+                    + "[READ], 99thPercentileLatency(ms), 3\n")
+    df = ycsbout.parse(kept)
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got == {("overall", "runtime"): 265.0, ("overall", "throughput"): 3773.5849056603774,
+                   ("update", "ops"): 491.0, ("update", "lat_mean"): 216.9205702647658,
+                   ("read", "ops"): 509.0, ("read", "lat_mean"): 173.4106090373281, ("read", "lat_p99"): 3000.0}
+    bad = tmp_path / "b.txt"
+    bad.write_text(kept.read_text().replace("[READ], Return=0, 509", "[READ], Return=0, 497\n[READ], Return=-1, 12"))
+    with pytest.raises(BenchcastError, match=r"failed operations: read Return=-1 x12"):
+        ycsbout.parse(bad)
+    both = tmp_path / "c.txt"
+    both.write_text(kept.read_text() + "[READ], 99thPercentileLatency(us), 2950\n")
+    with pytest.raises(BenchcastError, match=r"c.txt: line \d+: \[READ\], 99thPercentileLatency\(us\): lat_p99 of READ again"):
+        ycsbout.parse(both)
+
+
+def test_real_console_output_with_status_and_log_lines():
+    df = ycsbout.parse(THIRDPARTY / "pkb-ycsb-bigtable-status-lines.dat", study="s", device="d", engine="bigtable",
+                       workload="c", threads=8, data_size=1)
+    got = {(r.op, r.metric): r.value for r in df.itertuples()}
+    assert got == {("overall", "runtime"): 10018.0, ("overall", "throughput"): 1666.8995807546416,
+                   ("read", "ops"): 16699.0, ("read", "lat_mean"): 3981.7847775315886, ("read", "lat_p95"): 6171.0,
+                   ("read", "lat_p99"): 10215.0}
+
+
+def test_an_output_windows_powershell_wrote_reads_as_its_utf8_copy(tmp_path):
+    src = THIRDPARTY / "ycsb-0.12-mongodb-async-run.txt"
+    (tmp_path / "u16.txt").write_bytes(src.read_text().replace("\n", "\r\n").encode("utf-16"))
+    assert ycsbout.parse(tmp_path / "u16.txt")["value"].tolist() == ycsbout.parse(src)["value"].tolist()

@@ -12,22 +12,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import BenchcastError, host
+from . import BenchcastError, host, result_text
 from . import units
 from .units import parse_size, size_label
 from .workloads import APPEND
 
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
 PERCENTILES = {"clat_p50": "50.000000", "clat_p99": "99.000000", "clat_p99.9": "99.900000"}
-#: Percentiles of the sync calls (op ``sync``; fio keeps only their total latency).
+#: Percentiles of the total latency: of the sync calls (op ``sync``; fio keeps only their total
+#: latency), and of reads and writes where fio reports them (``lat_percentiles=1``).
 SYNC_PERCENTILES = {"lat_p50": "50.000000", "lat_p99": "99.000000", "lat_p99.9": "99.900000"}
 
 
 def load(path) -> dict:
-    """Read a fio JSON output file. Any text fio printed before the JSON object is skipped."""
+    """Read a fio JSON output file. Any text fio printed before the JSON object (warnings, the job
+    lines of ``--output-format=json,normal``) and its text output after it are skipped; a second JSON
+    object (two runs appended to one file) is an error naming its line."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = result_text(path)
     except FileNotFoundError:
         raise BenchcastError(f"{path}: no fio output file") from None
     except UnicodeDecodeError:
@@ -35,23 +38,66 @@ def load(path) -> dict:
     start = text.find("\n{") + 1 if not text.startswith("{") else 0
     if not text.strip() or (start == 0 and not text.startswith("{")):
         raise BenchcastError(f"{path}: not fio JSON output (no JSON object found)")
-    try:
-        data = json.loads(text[start:])
+    try:  # fio's text output may follow too (--output-format=json,normal)
+        data, end = json.JSONDecoder().raw_decode(text, start)
     except json.JSONDecodeError as exc:
         raise BenchcastError(f"{path}: fio JSON is truncated or malformed ({exc.msg} at line {exc.lineno})") from None
+    after = text[end:]
+    if after.lstrip().startswith("{") or "\n{" in after:  # two outputs appended to one file (fio ... >> out)
+        second = after.find("{") if after.lstrip().startswith("{") else after.find("\n{") + 1
+        line = text.count("\n", 0, end + second) + 1
+        raise BenchcastError(f"{path}: line {line}: a second fio JSON output after the first: one output per file")
     if isinstance(data, dict) and data.get("benchcast_skipped"):
         return data
+    if isinstance(data, dict) and "jobs" not in data and isinstance(data.get("client_stats"), list):
+        data["jobs"] = _client_jobs(data["client_stats"], path)
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:
         raise BenchcastError(f"{path}: fio JSON has no jobs")
     for k, job in enumerate(data["jobs"]):
         if not isinstance(job, dict) or not isinstance(job.get("job options", {}), dict):
             raise BenchcastError(f"{path}: jobs[{k}]: not a fio job (an object with its options and statistics)")
+        _unified(job, data.get("global options"), f"{path}: jobs[{k}] ({job.get('jobname', '')})")
     return data
+
+
+def _client_jobs(stats: list, path) -> list:
+    """The jobs of fio's client/server output (``client_stats``) of one client; the output of
+    several clients (each its own host, and their sum "All clients") is refused, naming them."""
+    jobs = [j for j in stats if isinstance(j, dict) and j.get("jobname") != "All clients"]
+    hosts = sorted({str(j.get("hostname", "")) for j in jobs})
+    if len(hosts) > 1:
+        raise BenchcastError(f"{path}: fio client/server output of {len(hosts)} clients ({', '.join(hosts)}): "
+                             f"each measured from its own host; import one client's output per device")
+    return jobs
+
+
+def _unified(job: dict, global_options, where) -> None:
+    """A job run with ``unified_rw_reporting`` reports its I/O as ``mixed`` (reads and writes
+    together): read as the op of a workload that does one (randread's reads); refused for a mixed
+    workload, whose reads and writes it cannot tell apart."""
+    mixed = job.get("mixed")
+    if not isinstance(mixed, dict) or any(isinstance(job.get(op), dict) and _did_io(job[op])
+                                          for op in ("read", "write", "trim")):
+        return
+    if not _did_io(mixed):
+        return
+    rw = str({**(global_options or {}), **(job.get("job options") or {})}.get("rw", "read"))
+    op = {"randread": "read", "read": "read", "randwrite": "write", "write": "write",
+          "randtrim": "trim", "trim": "trim"}.get(rw)
+    if op is None:
+        raise BenchcastError(f"{where}: rw={rw} reported with unified_rw_reporting (reads and writes together as "
+                             f"'mixed'): benchcast records them apart; run it without unified_rw_reporting")
+    job[op] = mixed
+
+
+def _did_io(st: dict) -> bool:
+    return isinstance(st, dict) and (st.get("total_ios", 0) > 0 or st.get("io_bytes", 0) > 0)
 
 
 def job_rows(job: dict, where) -> list[dict]:
     """Record rows (op, metric, unit, value) of one job of a fio JSON output: latencies in us from
-    fio 3's ``lat_ns``/``clat_ns`` or older versions' ``lat``/``clat`` (already us), bandwidth in
+    fio 3's ``lat_ns``/``clat_ns`` or older versions' ``lat``/``clat`` (already us; percentiles of
+    either as clat_p* and lat_p*, whichever fio reports), bandwidth in
     B/s (``bw_bytes``, else ``bw`` in KiB/s), IOPS, for each operation that did I/O, plus the sync
     calls of a syncing job (op ``sync``). ``where`` names the file in errors."""
     rows = []
@@ -67,6 +113,8 @@ def job_rows(job: dict, where) -> list[dict]:
             vals = {"lat_mean": units.convert(lat["mean"], unit, "us"),
                     "clat_mean": units.convert(clat["mean"], unit, "us")}
             vals.update((m, units.convert(v, unit, "us")) for m, v in _percentiles(clat, PERCENTILES).items())
+            # lat_percentiles=1: fio reports the percentiles of the total latency (lat_ns) too, or instead
+            vals.update((m, units.convert(v, unit, "us")) for m, v in _percentiles(lat, SYNC_PERCENTILES).items())
             vals["bw"] = (float(st["bw_bytes"]) if "bw_bytes" in st  # else fio 2.x: KiB/s
                           else units.convert(float(st["bw"]), "KiB/s", "B/s"))
             vals["iops"] = float(st["iops"])

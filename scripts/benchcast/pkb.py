@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records, units
+from . import BenchcastError, records, result_text, units
 from . import importchecks as chk
 from .importers import FILE_PATTERNS, input_files
 
@@ -33,7 +34,25 @@ def _pkb_sample(line: str, path: Path, lineno: int) -> dict | None:
         raise BenchcastError(f"{path}: line {lineno}: not a PKB sample (JSON: {exc.msg})") from None
     if not isinstance(s, dict) or not {"metric", "value", "unit"} <= set(s):
         raise BenchcastError(f"{path}: line {lineno}: a PKB sample needs metric, value and unit")
+    if not isinstance(s.get("metadata"), dict) and isinstance(s.get("labels"), str):
+        s["metadata"] = _labels(s["labels"], f"{path}: line {lineno}")
     return s
+
+
+def _labels(text: str, where: str) -> dict:
+    """The metadata of a sample PKB wrote with its labels collapsed (its default JSON output:
+    ``"labels": "|k1:v1|,|k2:v2|"``), decoded as PKB's publisher.LabelsToDict does."""
+    if not text:
+        return {}
+    if not (text.startswith("|") and text.endswith("|")):
+        raise BenchcastError(f"{where}: PKB labels are not |key:value|,|key:value|...: {text[:60]!r}")
+    out = {}
+    for entry in text[1:-1].split("|,|"):
+        key, sep, value = entry.partition(":")
+        if not sep:
+            raise BenchcastError(f"{where}: PKB label {entry[:60]!r} is not key:value")
+        out[key] = value
+    return out
 
 
 #: PKB's YCSB samples: '<op> <statistic>' (YCSB's summary line without its unit, or '<op> pXX
@@ -43,6 +62,20 @@ PKB_YCSB = {"AverageLatency": "lat_mean", "50thPercentileLatency": "lat_p50", "9
             "p95 latency": "lat_p95", "p99 latency": "lat_p99", "p99.9 latency": "lat_p99.9",
             "Operations": "ops", "Throughput": "throughput", "RunTime": "runtime"}
 _PKB_YCSB_UNITS = {"ops": "ops", "throughput": "ops/s", "runtime": "ms"}
+
+
+#: Metadata PKB adds to a fio sample beside the job file's options: each sample's statistics
+#: (fio.ParseResults: bw_* of a bandwidth sample; min ... p99.99 of a latency sample) and the
+#: publisher's facts of the run (its run number, version, VMs and their disks).
+_PKB_STATISTICS = re.compile(r"^(bw_(min|max|dev|agg|mean)|min|max|mean|stddev|p\d+(\.\d+)?)$")
+_PKB_PREFIXES = ("fio_", "vm_", "data_disk_", "perfkitbenchmarker_", "container_cluster_", "managed_relational_db_",
+                 "tpu_")
+_PKB_RUN = {"run_number", "hostnames", "project", "simulate_maintenance", "set_files", "sysctl", "run_uri",
+            "sample_uri", "timestamp", "owner", "official", "product_name", "test"}
+
+
+def _pkb_own(key: str) -> bool:
+    return bool(_PKB_STATISTICS.match(key)) or key.startswith(_PKB_PREFIXES) or key in _PKB_RUN
 
 
 def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
@@ -60,8 +93,9 @@ def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
     md = s.get("metadata") or {}
     if "rw" not in md:
         raise BenchcastError(f"{where}: fio sample metadata lacks rw")
-    # PKB copies the job file's options, spelled as in a job file, beside its own (fio_job ...)
-    opts = {k: v for k, v in md.items() if not str(k).startswith("fio_") and k != "blocksize"}
+    # PKB copies the job file's options, spelled as in a job file, beside its own (fio_job ...,
+    # the sample's statistics, the run's and its VMs' facts): those are no part of the cell
+    opts = {k: v for k, v in md.items() if not _pkb_own(str(k)) and k != "blocksize"}
     opts.update({"bs": md.get("blocksize", md.get("bs", "4k")), "ioengine": md.get("ioengine", ""),
                  "size": md.get("size", md.get("filesize", "0"))})
     keys = fiojson.job_keys({"job options": opts}, None, where)
@@ -90,7 +124,8 @@ def _pkb_ycsb_row(s: dict, op: str, stat: str, where: str) -> dict | None:
 
 
 def pkb(device_files: dict, study: str, source: str, ycsb: dict | None = None) -> pd.DataFrame:
-    """Records from PerfKitBenchmarker sample files (JSON lines of metric, value, unit, metadata).
+    """Records from PerfKitBenchmarker sample files (JSON lines of metric, value, unit, metadata;
+    or labels, PKB's default JSON output, its metadata collapsed to ``|key:value|,...``).
 
     fio samples: ``<job>:<mode>:bandwidth`` (fio's KiB/s, labelled KB/s), ``<job>:<mode>:latency``
     and ``...:latency:p50/p99/p99.9`` (fio's completion latency, usec: metrics clat_*), and
@@ -135,7 +170,7 @@ def _pkb_samples(path: Path) -> tuple[list[dict], list[dict]]:
 
     ycsb_ops = {op.lower() for op in OPERATIONS}
     rows, app, places = [], [], ([], [])
-    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+    for lineno, line in enumerate(result_text(path, errors="replace").splitlines(), start=1):
         s = _pkb_sample(line, path, lineno)
         if not s:
             continue

@@ -23,14 +23,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import BenchcastError
+from . import BenchcastError, result_text
 from . import records as rec
 from .units import HISTOGRAM_METRIC
 
 #: The operations YCSB reports (CLEANUP, the client's own, is skipped).
 OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
-#: The return codes of a successful operation.
-OK_CODES = {"OK", "BATCHED_OK"}
+#: The return codes of a successful operation (YCSB 0.1.x printed integer codes: 0 was success).
+OK_CODES = {"OK", "BATCHED_OK", "0"}
 #: Lines YCSB's client prints of itself (its cleanup, the core workload's data check, the JVM's
 #: figures): known, not measurements of the database.
 CLIENT_LINES = {"CLEANUP", "VERIFY", "TOTAL_GCs", "TOTAL_GC_TIME", "TOTAL_GC_TIME_%", "MAX_MEM_USED",
@@ -49,11 +49,16 @@ _METRICS = {
     "99.9PercentileLatency(us)": ("lat_p99.9", "us"),
     "Operations": ("ops", "ops"),
 }
+#: Latencies YCSB printed in other units (0.1.x: ``95thPercentileLatency(ms)``; the timeseries
+#: measurement type: ``AverageLatency(ms)``): read as the same metric, converted to us.
+_LATENCY_UNITS = {"ms": 1000.0, "ns": 0.001}
+_UNIT_KEY = re.compile(r"^(.+)\((ms|ns)\)$")
 _OVERALL = {"Throughput(ops/sec)": ("throughput", "ops/s"), "RunTime(ms)": ("runtime", "ms")}
 #: Metrics no run measures as 0 (the rest must be finite and not negative).
 POSITIVE = {"lat_mean", "throughput", "ops"}
 _LINE = re.compile(r"^\[([^\]]+)\],\s*([^,]+?),\s*(\S+)\s*$")
 _STATUS = re.compile(r"^[A-Z][A-Z_]*$")
+_LINE_START = re.compile(r"^\[[^\]\s][^\]]*\],")
 
 
 def _json_entries(text: str, where: str):
@@ -88,13 +93,17 @@ def _json_entries(text: str, where: str):
     return out
 
 
-def _text_entries(text: str):
+def _text_entries(text: str, where: str):
     """(line, name, key, value) of the lines of YCSB's text exporter: ``[UPDATE], AverageLatency(us),
-    12.5``; other lines (the banner, status lines) are none."""
+    12.5``; other lines (the banner, status lines) are none. A line that starts as one (``[NAME],``)
+    but is not (a value with text after it, a field missing) is refused with its line, not skipped."""
     for n, line in enumerate(text.splitlines(), start=1):
         m = _LINE.match(line.strip())
         if m:
             yield n, m.group(1).strip(), m.group(2).strip(), m.group(3)
+        elif _LINE_START.match(line.strip()):
+            raise BenchcastError(f"{where}: line {n}: not a YCSB measurement line ([NAME], measurement, value): "
+                                 f"{line.strip()[:80]!r}")
 
 
 def _kind(name: str) -> tuple[str | None, str]:
@@ -139,7 +148,7 @@ def parse_text(text: str, where: str) -> dict:
     intended = False
     head = text.lstrip()[:200]
     is_json = head.startswith("{") or (head.startswith("[") and head[1:].lstrip().startswith("{"))
-    for n, name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text)):
+    for n, name, key, raw in (_json_entries(text, where) if is_json else _text_entries(text, where)):
         kind, op = _kind(name)
         if kind is None:
             raise BenchcastError(f"{where}: line {n}: unknown operation {name!r} (YCSB reports "
@@ -165,9 +174,23 @@ def parse_text(text: str, where: str) -> dict:
             returns.setdefault(op.lower(), {})[key[len("Return="):]] = int(value)
             continue
         table = _OVERALL if op == "OVERALL" else _METRICS
-        if key in table:
-            values[(op.lower(), table[key][0])] = value
-            lines[(op.lower(), table[key][0])] = (n, f"[{name}], {key}")
+        other_unit = _UNIT_KEY.match(key) if op != "OVERALL" else None
+        if key not in table and other_unit and f"{other_unit.group(1)}(us)" in table:
+            metric = table[f"{other_unit.group(1)}(us)"][0]
+            if value == 0 and other_unit.group(2) == "ms" and metric != "lat_mean":
+                raise BenchcastError(f"{where}: line {n}: [{name}], {key}: 0 ms is below the resolution of YCSB "
+                                     f"0.1.x's whole-ms percentiles, no latency; remove the line to import the "
+                                     f"file without it")
+            value = value * _LATENCY_UNITS[other_unit.group(2)]
+        elif key in table:
+            metric = table[key][0]
+        else:
+            continue
+        if (op.lower(), metric) in lines:
+            raise BenchcastError(f"{where}: line {n}: [{name}], {key}: {metric} of {op} again (first at line "
+                                 f"{lines[(op.lower(), metric)][0]}, in another unit)")
+        values[(op.lower(), metric)] = value
+        lines[(op.lower(), metric)] = (n, f"[{name}], {key}")
     if not values:
         why = "an empty file" if not text.strip() else "no [OPERATION], measurement, value line"
         raise BenchcastError(f"{where}: no YCSB measurements found ({why})")
@@ -212,7 +235,7 @@ def parse(path, **columns) -> pd.DataFrame:
 
     path = Path(path)
     try:
-        text = path.read_text(errors="replace")
+        text = result_text(path, errors="replace")
     except FileNotFoundError:
         raise BenchcastError(f"{path}: no such YCSB output file") from None
     parsed = parse_text(text, str(path))
