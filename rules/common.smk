@@ -173,12 +173,13 @@ def check_cards(study):
     """
     from benchcast import preflight as bc_preflight
 
+    # read for every study: an imported device no imported row names is refused there
+    measured, series, cells = study_names(study)
     # device figures alone: no card is predicted, no focus
     if not bc_config.has_series(STUDIES[study]):
         return []
     spec, where = STUDIES[study], f"config: studies.{study}"
     least = spec["screen"]["min_devices"]
-    measured, series, cells = study_names(study)
     try:
         if series is not None:
             # the focus and the pairing rules name results the study has
