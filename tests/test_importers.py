@@ -678,18 +678,22 @@ def test_import_names_read_from_the_files_before_any_job(tmp_path):
         {("randread", 4096, m) for m in ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")},
         set())
     (tmp_path / "p.json").write_text(PKB_YCSB_FILE + PKB_FILE)
-    figs, series, _ = preflight.import_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
+    figs, series, _, devices = preflight.import_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
                                               "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB",
                                                        "threads": 1}})
     assert ("randread", 4096, "clat_mean") in figs and ("randread", 4096, "lat_mean") not in figs
+    assert devices == {"vm"}  # the devices its rows name, for an imported device no file has
     assert ("ycsb", "redis", "b", "update") in series and ("ycsb", "redis", "load", "insert") in series
     soga = {"type": "soga2018", "fio": str(ROOT / "resources/soga2018/fio.csv"),
             "app": str(ROOT / "resources/soga2018/ycsb_mysql.csv"), "benchmark": "ycsb"}
-    figs, series, _ = preflight.import_names(soga)
+    figs, series, _, devices = preflight.import_names(soga)
+    assert devices == {"3d_xpoint", "dram", "nand_flash"}
     assert ("randwrite", 65536, "lat_mean") in figs and ("ycsb", "mysql", "write-only", "write") in series
     recs = importers.soga2018(soga["fio"], soga["app"], "s", "x", "ycsb")
     records.write(recs, tmp_path / "paper.csv")
     assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")})[:2] == (figs, series)
+    renamed = {"type": "records", "files": str(tmp_path / "paper.csv"), "rename": {"dram": "ram"}}
+    assert preflight.import_names(renamed)[3] == {"3d_xpoint", "ram", "nand_flash"}  # after the rename
     # what the import refuses is its own check's to name: no names then
     (tmp_path / "old.json").write_text("{")
     assert preflight.import_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
