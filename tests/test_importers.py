@@ -700,3 +700,20 @@ def test_import_names_read_from_the_files_before_any_job(tmp_path):
     (tmp_path / "paper.csv").write_text((tmp_path / "paper.csv").read_text().splitlines()[0] + "\n")
     assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
     assert preflight.import_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None
+
+
+def test_a_record_file_with_a_ycsb_workload_that_does_not_exist_is_refused_at_its_line(tmp_path):
+    """A YCSB record of a mistyped workload (writeonly) would be a series of its own, and the report's
+    focus would then blame the devices it has left: the file and the row's own line instead."""
+    recs = importers.soga2018(str(ROOT / "resources/soga2018/fio.csv"), str(ROOT / "resources/soga2018/ycsb_mysql.csv"),
+                              "s", "x", "ycsb")
+    path = tmp_path / "paper.csv"
+    records.write(recs, path)
+    lines = path.read_text().splitlines()
+    n = next(i for i, ln in enumerate(lines) if ",write-only," in ln and ",ycsb," in ln)
+    lines[n] = lines[n].replace(",write-only,", ",writeonly,")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchcastError) as exc:
+        importers.record_files(str(path), "s", "x")
+    assert str(exc.value).startswith(f"{path}: line {n + 1}: unknown workload 'writeonly' (known: ")
+    assert "load, read-heavy" in str(exc.value) and "\n" not in str(exc.value)
