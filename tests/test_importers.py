@@ -64,6 +64,10 @@ def test_bad_block_size_and_metric(tmp_path):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1K,lat_ms", 1))
     with pytest.raises(BenchcastError, match=r"fio.csv: line 2: bs: '0K' is not a size above 0"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,0K,lat_us", 1))
+    # what float() reads is no size: a traceback for inf and nan, 10K for 1_0K, 1000K for 1e3K
+    for bad in ("infK", "nanK", "1_0K", "1e3K", "1 0K"):
+        with pytest.raises(BenchcastError, match=rf"^.*fio.csv: line 2: bs: not a size: '{bad}' \(use e.g."):
+            run(tmp_path, fio=FIO.replace("randread,1K,lat_us", f"randread,{bad},lat_us", 1))
 
 
 def test_a_folder_for_a_table_is_named(tmp_path):
