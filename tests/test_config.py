@@ -386,3 +386,12 @@ def test_the_workloads_the_schema_names_are_the_ones_that_exist():
     text = (ROOT / "config" / "schema.yaml").read_text()
     assert text.count("enum: [write-only, write-heavy, read-heavy, read-only, a, b, c, d, e, f") == 3
     assert list(WORKLOADS) == ["write-only", "write-heavy", "read-heavy", "read-only", "a", "b", "c", "d", "e", "f"]
+
+
+def test_a_mistyped_workload_of_pkb_samples_is_named_by_its_key():
+    def mutate(s):
+        s["sources"]["vm"] = {"type": "pkb", "files": {"dram": "imports/pkb/dram.json"},
+                              "ycsb": {"engine": "redis", "workload": "readonly", "data_size": "1GB"}}
+    with pytest.raises(BenchcastError) as exc:
+        config.validate(_paper(mutate))
+    assert str(exc.value).startswith("config: studies.paper.sources.vm.ycsb.workload: 'readonly' is not one of ['write-only'")
