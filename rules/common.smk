@@ -136,6 +136,7 @@ def study_names(study):
     measured = {n: s for n, s in sources.items() if s["type"] in ("ycsb", "ooc")}
     figures, series = set(), bc_config.measured_series(measured)
     cells = None if measured else set()
+    seen = set()  # the devices the imports' rows name
     for name, src in sources.items():
         if src["type"] == "fio":
             figures |= {
@@ -152,6 +153,13 @@ def study_names(study):
             figures |= got[0]
             series |= got[1]
             cells = None if cells is None else cells | got[2]
+            seen |= got[3]
+    try:
+        bc_preflight.check_imported_devices(
+            f"config: studies.{study}", STUDIES[study].get("devices", {}), seen
+        )
+    except BenchcastError as exc:
+        raise WorkflowError(str(exc)) from None
     return figures, series, cells
 
 
@@ -165,12 +173,13 @@ def check_cards(study):
     """
     from benchcast import preflight as bc_preflight
 
+    # read for every study: an imported device no imported row names is refused there
+    measured, series, cells = study_names(study)
     # device figures alone: no card is predicted, no focus
     if not bc_config.has_series(STUDIES[study]):
         return []
     spec, where = STUDIES[study], f"config: studies.{study}"
     least = spec["screen"]["min_devices"]
-    measured, series, cells = study_names(study)
     try:
         if series is not None:
             # the focus and the pairing rules name results the study has

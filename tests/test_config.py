@@ -221,6 +221,9 @@ def _card(value):
     (_card(float("nan")), "nan is not a finite number above 0"),
     (_card("8,9 us"), "'8,9 us' has a comma"),
     (_card("1/0 us"), "'1/0 us' is not a number with a unit"),
+    (_card("5_0 us"), "targets.S-SCM.figures[0].value: '5_0 us' is not a number with a unit"),
+    (_card("0x32"), "targets.S-SCM.figures[0].value: '0x32' is not a number with a unit"),
+    (_card("50 60 us"), "targets.S-SCM.figures[0].value: '50 60 us' is not a number with a unit"),
     (lambda s: s["extrapolate"].update(data_sizes=["0 GB"]), "studies.paper.extrapolate.data_sizes[0]: '0 GB' is not a size above 0"),
     (lambda s: s["features"].update(metrics=["lat_mean", "bww"]), "studies.paper.features.metrics[1]: 'bww' is not one of"),
     (lambda s: s["series"].update(metrics=["lat_meen"]), "studies.paper.series.metrics[0]: 'lat_meen' is not one of"),
@@ -354,3 +357,41 @@ def test_an_empty_device_label_is_refused(label):
     with pytest.raises(BenchcastError, match=rf"^config: studies.paper.devices.dram.label: {label!r} is not a label "
                                              r"\(some text; not empty or blank\)$"):
         config.validate(cfg)
+
+
+def _imported_runs(workload):
+    """Study paper with its application results as YCSB outputs: runs[1]'s workload ``workload``."""
+    def mutate(s):
+        runs = [{"files": f"imports/ycsb/{d}.txt", "device": d, "engine": "mysql", "workload": "write-only",
+                 "data_size": "16GB"} for d in ("3d_xpoint", "dram", "nand_flash")]
+        runs[1]["workload"] = workload
+        s["sources"]["apps"] = {"type": "ycsb_output", "runs": runs}
+    return mutate
+
+
+@pytest.mark.parametrize("workload", ["writeonly", "Write-Only", "workloada", ""])
+def test_a_mistyped_workload_of_an_imported_run_is_named_by_its_key(workload):
+    """The key of the typo, from the schema, before any import is read or the focus is checked (which
+    blamed the devices the focus had left)."""
+    with pytest.raises(BenchcastError) as exc:
+        config.validate(_paper(_imported_runs(workload)))
+    assert str(exc.value).startswith(f"config: studies.paper.sources.apps.runs[1].workload: {workload!r} is not one of")
+    assert "\n" not in str(exc.value)
+    config.validate(_paper(_imported_runs("load")))  # the load phase's output
+
+
+def test_the_workloads_the_schema_names_are_the_ones_that_exist():
+    from benchcast.workloads import WORKLOADS
+
+    text = (ROOT / "config" / "schema.yaml").read_text()
+    assert text.count("enum: [write-only, write-heavy, read-heavy, read-only, a, b, c, d, e, f") == 3
+    assert list(WORKLOADS) == ["write-only", "write-heavy", "read-heavy", "read-only", "a", "b", "c", "d", "e", "f"]
+
+
+def test_a_mistyped_workload_of_pkb_samples_is_named_by_its_key():
+    def mutate(s):
+        s["sources"]["vm"] = {"type": "pkb", "files": {"dram": "imports/pkb/dram.json"},
+                              "ycsb": {"engine": "redis", "workload": "readonly", "data_size": "1GB"}}
+    with pytest.raises(BenchcastError) as exc:
+        config.validate(_paper(mutate))
+    assert str(exc.value).startswith("config: studies.paper.sources.vm.ycsb.workload: 'readonly' is not one of ['write-only'")

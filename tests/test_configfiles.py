@@ -65,3 +65,48 @@ def test_yaml_errors_name_the_line_and_merge_keys_are_no_duplicates(tmp_path):
     assert data["studies"]["paper"]["targets"]["B"]["figures"] == [
         {"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": "30 us"}]
     configfiles.check_files([ROOT / "config" / "config.yaml"], [merged])
+
+
+#: Root reads a mode-000 file: without these capabilities it cannot, as any other user.
+AS_ANY_USER = ["/usr/sbin/capsh", "--drop=cap_dac_override,cap_dac_read_search", "--"]
+
+
+def _unreadable_and_nowhere(tmp_path):
+    """(path, the one line) of a config file that cannot be read, a folder, a path whose folder is
+    missing, one through a file, and a file that is not UTF-8 text."""
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("run: {studies: [paper]}\n")
+    secret.chmod(0)
+    (tmp_path / "adir.yaml").mkdir()
+    (tmp_path / "plain").write_text("x\n")
+    (tmp_path / "latin1.yaml").write_bytes(b"run: {studies: [caf\xe9]}\n")
+    return [(secret, f"{secret}: cannot read config file (permission denied)"),
+            (tmp_path / "adir.yaml", f"{tmp_path / 'adir.yaml'}: a folder, not a config file"),
+            (tmp_path / "nodir" / "x.yaml", f"{tmp_path / 'nodir' / 'x.yaml'}: no such config file (no folder "
+                                            f"{tmp_path / 'nodir'})"),
+            (tmp_path / "plain" / "x.yaml", f"{tmp_path / 'plain' / 'x.yaml'}: no such config file ("
+                                            f"{tmp_path / 'plain'} is a file, not a folder)"),
+            (tmp_path / "latin1.yaml", f"{tmp_path / 'latin1.yaml'}: cannot read config file (not UTF-8 text: "
+                                       f"byte 19)")]
+
+
+@pytest.mark.skipif(not Path(AS_ANY_USER[0]).exists(), reason="needs capsh (Debian package libcap2-bin)")
+def test_an_unreadable_folder_or_nowhere_configfile_is_refused_in_one_line(tmp_path):
+    """Through ./benchcast.sh run, as it checks the command line before Snakemake reads it: one line
+    naming the file, exit 2, no traceback (a dry run: nothing would run anyway)."""
+    import os
+    import subprocess
+
+    for path, expected in _unreadable_and_nowhere(tmp_path):
+        cmd = ["./benchcast.sh", "run", "-n", "--configfile", str(path)]
+        out = subprocess.run([*AS_ANY_USER, "-c", " ".join(cmd)] if os.geteuid() == 0 else cmd, cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr == f"benchcast: {expected}\n" and "Traceback" not in out.stdout, (out.stdout, out.stderr)
+
+
+def test_a_folder_or_a_path_through_a_file_is_no_config_file(tmp_path):
+    for path, expected in _unreadable_and_nowhere(tmp_path)[1:]:
+        with pytest.raises(BenchcastError) as exc:
+            configfiles.check_files([ROOT / "config" / "config.yaml"], [path])
+        assert str(exc.value) == expected

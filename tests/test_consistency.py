@@ -242,6 +242,10 @@ CASES.update({
         again(ycsb_sources({"files": YCSB_DRAM, "device": "nand_flash", "engine": "mysql", "workload": "write-only",
                             "data_size": "16GB"}), ycsb_files(), **YCSB_FOCUS),
         f"{YCSB_KEY}[3]: conflicting duplicate of runs[2] ({YCSB_DRAM}: device dram vs nand_flash)"),
+    # a mistyped workload of a runs entry: its key, first (it blamed the focus's "2 devices")
+    "YCSB output: mistyped workload": (
+        again(ycsb_sources(workload="writeonly"), ycsb_files(), **YCSB_FOCUS),
+        "config: studies.again.sources.apps.runs[2].workload: 'writeonly' is not one of ['write-only', "),
     "YCSB output: unknown device": (again(ycsb_sources(device="optane"), ycsb_files(), **YCSB_FOCUS),
                                     f"{YCSB_KEY}[2]: unknown device 'optane' (study devices: 3d_xpoint, dram, nand_flash)"),
     "YCSB output: negative latency on line 19": (
@@ -449,6 +453,22 @@ CASES.update({
     # a row longer than the header: its line, not the parser's message
     "app row with a field too many": (csv_line(PAPER_APP, 5, lambda ln: [ln + ",7"]),
                                       f"{PAPER_APP}: line 5: 7 fields where the header has 6"),
+    # a declared imported device that no imported row names: left out of every table, exit 0
+    "imported device without a row": (paper("devices: {optane: {kind: imported, label: Optane SSD}}"),
+                                      "config: studies.paper.devices.optane: kind imported, but no file the study "
+                                      "imports has a row for it (its rows name 3d_xpoint, dram, nand_flash)"),
+    # the same for each kind of import, and for a study of device figures alone (no focus, no card)
+    "imported device without a row: YCSB outputs": (
+        again(ycsb_sources(), ycsb_files(), devices={"optane": {"kind": "imported", "label": "Optane SSD"}},
+              **YCSB_FOCUS),
+        "config: studies.again.devices.optane: kind imported, but no file the study imports has a row for it "
+        "(its rows name 3d_xpoint, dram, nand_flash)"),
+    "imported device without a row: fio JSON, device figures alone": (
+        again({"figures": FIO_JSON_SOURCES["figures"]},
+              {k: v for k, v in FIO_JSON_FILES.items() if k != APPS},
+              devices={"optane": {"kind": "imported", "label": "Optane SSD"}}),
+        "config: studies.again.devices.optane: kind imported, but no file the study imports has a row for it "
+        "(its rows name 3d_xpoint, dram, nand_flash)"),
     # the paper-shaped app table's path mistyped: "Nothing to be done" over the old table's results
     "paper table that is not there": (paper("sources: {soga2018: {type: soga2018, fio: resources/soga2018/fio.csv, "
                                             "app: resources/soga2018/ycsb.csv}}"),

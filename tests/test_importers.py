@@ -64,6 +64,10 @@ def test_bad_block_size_and_metric(tmp_path):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,1K,lat_ms", 1))
     with pytest.raises(BenchcastError, match=r"fio.csv: line 2: bs: '0K' is not a size above 0"):
         run(tmp_path, fio=FIO.replace("randread,1K,lat_us", "randread,0K,lat_us", 1))
+    # what float() reads is no size: a traceback for inf and nan, 10K for 1_0K, 1000K for 1e3K
+    for bad in ("infK", "nanK", "1_0K", "1e3K", "1 0K"):
+        with pytest.raises(BenchcastError, match=rf"^.*fio.csv: line 2: bs: not a size: '{bad}' \(use e.g."):
+            run(tmp_path, fio=FIO.replace("randread,1K,lat_us", f"randread,{bad},lat_us", 1))
 
 
 def test_a_folder_for_a_table_is_named(tmp_path):
@@ -678,21 +682,42 @@ def test_import_names_read_from_the_files_before_any_job(tmp_path):
         {("randread", 4096, m) for m in ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")},
         set())
     (tmp_path / "p.json").write_text(PKB_YCSB_FILE + PKB_FILE)
-    figs, series, _ = preflight.import_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
+    figs, series, _, devices = preflight.import_names({"type": "pkb", "files": {"vm": str(tmp_path / "p.json")},
                                               "ycsb": {"engine": "redis", "workload": "b", "data_size": "1GB",
                                                        "threads": 1}})
     assert ("randread", 4096, "clat_mean") in figs and ("randread", 4096, "lat_mean") not in figs
+    assert devices == {"vm"}  # the devices its rows name, for an imported device no file has
     assert ("ycsb", "redis", "b", "update") in series and ("ycsb", "redis", "load", "insert") in series
     soga = {"type": "soga2018", "fio": str(ROOT / "resources/soga2018/fio.csv"),
             "app": str(ROOT / "resources/soga2018/ycsb_mysql.csv"), "benchmark": "ycsb"}
-    figs, series, _ = preflight.import_names(soga)
+    figs, series, _, devices = preflight.import_names(soga)
+    assert devices == {"3d_xpoint", "dram", "nand_flash"}
     assert ("randwrite", 65536, "lat_mean") in figs and ("ycsb", "mysql", "write-only", "write") in series
     recs = importers.soga2018(soga["fio"], soga["app"], "s", "x", "ycsb")
     records.write(recs, tmp_path / "paper.csv")
     assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")})[:2] == (figs, series)
+    renamed = {"type": "records", "files": str(tmp_path / "paper.csv"), "rename": {"dram": "ram"}}
+    assert preflight.import_names(renamed)[3] == {"3d_xpoint", "ram", "nand_flash"}  # after the rename
     # what the import refuses is its own check's to name: no names then
     (tmp_path / "old.json").write_text("{")
     assert preflight.import_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
     (tmp_path / "paper.csv").write_text((tmp_path / "paper.csv").read_text().splitlines()[0] + "\n")
     assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
     assert preflight.import_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None
+
+
+def test_a_record_file_with_a_ycsb_workload_that_does_not_exist_is_refused_at_its_line(tmp_path):
+    """A YCSB record of a mistyped workload (writeonly) would be a series of its own, and the report's
+    focus would then blame the devices it has left: the file and the row's own line instead."""
+    recs = importers.soga2018(str(ROOT / "resources/soga2018/fio.csv"), str(ROOT / "resources/soga2018/ycsb_mysql.csv"),
+                              "s", "x", "ycsb")
+    path = tmp_path / "paper.csv"
+    records.write(recs, path)
+    lines = path.read_text().splitlines()
+    n = next(i for i, ln in enumerate(lines) if ",write-only," in ln and ",ycsb," in ln)
+    lines[n] = lines[n].replace(",write-only,", ",writeonly,")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchcastError) as exc:
+        importers.record_files(str(path), "s", "x")
+    assert str(exc.value).startswith(f"{path}: line {n + 1}: unknown workload 'writeonly' (known: ")
+    assert "load, read-heavy" in str(exc.value) and "\n" not in str(exc.value)

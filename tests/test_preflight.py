@@ -173,3 +173,14 @@ def test_a_fio_figure_no_fit_can_use_is_refused_at_its_first_line(tmp_path):
                                              r"device\(s\) \(nand_flash\), fewer than screen.min_devices \(3\): no "
                                              r"fit can use them$"):
         preflight.check_fio_figures(tmp_path / "fio.csv", 3)
+
+
+def test_an_imported_device_no_row_names_is_refused_naming_it():
+    devices = {"dram": {"kind": "imported"}, "optane": {"kind": "imported"}, "ram": {"kind": "tmpfs"}}
+    with pytest.raises(BenchcastError) as exc:
+        preflight.check_imported_devices("config: studies.s", devices, {"dram", "other"})
+    assert str(exc.value) == ("config: studies.s.devices.optane: kind imported, but no file the study imports has a "
+                              "row for it (its rows name dram, other)")
+    with pytest.raises(BenchcastError, match=r"\(its rows name no device\)$"):
+        preflight.check_imported_devices("config: studies.s", devices, set())
+    preflight.check_imported_devices("config: studies.s", devices, {"dram", "optane"})  # a measured device needs none

@@ -29,16 +29,32 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _missing_folder(path: Path) -> str:
+    """Why a config file's path leads nowhere, where a folder on it does: the first part of it that
+    is missing, or a file where a folder goes ('' where its folders are there)."""
+    for parent in reversed(path.parents):
+        if parent == Path(".") or parent.is_dir():
+            continue
+        return f" ({parent} is a file, not a folder)" if parent.exists() else f" (no folder {parent})"
+    return ""
+
+
 def read_file(path) -> dict:
     """One config file as a mapping; a missing, unreadable or malformed file, one that is empty or no
     mapping, or a key given twice in one mapping, is a one-line error naming the file (and line)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BenchcastError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchcastError(f"{path}: cannot read config file ({exc})") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise BenchcastError(f"{path}: no such config file{_missing_folder(path)}") from None
+    except IsADirectoryError:
+        raise BenchcastError(f"{path}: a folder, not a config file") from None
+    except PermissionError:
+        raise BenchcastError(f"{path}: cannot read config file (permission denied)") from None
+    except UnicodeDecodeError as exc:
+        raise BenchcastError(f"{path}: cannot read config file (not UTF-8 text: byte {exc.start})") from None
+    except OSError as exc:
+        raise BenchcastError(f"{path}: cannot read config file ({(exc.strerror or str(exc)).lower()})") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
     except BenchcastError as exc:

@@ -253,7 +253,7 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
     machine) as records of ``study``: devices renamed by ``rename`` (old id -> new id), then checked
     against the study's ``devices``; the original study and source are kept as provenance
     (origin_study, origin_source), and the file. Each row is checked with its file and line: a
-    file of rows at all, fio rows of fio's rw names, mean latencies, bandwidths and rates above 0,
+    file of rows at all, fio rows of fio's rw names, YCSB rows of its workloads, mean latencies, bandwidths and rates above 0,
     and no record (its keys and run, as imported) given twice, in one file or two. One bad file
     stops the import, named."""
     frames, places = [], []
@@ -271,6 +271,8 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
     df = pd.concat(frames, ignore_index=True)
     fio = (df["benchmark"] == "fio").to_numpy()
     chk.known_fields(df[fio], [p for p, f in zip(places, fio) if f], {"workload": chk.FIO_RW})
+    ycsb = (df["benchmark"] == "ycsb").to_numpy()  # a YCSB workload that exists (or the load phase)
+    chk.known_fields(df[ycsb], [p for p, f in zip(places, ycsb) if f], {"workload": [*WORKLOADS, "load"]})
     chk.above_zero(df, places, {"value": df["metric"].isin(chk.POSITIVE_METRICS).to_numpy()})
     chk.repeated(df, places, [*records.KEY_COLUMNS, "run"], noun="record",
               shown=["device", "benchmark", "engine", "workload", "block_size", "data_size", "op", "metric",

@@ -58,20 +58,32 @@ def check_import_source(src: dict, devices=None, key: str | None = None) -> None
 CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device", "value")
 
 
-def import_names(src: dict, devices=None) -> tuple[set, set, set] | None:
-    """What an import source brings, for the checks of spec cards, feature names and the report's
-    focus before any job runs, in one read: (figures, series, cells). Figures as (workload, block
-    size, metric) of its device figures; series as (benchmark, engine, workload, op) of its
-    application results; cells the application results (:data:`CELL` tuples). Read by the import
-    itself, its checks included (``devices``: the study's); None where it refuses a file: its own
-    check (before any job, :func:`check_import_source`) then names it."""
+def import_names(src: dict, devices=None) -> tuple[set, set, set, set] | None:
+    """What an import source brings, for the checks of spec cards, feature names, devices and the
+    report's focus before any job runs, in one read: (figures, series, cells, devices). Figures as
+    (workload, block size, metric) of its device figures; series as (benchmark, engine, workload,
+    op) of its application results; cells the application results (:data:`CELL` tuples); devices
+    the ids its rows name. Read by the import itself, its checks included (``devices``: the
+    study's); None where it refuses a file: its own check (before any job,
+    :func:`check_import_source`) then names it."""
     recs = imported(src, devices)
     if recs is None:
         return None
     fio = (recs["benchmark"] == "fio").to_numpy()
     figures = {(w, int(bs), m) for w, bs, m in recs.loc[fio, ["workload", "block_size", "metric"]].itertuples(index=False)}
     apps = recs.loc[~fio, list(CELL)]
-    return figures, {c[:4] for c in apps.itertuples(index=False, name=None)}, set(apps.itertuples(index=False, name=None))
+    return (figures, {c[:4] for c in apps.itertuples(index=False, name=None)},
+            set(apps.itertuples(index=False, name=None)), set(recs["device"]))
+
+
+def check_imported_devices(where: str, devices: dict, seen: set) -> None:
+    """Every device of kind ``imported`` (``devices``: the study's) has rows in the files the study
+    imports (``seen``: the device ids their rows name): one that has none would be left out of
+    every table without a word."""
+    for dev, spec in devices.items():
+        if spec.get("kind") == "imported" and dev not in seen:
+            raise BenchcastError(f"{where}.devices.{dev}: kind imported, but no file the study imports has "
+                                 f"a row for it (its rows name {', '.join(sorted(map(str, seen))) or 'no device'})")
 
 
 def imported(src: dict, devices=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import re
 
 from . import BenchcastError
 
@@ -42,6 +43,10 @@ _SUFFIX = {
 }
 
 
+#: A size as text: a plain decimal number (digits, at most one point), optional blanks, its unit.
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*", re.ASCII)
+
+
 def parse_size(text, what: str = "size", whole: bool = False) -> int:
     """Parse '64K', '4KiB', '2GB', '1.5G', 4096 into bytes.
 
@@ -53,17 +58,10 @@ def parse_size(text, what: str = "size", whole: bool = False) -> int:
         return int(text)
     if isinstance(text, float) and text.is_integer():
         return int(text)
-    s = str(text).strip().upper().replace(" ", "")
-    num = s.rstrip("KMGTIB")
-    suffix = s[len(num):]
-    try:
-        value = float(num)
-        mult = _SUFFIX[suffix]
-    except (ValueError, KeyError):
-        raise BenchcastError(f"{what}: not a size: {text!r} (use e.g. 4K, 64KiB, 2GB, 4096)") from None
-    if value < 0:
-        raise BenchcastError(f"{what}: negative size {text!r}")
-    nbytes = value * mult
+    m = _SIZE.fullmatch(str(text))  # one plain decimal number and a unit: no '1_0K', '1e3K', 'infK', '1 0K'
+    if m is None or m.group(2).upper() not in _SUFFIX:
+        raise BenchcastError(f"{what}: not a size: {text!r} (use e.g. 4K, 64KiB, 2GB, 4096)")
+    nbytes = float(m.group(1)) * _SUFFIX[m.group(2).upper()]
     if whole and (abs(nbytes - round(nbytes)) > 1e-6 * max(nbytes, 1.0) or nbytes >= 2**63):
         raise BenchcastError(f"{what}: {text!r} is not a whole number of bytes below 8 EiB")
     return int(round(nbytes))
@@ -154,6 +152,12 @@ def figure_value(value, metric: str, unit: str | None = None, where: str = "valu
     return x
 
 
+#: A figure as text: one plain decimal number (an optional sign and exponent; nan and inf are read, for
+#: the finite check to name), optional blanks, and its unit (words of letters joined by / or *) or none.
+_FIGURE = re.compile(r"\s*([+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf|infinity))"
+                     r"\s*((?:[^\W\d_]+(?:\s*[/*]\s*[^\W\d_]+)*)?)\s*", re.IGNORECASE)
+
+
 def _figure(value, metric: str, unit: str | None, where: str) -> float:
     kind = metric_kind(metric)
     unit = unit or CANONICAL[kind]
@@ -162,17 +166,19 @@ def _figure(value, metric: str, unit: str | None, where: str) -> float:
     if "," in str(value):  # "8,9 us": a decimal comma or a thousands separator, never guessed
         raise BenchcastError(f"{where}: {value!r} has a comma: write the number with a decimal point "
                              f"and no separators ('8.9 us', '550000 IOPS')")
+    m = _FIGURE.fullmatch(str(value))  # no '5_0 us', '0x32', '1/0 us', '50 60 us', '50 us!'
+    if m is None:
+        raise BenchcastError(f"{where}: {value!r} is not a number with a unit (e.g. '8.9 us', '413 MB/s')")
+    number, written = float(m.group(1)), m.group(2)
+    if not written:
+        return number  # a plain number written as text: already in the study's unit
     import pint
 
     ureg = _registry()
     try:
-        q = ureg.Quantity(str(value).strip())
+        q = ureg.Quantity(number, ureg.Unit(written))
     except (pint.errors.PintError, ValueError, AttributeError, TypeError, ArithmeticError):
-        raise BenchcastError(f"{where}: {value!r} is not a number with a unit (e.g. '8.9 us', '413 MB/s')") from None
-    if q.dimensionless and not isinstance(q.magnitude, numbers.Real):
-        raise BenchcastError(f"{where}: {value!r} is not a number with a unit")
-    if q.dimensionless:
-        return float(q.magnitude)  # a plain number written as text: already in the study's unit
+        raise BenchcastError(f"{where}: {value!r}: {written!r} is not a unit (e.g. '8.9 us', '413 MB/s')") from None
     if not q.check(_DIMENSION[kind]):
         raise BenchcastError(f"{where}: {value!r} is not a {kind} (metric {metric} needs e.g. "
                              f"{ {'time': 'us', 'bandwidth': 'MB/s', 'rate': 'IOPS'}[kind]})")
