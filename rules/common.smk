@@ -27,6 +27,7 @@ try:
     bc_configfiles.check_files(
         [str(f) for f in workflow.configfiles if str(f) not in _OVERLAYS], _OVERLAYS
     )
+    bc_configfiles.check_merged(config)
     bc_config.validate(config, Path(workflow.basedir) / "config" / "schema.yaml")
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
@@ -576,6 +577,15 @@ def get_import_inputs(wildcards):
         raise WorkflowError(
             f"config: studies.{wildcards.study}.sources.{wildcards.source}.files: {exc}"
         ) from None
+
+
+def get_import_digest(wildcards):
+    """The contents of the files an import reads (benchcast.smk.files_digest): a file changed with
+    its old modification time kept reruns the import too."""
+    src = get_source(wildcards)
+    if src["type"] == "soga2018":
+        return bc_smk.files_digest(get_import_files(wildcards).values())
+    return bc_smk.files_digest(get_import_inputs(wildcards))
 
 
 # every import's files listed before the DAG is built: a missing file or a glob matching none is one

@@ -469,6 +469,27 @@ CASES.update({
 })
 
 
+CASES.update({
+    # a number beyond 64 bits: an OverflowError inside the aggregate job, after its output was rewritten
+    "trim beyond 64 bits": (paper("aggregate: {trim: 99999999999999999999}"),
+                            "config: studies.paper.aggregate.trim: 99999999999999999999 is beyond a 64-bit integer"),
+    # an empty target name: a traceback of the report's input functions
+    "target of an empty name": (paper("targets: {'': {figures: [{workload: randwrite, block_size: 64K, "
+                                      "metric: lat_mean, value: 40 us}]}}"),
+                                "config: studies.paper.targets: '' is not a target name"),
+    # a pairing rule's op mistyped: it matched nothing, the write series were fitted on every figure
+    # (Tables 8-14 changed, exit 0)
+    "pairing rule of an op no source gives": (
+        paper("pairing:\n  - {when: {op: wrte}, workloads: [randwrite]}\n  - {when: {op: read}, workloads: [randread]}"),
+        "config: studies.paper.pairing[0].when.op: 'wrte' is not one of"),
+    # two studies of one name but for case: one results folder where case is ignored
+    "study names that differ only in case": (
+        overlay("studies:\n  PAPER:\n    devices: {dram: {kind: imported}}\n    sources: {s: {type: records, "
+                "files: x.csv}}\nrun: {studies: [paper, PAPER]}\n"),
+        "config: studies: 'PAPER' and 'paper' differ only in case"),
+})
+
+
 def write_again(wd: Path, sources, files, study) -> list[str]:
     """The files and the overlay of an `again` case; returns Snakemake's arguments."""
     for rel, make in files.items():
@@ -718,3 +739,23 @@ def test_full_disk_during_the_analysis_then_the_same_command(finished, tmp_path)
         assert analysis_outputs(wd) == analysis_outputs(finished)
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_an_import_replaced_with_its_old_time_kept_is_imported_again(finished, tree):
+    """A paper table replaced by one of other content but an older modification time (`cp -p` or
+    `rsync -t` of a file made before the results): Snakemake's time trigger kept the old results
+    (exit 0, "Nothing to be done"); the import's content is a param of its rule."""
+    path = tree / PAPER_FIO
+    st = path.stat()
+    lines = path.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("nand_flash,randwrite,64K,lat_us,"))
+    lines[k] = "nand_flash,randwrite,64K,lat_us," + str(2 * float(lines[k].split(",")[4]))
+    path.write_text("\n".join(lines) + "\n")
+    os.utime(path, (st.st_atime, st.st_mtime))
+    code, out = finish(run(tree))
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    records = "results/paper/records/soga2018/soga2018.csv"
+    assert (tree / records).read_text() != (finished / records).read_text()
+    table12 = "results/paper/tables/table12_predictions.csv"
+    assert (tree / table12).read_text() != (finished / table12).read_text()
+    assert "Nothing to be done" in finish(run(tree, "-n"))[1]
