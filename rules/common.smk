@@ -224,6 +224,7 @@ def check_cards(study):
     # the cards and feature names first: a pairing that allows none of them says less
     if series is not None:
         try:
+            bc_preflight.check_figure_devices(where, spec, least)
             bc_preflight.check_focus_pairing(where, spec, measured, series)
         except BenchcastError as exc:
             raise WorkflowError(str(exc)) from None

@@ -482,6 +482,15 @@ CASES.update({
     "pairing rule of an op no source gives": (
         paper("pairing:\n  - {when: {op: wrte}, workloads: [randwrite]}\n  - {when: {op: read}, workloads: [randread]}"),
         "config: studies.paper.pairing[0].when.op: 'wrte' is not one of"),
+    # one device's fio JSON of another setting (numjobs 4): no figure on min_devices devices, nothing
+    # screened; the chart step failed after 49 outputs were rewritten
+    "fio JSON: one device's jobs of another setting": (
+        again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"][0]["job options"].update(
+            numjobs="4", group_reporting="1"))}, features={"allow_unused": True}, report={"focus": FIO_JSON_FOCUS},
+              targets={card: {**PAPER_CARDS[card], "allow_unused": True} for card in ("S-SCM", "M-SCM")}),
+        "config: studies.again.features: no candidate figure comes from screen.min_devices (3) devices: the most, "
+        "workload randread block_size 4K metric bw iodepth 1 numjobs 1, from 2 (3d_xpoint, nand_flash); dram has "
+        "figures of other settings only"),
     # two studies of one name but for case: one results folder where case is ignored
     "study names that differ only in case": (
         overlay("studies:\n  PAPER:\n    devices: {dram: {kind: imported}}\n    sources: {s: {type: records, "
@@ -759,3 +768,18 @@ def test_an_import_replaced_with_its_old_time_kept_is_imported_again(finished, t
     table12 = "results/paper/tables/table12_predictions.csv"
     assert (tree / table12).read_text() != (finished / table12).read_text()
     assert "Nothing to be done" in finish(run(tree, "-n"))[1]
+
+
+@pytest.mark.parametrize("flag", ["-n", "-np", "--dry-run"])
+def test_a_dry_run_of_the_readme_command_writes_no_report(tree, flag):
+    """`./benchcast.sh run -n` plans and changes nothing: it wrote results/report.html after the dry run."""
+    root = Path(__file__).resolve().parents[1]
+    for part in ("benchcast.sh", "requirements.txt"):
+        subprocess.run(["cp", "-p", str(root / part), str(tree / part)], check=True)
+    (tree / ".venv").symlink_to(Path(sys.prefix))
+    before = checksums(tree / "results")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(["bash", "benchcast.sh", "run", flag], cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    assert checksums(tree / "results") == before and not (tree / "results" / "report.html").exists()
