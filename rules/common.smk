@@ -676,6 +676,13 @@ def get_final_outputs():
         if has_series(study):
             out += rule_outputs(REPORT_SERIES_RULES + ANALYSIS_RULES, study)
             out += get_record_files_of(study)
+    if workflow.is_main_process:
+        from benchcast import preflight as _preflight
+
+        try:
+            _preflight.check_output_files(out)
+        except BenchcastError as exc:
+            raise WorkflowError(f"benchcast: {exc}") from None
     return out
 
 

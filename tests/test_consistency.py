@@ -491,6 +491,15 @@ CASES.update({
         "config: studies.again.features: no candidate figure comes from screen.min_devices (3) devices: the most, "
         "workload randread block_size 4K metric bw iodepth 1 numjobs 1, from 2 (3d_xpoint, nand_flash); dram has "
         "figures of other settings only"),
+    # a folder where Table 12 goes: Snakemake took it for the table ("Nothing to be done"), the
+    # report step failed on it
+    "a folder at an output's path": (("output-folder", "results/paper/tables/table12_predictions.csv"),
+                                     "benchcast: results/paper/tables/table12_predictions.csv: a folder where the "
+                                     "run writes a file"),
+    # a value no fit can square: its figure's fits were NaN and it dropped out of the screening
+    # (Tables 9-11 changed, exit 0)
+    "fio row of 1e300": (csv_line(PAPER_FIO, 4, field(4, "1e300")),
+                         f"{PAPER_FIO}: line 4: column value: value is above 1e+150, more than a fit can square"),
     # two studies of one name but for case: one results folder where case is ignored
     "study names that differ only in case": (
         overlay("studies:\n  PAPER:\n    devices: {dram: {kind: imported}}\n    sources: {s: {type: records, "
@@ -520,6 +529,9 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
         args = ["--configfile", "overlay.yaml"]
     elif kind == "again":
         args = write_again(tree, *what)
+    elif kind == "output-folder":  # a folder where an output file goes: "Nothing to be done" over it
+        (tree / what).unlink()
+        (tree / what).mkdir()
     elif kind == "results-file":
         subprocess.run(["rm", "-rf", str(tree / "results")], check=True)
         (tree / "results").write_text("x\n")

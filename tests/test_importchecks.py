@@ -21,7 +21,8 @@ def test_the_same_row_twice_and_two_rows_that_disagree_are_two_errors():
         chk.repeated(df, PLACES[:2] + [("u.csv", "line 4")], ["device"])
 
 
-@pytest.mark.parametrize("value, what", [("0", "zero"), ("-1", "negative"), ("nan", "not finite"), ("inf", "not finite")])
+@pytest.mark.parametrize("value, what", [("0", "zero"), ("-1", "negative"), ("nan", "not finite"), ("inf", "not finite"),
+                                         ("1e300", "above 1e\\+150, more than a fit can square")])
 def test_values_above_zero_where_a_run_cannot_measure_zero(value, what):
     df = pd.DataFrame({"op": ["read"] * 3, "metric": ["lat_mean", "lat_p99", "lat_mean"], "value": ["3", "0", value]})
     mask = df["metric"].isin(chk.POSITIVE_METRICS).to_numpy()

@@ -276,6 +276,15 @@ def check_writable(directory: str = "results") -> None:
         raise BenchcastError(f"{probe}: results folder is not writable ({why}); nothing was run")
 
 
+def check_output_files(paths) -> None:
+    """The files a run makes (its final targets) must not be folders: Snakemake takes a folder at a
+    file's path for the file ("Nothing to be done"), and the report step failed on it after."""
+    for path in paths:
+        if os.path.isdir(path):
+            raise BenchcastError(f"{path}: a folder where the run writes a file; move it away (or rename it); "
+                                 f"nothing was run")
+
+
 def _read_only_mount(path: Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
