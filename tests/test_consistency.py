@@ -499,7 +499,8 @@ CASES.update({
     # a value no fit can square: its figure's fits were NaN and it dropped out of the screening
     # (Tables 9-11 changed, exit 0)
     "fio row of 1e300": (csv_line(PAPER_FIO, 4, field(4, "1e300")),
-                         f"{PAPER_FIO}: line 4: column value: value is above 1e+150, more than a fit can square"),
+                         f"{PAPER_FIO}: line 4: column value: value is more than a fit can square: 1e300 (it must be "
+                         "at most 1e+150)"),
     # two studies of one name but for case: one results folder where case is ignored
     "study names that differ only in case": (
         overlay("studies:\n  PAPER:\n    devices: {dram: {kind: imported}}\n    sources: {s: {type: records, "

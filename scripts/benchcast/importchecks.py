@@ -63,8 +63,9 @@ def above_zero(df: pd.DataFrame, places: list, values: dict) -> None:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             what = ("not finite" if not np.isfinite(num[i]) else "negative" if num[i] < 0 else "zero" if num[i] == 0
-                    else f"above {LARGEST:g}, more than a fit can square")
-            must = "above 0" if need[i] else "a finite number, not negative"
+                    else "more than a fit can square")
+            must = (f"at most {LARGEST:g}" if LARGEST < num[i] < np.inf else "above 0" if need[i]
+                    else "a finite number, not negative")
             if {"op", "metric"} <= set(df.columns):  # record rows: say which figure
                 must = f"{df['op'].iloc[i]} {df['metric'].iloc[i]}: it must be {must}"
             else:

@@ -202,6 +202,7 @@ def check_figure_devices(where: str, study: dict, least: int) -> None:
     if any(p is None for p in parts):
         return
     recs = pd.concat(parts, ignore_index=True)
+    every = set(devices or recs.loc[recs["benchmark"] == "fio", "device"])
     sizes = {parse_size(b) for b in feats["block_sizes"]}
     recs = recs[(recs["benchmark"] == "fio") & recs["workload"].isin(feats["workloads"])
                 & recs["block_size"].astype(int).isin(sizes) & recs["metric"].isin(feats["metrics"])]
@@ -211,7 +212,7 @@ def check_figure_devices(where: str, study: dict, least: int) -> None:
         return
     best = groups.map(len).idxmax()
     named = " ".join(f"{k} {size_label(int(v)) if k == 'block_size' else v}" for k, v in zip(keys, best))
-    others = sorted(set(recs["device"]) - set(groups[best]))
+    others = sorted(every - set(groups[best]))
     raise BenchcastError(
         f"{where}.features: no candidate figure comes from screen.min_devices ({least}) devices: the most, "
         f"{named}, from {len(groups[best])} ({', '.join(groups[best])}); {', '.join(others) or 'no other device'} "
