@@ -704,6 +704,40 @@ def rule_outputs(names, study):
     ]
 
 
+def refuse_changed_outputs():
+    """onstart: stop before anything runs where a job would read a file this workflow made (an
+    analysis, table or record file) that was changed after its job wrote it (its time is no longer
+    the one Snakemake recorded, and its content not what the jobs after it read): a record file or
+    aggregated.csv cut short or edited by hand, whose jobs after it failed (or finished) on it after
+    rewriting their outputs. Raw measurements are not checked here (the re-measure guard keeps
+    them)."""
+    if workflow.touch:
+        return
+    dag = workflow.dag
+    needrun = set(dag.needrun_jobs())
+    for job in needrun:
+        updated = {str(f) for f in dag.reason(job).updated_input}
+        for dep in dag.dependencies[job]:
+            if dep in needrun or dep.rule.name in MEASURING_RULES:
+                continue
+            for f in (x for x in dep.output if str(x) in updated):
+                record = workflow.persistence.metadata(f)
+                if record is None or record.endtime is None or not os.path.isfile(f):
+                    continue
+                # what the job reading it recorded of it (files up to 1 MB): none, no judgement
+                read = workflow.persistence.input_checksums(job, str(f)) - {None}
+                if (
+                    read
+                    and abs(os.path.getmtime(f) - record.endtime) > 1e-3
+                    and f"sha256:{bc_smk.file_sha256(str(f))}" not in read
+                ):
+                    raise WorkflowError(
+                        f"benchcast: {f}: changed after the run made it (rule {dep.rule.name}); the jobs "
+                        f"after it would read it as it is now. Delete it, and the next run makes it "
+                        f"again from its inputs. Nothing was run"
+                    )
+
+
 def refuse_remeasure():
     """onstart: stop before anything runs when a planned measuring job would overwrite an existing
     raw result the user did not name (--config remeasure=[...] or --forcerun); benchcast.protect.

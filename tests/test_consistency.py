@@ -501,6 +501,16 @@ CASES.update({
     "fio row of 1e300": (csv_line(PAPER_FIO, 4, field(4, "1e300")),
                          f"{PAPER_FIO}: line 4: column value: value is more than a fit can square: 1e300 (it must be "
                          "at most 1e+150)"),
+    # a file the run made, cut short or edited by hand: the jobs after it failed on it (or finished
+    # on the edited numbers) after rewriting their outputs
+    "an analysis file cut short by hand": (("file", ("results/paper/aggregated.csv",
+                                                     lambda t: "".join(t.splitlines(True)[:3]))),
+                                           "benchcast: results/paper/aggregated.csv: changed after the run made it "
+                                           "(rule aggregate)"),
+    "a record file edited by hand": (("file", ("results/paper/records/soga2018/soga2018.csv",
+                                               lambda t: t.replace(",124.49,", ",12.449,", 1))),
+                                     "benchcast: results/paper/records/soga2018/soga2018.csv: changed after the run "
+                                     "made it (rule import_soga2018)"),
     # two studies of one name but for case: one results folder where case is ignored
     "study names that differ only in case": (
         overlay("studies:\n  PAPER:\n    devices: {dram: {kind: imported}}\n    sources: {s: {type: records, "

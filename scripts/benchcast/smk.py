@@ -121,6 +121,14 @@ def package_digest(package_dir: str, exclude=("devices",)) -> str:
     return h.hexdigest()[:16]
 
 
+def file_sha256(path: str) -> str:
+    """The sha256 hex digest of a file's bytes (as Snakemake records the inputs a job read)."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 def files_digest(paths) -> str:
     """A digest of files' contents (by path and bytes; a file that cannot be read counts by its path
     alone: the import's own check names it). A parameter of every import rule: a file replaced by
