@@ -26,6 +26,7 @@ include: "rules/compare.smk"
 onstart:
     start_stop_watch()
     refuse_remeasure()
+    refuse_changed_outputs()
     machine_check()
     start_progress()
 

@@ -148,6 +148,12 @@ case "$cmd" in
         # a stopped run (SIGTERM/SIGINT) exits non-zero: no report then
         forward_signals "$VENV/bin/snakemake" "$@"
         stop_if_signalled "the report"
+        # a dry run (-n, -np, --dry-run) changes nothing: no report (it rewrote results/report.html)
+        for arg in "$@"; do
+            case "$arg" in
+                --dry-run | --dryrun | -n* | -[!-]*n*) exit 0 ;;
+            esac
+        done
         forward_signals "$VENV/bin/snakemake" --report results/report.html "$@"
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
         # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference

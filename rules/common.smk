@@ -27,6 +27,7 @@ try:
     bc_configfiles.check_files(
         [str(f) for f in workflow.configfiles if str(f) not in _OVERLAYS], _OVERLAYS
     )
+    bc_configfiles.check_merged(config)
     bc_config.validate(config, Path(workflow.basedir) / "config" / "schema.yaml")
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
@@ -232,6 +233,7 @@ def check_cards(study):
     # the cards and feature names first: a pairing that allows none of them says less
     if series is not None:
         try:
+            bc_preflight.check_figure_devices(where, spec, least)
             bc_preflight.check_focus_pairing(where, spec, measured, series)
         except BenchcastError as exc:
             raise WorkflowError(str(exc)) from None
@@ -587,6 +589,15 @@ def get_import_inputs(wildcards):
         ) from None
 
 
+def get_import_digest(wildcards):
+    """The contents of the files an import reads (benchcast.smk.files_digest): a file changed with
+    its old modification time kept reruns the import too."""
+    src = get_source(wildcards)
+    if src["type"] == "soga2018":
+        return bc_smk.files_digest(get_import_files(wildcards).values())
+    return bc_smk.files_digest(get_import_inputs(wildcards))
+
+
 # every import's files listed before the DAG is built: a missing file or a glob matching none is one
 # line here (raised in the input function, it ended in Snakemake's traceback; a paper-shaped table
 # that is not there was no error at all where the import's earlier output stood)
@@ -674,6 +685,13 @@ def get_final_outputs():
         if has_series(study):
             out += rule_outputs(REPORT_SERIES_RULES + ANALYSIS_RULES, study)
             out += get_record_files_of(study)
+    if workflow.is_main_process:
+        from benchcast import preflight as _preflight
+
+        try:
+            _preflight.check_output_files(out)
+        except BenchcastError as exc:
+            raise WorkflowError(f"benchcast: {exc}") from None
     return out
 
 
@@ -693,6 +711,40 @@ def rule_outputs(names, study):
             study=study,
         )
     ]
+
+
+def refuse_changed_outputs():
+    """onstart: stop before anything runs where a job would read a file this workflow made (an
+    analysis, table or record file) that was changed after its job wrote it (its time is no longer
+    the one Snakemake recorded, and its content not what the jobs after it read): a record file or
+    aggregated.csv cut short or edited by hand, whose jobs after it failed (or finished) on it after
+    rewriting their outputs. Raw measurements are not checked here (the re-measure guard keeps
+    them)."""
+    if workflow.touch:
+        return
+    dag = workflow.dag
+    needrun = set(dag.needrun_jobs())
+    for job in needrun:
+        updated = {str(f) for f in dag.reason(job).updated_input}
+        for dep in dag.dependencies[job]:
+            if dep in needrun or dep.rule.name in MEASURING_RULES:
+                continue
+            for f in (x for x in dep.output if str(x) in updated):
+                record = workflow.persistence.metadata(f)
+                if record is None or record.endtime is None or not os.path.isfile(f):
+                    continue
+                # what the job reading it recorded of it (files up to 1 MB): none, no judgement
+                read = workflow.persistence.input_checksums(job, str(f)) - {None}
+                if (
+                    read
+                    and abs(os.path.getmtime(f) - record.endtime) > 1e-3
+                    and f"sha256:{bc_smk.file_sha256(str(f))}" not in read
+                ):
+                    raise WorkflowError(
+                        f"benchcast: {f}: changed after the run made it (rule {dep.rule.name}); the jobs "
+                        f"after it would read it as it is now. Delete it, and the next run makes it "
+                        f"again from its inputs. Nothing was run"
+                    )
 
 
 def refuse_remeasure():

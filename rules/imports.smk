@@ -12,6 +12,7 @@ rule import_soga2018:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        content=get_import_digest,
         devices=get_device_ids,
         benchmark=lookup(
             dpath="studies/{study}/sources/{source}/benchmark", within=config
@@ -31,6 +32,7 @@ rule import_fio_json:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        content=get_import_digest,
         files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
     script:
         "../scripts/import_fio_json.py"
@@ -47,6 +49,7 @@ rule import_records:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        content=get_import_digest,
         files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
         rename=lookup(
             dpath="studies/{study}/sources/{source}/rename", within=config, default={}
@@ -67,6 +70,7 @@ rule import_ycsb_output:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        content=get_import_digest,
         runs=lookup(dpath="studies/{study}/sources/{source}/runs", within=config),
         devices=get_device_ids,
     script:
@@ -84,6 +88,7 @@ rule import_pkb:
         "../envs/analysis.yaml"
     params:
         package=get_package_digest,
+        content=get_import_digest,
         files=lookup(dpath="studies/{study}/sources/{source}/files", within=config),
         ycsb=lookup(
             dpath="studies/{study}/sources/{source}/ycsb", within=config, default=None

@@ -110,3 +110,24 @@ def test_a_folder_or_a_path_through_a_file_is_no_config_file(tmp_path):
         with pytest.raises(BenchcastError) as exc:
             configfiles.check_files([ROOT / "config" / "config.yaml"], [path])
         assert str(exc.value) == expected
+
+
+def test_merged_config_numbers_fit_and_study_names_differ_in_more_than_case():
+    """YAML reads 99999999999999999999 and .nan as numbers: the first ended in an OverflowError
+    inside the aggregate job after its output was rewritten, the second passes every bound; two
+    studies of one name but for case would share one results folder where case is ignored."""
+    for value, expected in ((99999999999999999999, "config: studies.paper.aggregate.trim: 99999999999999999999 is beyond "
+                                                    "a 64-bit integer"),
+                            (-(2**63) - 1, "config: studies.paper.aggregate.trim: -9223372036854775809 is beyond a 64-bit"),
+                            (float("nan"), "config: studies.paper.aggregate.trim: nan is not a finite number"),
+                            (float("inf"), "config: studies.paper.aggregate.trim: inf is not a finite number")):
+        with pytest.raises(BenchcastError, match=expected):
+            configfiles.check_merged({"studies": {"paper": {"aggregate": {"trim": value}}}})
+    with pytest.raises(BenchcastError, match=r"config: studies.x.extrapolate.data_sizes\[1\]: nan"):
+        configfiles.check_merged({"studies": {"x": {"extrapolate": {"data_sizes": ["48GB", float("nan")]}}}})
+    with pytest.raises(BenchcastError, match="config: studies: 'PAPER' and 'paper' differ only in case"):
+        configfiles.check_merged({"studies": {"paper": {}, "PAPER": {}}})
+    configfiles.check_merged({"studies": {"paper": {"aggregate": {"trim": 2**63 - 1}, "x": True, "y": 0.5},
+                                          "paper2": {}}})
+    import yaml
+    configfiles.check_merged(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()))

@@ -489,6 +489,56 @@ CASES.update({
 })
 
 
+CASES.update({
+    # a number beyond 64 bits: an OverflowError inside the aggregate job, after its output was rewritten
+    "trim beyond 64 bits": (paper("aggregate: {trim: 99999999999999999999}"),
+                            "config: studies.paper.aggregate.trim: 99999999999999999999 is beyond a 64-bit integer"),
+    # an empty target name: a traceback of the report's input functions
+    "target of an empty name": (paper("targets: {'': {figures: [{workload: randwrite, block_size: 64K, "
+                                      "metric: lat_mean, value: 40 us}]}}"),
+                                "config: studies.paper.targets: '' is not a target name"),
+    # a pairing rule's op mistyped: it matched nothing, the write series were fitted on every figure
+    # (Tables 8-14 changed, exit 0)
+    "pairing rule of an op no source gives": (
+        paper("pairing:\n  - {when: {op: wrte}, workloads: [randwrite]}\n  - {when: {op: read}, workloads: [randread]}"),
+        "config: studies.paper.pairing[0].when.op: 'wrte' is not one of"),
+    # one device's fio JSON of another setting (numjobs 4): no figure on min_devices devices, nothing
+    # screened; the chart step failed after 49 outputs were rewritten
+    "fio JSON: one device's jobs of another setting": (
+        again(FIO_JSON_SOURCES, {**FIO_JSON_FILES, FIO_DRAM: fio_job(lambda d: d["jobs"][0]["job options"].update(
+            numjobs="4", group_reporting="1"))}, features={"allow_unused": True}, report={"focus": FIO_JSON_FOCUS},
+              targets={card: {**PAPER_CARDS[card], "allow_unused": True} for card in ("S-SCM", "M-SCM")}),
+        "config: studies.again.features: no candidate figure comes from screen.min_devices (3) devices: the most, "
+        "workload randread block_size 4K metric bw iodepth 1 numjobs 1, from 2 (3d_xpoint, nand_flash); dram has "
+        "figures of other settings only"),
+    # a folder where Table 12 goes: Snakemake took it for the table ("Nothing to be done"), the
+    # report step failed on it
+    "a folder at an output's path": (("output-folder", "results/paper/tables/table12_predictions.csv"),
+                                     "benchcast: results/paper/tables/table12_predictions.csv: a folder where the "
+                                     "run writes a file"),
+    # a value no fit can square: its figure's fits were NaN and it dropped out of the screening
+    # (Tables 9-11 changed, exit 0)
+    "fio row of 1e300": (csv_line(PAPER_FIO, 4, field(4, "1e300")),
+                         f"{PAPER_FIO}: line 4: column value: value is more than a fit can square: 1e300 (it must be "
+                         "at most 1e+150)"),
+    # a file the run made, cut short or edited by hand: the jobs after it failed on it (or finished
+    # on the edited numbers) after rewriting their outputs
+    "an analysis file cut short by hand": (("file", ("results/paper/aggregated.csv",
+                                                     lambda t: "".join(t.splitlines(True)[:3]))),
+                                           "benchcast: results/paper/aggregated.csv: changed after the run made it "
+                                           "(rule aggregate)"),
+    "a record file edited by hand": (("file", ("results/paper/records/soga2018/soga2018.csv",
+                                               lambda t: t.replace(",124.49,", ",12.449,", 1))),
+                                     "benchcast: results/paper/records/soga2018/soga2018.csv: changed after the run "
+                                     "made it (rule import_soga2018)"),
+    # two studies of one name but for case: one results folder where case is ignored
+    "study names that differ only in case": (
+        overlay("studies:\n  PAPER:\n    devices: {dram: {kind: imported}}\n    sources: {s: {type: records, "
+                "files: x.csv}}\nrun: {studies: [paper, PAPER]}\n"),
+        "config: studies: 'PAPER' and 'paper' differ only in case"),
+})
+
+
 def write_again(wd: Path, sources, files, study) -> list[str]:
     """The files and the overlay of an `again` case; returns Snakemake's arguments."""
     for rel, make in files.items():
@@ -510,6 +560,9 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
         args = ["--configfile", "overlay.yaml"]
     elif kind == "again":
         args = write_again(tree, *what)
+    elif kind == "output-folder":  # a folder where an output file goes: "Nothing to be done" over it
+        (tree / what).unlink()
+        (tree / what).mkdir()
     elif kind == "results-file":
         subprocess.run(["rm", "-rf", str(tree / "results")], check=True)
         (tree / "results").write_text("x\n")
@@ -738,3 +791,38 @@ def test_full_disk_during_the_analysis_then_the_same_command(finished, tmp_path)
         assert analysis_outputs(wd) == analysis_outputs(finished)
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_an_import_replaced_with_its_old_time_kept_is_imported_again(finished, tree):
+    """A paper table replaced by one of other content but an older modification time (`cp -p` or
+    `rsync -t` of a file made before the results): Snakemake's time trigger kept the old results
+    (exit 0, "Nothing to be done"); the import's content is a param of its rule."""
+    path = tree / PAPER_FIO
+    st = path.stat()
+    lines = path.read_text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("nand_flash,randwrite,64K,lat_us,"))
+    lines[k] = "nand_flash,randwrite,64K,lat_us," + str(2 * float(lines[k].split(",")[4]))
+    path.write_text("\n".join(lines) + "\n")
+    os.utime(path, (st.st_atime, st.st_mtime))
+    code, out = finish(run(tree))
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    records = "results/paper/records/soga2018/soga2018.csv"
+    assert (tree / records).read_text() != (finished / records).read_text()
+    table12 = "results/paper/tables/table12_predictions.csv"
+    assert (tree / table12).read_text() != (finished / table12).read_text()
+    assert "Nothing to be done" in finish(run(tree, "-n"))[1]
+
+
+@pytest.mark.parametrize("flag", ["-n", "-np", "--dry-run"])
+def test_a_dry_run_of_the_readme_command_writes_no_report(tree, flag):
+    """`./benchcast.sh run -n` plans and changes nothing: it wrote results/report.html after the dry run."""
+    root = Path(__file__).resolve().parents[1]
+    for part in ("benchcast.sh", "requirements.txt"):
+        subprocess.run(["cp", "-p", str(root / part), str(tree / part)], check=True)
+    (tree / ".venv").symlink_to(Path(sys.prefix))
+    before = checksums(tree / "results")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(["bash", "benchcast.sh", "run", flag], cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    assert checksums(tree / "results") == before and not (tree / "results" / "report.html").exists()

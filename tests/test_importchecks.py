@@ -21,12 +21,14 @@ def test_the_same_row_twice_and_two_rows_that_disagree_are_two_errors():
         chk.repeated(df, PLACES[:2] + [("u.csv", "line 4")], ["device"])
 
 
-@pytest.mark.parametrize("value, what", [("0", "zero"), ("-1", "negative"), ("nan", "not finite"), ("inf", "not finite")])
+@pytest.mark.parametrize("value, what", [("0", "zero"), ("-1", "negative"), ("nan", "not finite"), ("inf", "not finite"),
+                                         ("1e300", "more than a fit can square")])
 def test_values_above_zero_where_a_run_cannot_measure_zero(value, what):
     df = pd.DataFrame({"op": ["read"] * 3, "metric": ["lat_mean", "lat_p99", "lat_mean"], "value": ["3", "0", value]})
     mask = df["metric"].isin(chk.POSITIVE_METRICS).to_numpy()
+    must = "at most 1e\\+150" if value == "1e300" else "above 0"
     with pytest.raises(BenchcastError, match=rf"^t.csv: line 4: column value: value is {what}: .* \(read lat_mean: "
-                                             rf"it must be above 0\)$"):
+                                             rf"it must be {must}\)$"):
         chk.above_zero(df, PLACES, {"value": mask})
     chk.above_zero(df.iloc[:2], PLACES[:2], {"value": mask[:2]})  # a percentile of 0 is a measurement
 

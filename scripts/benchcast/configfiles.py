@@ -94,6 +94,39 @@ def check_files(base, overlays=()) -> None:
                     kinds[(study, dev)] = (kind, path)
 
 
+def check_merged(config) -> None:
+    """The config as Snakemake merged it (files and ``--config`` items), before the schema: every
+    number finite and a 64-bit one (YAML reads ``99999999999999999999`` and ``.nan`` as numbers:
+    the first ended in an OverflowError inside a job after outputs were rewritten, the second passes
+    every bound), and study names that differ in more than case (their results would share one
+    folder where case is ignored)."""
+    _numbers(config, "")
+    studies = config.get("studies") if isinstance(config, dict) else None
+    folded: dict = {}
+    for name in sorted(map(str, studies or ())):
+        first = folded.setdefault(name.casefold(), name)
+        if first != name:
+            raise BenchcastError(f"config: studies: {first!r} and {name!r} differ only in case (one results "
+                                 f"folder where case is ignored); give one another name")
+
+
+def _numbers(value, where: str) -> None:
+    import math
+
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            _numbers(sub, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            _numbers(sub, f"{where}[{i}]")
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise BenchcastError(f"config: {where}: {value} is beyond a 64-bit integer")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise BenchcastError(f"config: {where}: {value} is not a finite number")
+
+
 def check_command_line(argv) -> None:
     """What Snakemake reads before the workflow can check anything, checked first by
     ``./benchcast.sh run``: each ``--configfile`` (:func:`read_file`) and each ``--config`` item,

@@ -17,6 +17,9 @@ MIXED_RW = ("rw", "readwrite", "randrw")
 
 #: fio's rw values (fio refuses others); an imported fio job or record of another is an error.
 FIO_RW = (*RW_OP, *MIXED_RW, "trim", "randtrim", "trimwrite", "randtrimwrite")
+#: The largest value an imported row may hold: a least-squares fit squares it (1e300 made the fits
+#: of its figure NaN, and the figure dropped out of the screening without a word).
+LARGEST = 1e150
 #: Metrics no run can measure as 0: mean latencies, bandwidths and rates.
 POSITIVE_METRICS = ("lat_mean", "clat_mean", "bw", "iops", "throughput")
 
@@ -56,11 +59,13 @@ def above_zero(df: pd.DataFrame, places: list, values: dict) -> None:
     for col, rows in values.items():
         num = pd.to_numeric(df[col].astype(str).str.strip(), errors="coerce").to_numpy(dtype=float)
         need = np.ones(len(num), dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
-        bad = ~np.isfinite(num) | (num < 0) | (need & (num == 0))
+        bad = ~np.isfinite(num) | (num < 0) | (need & (num == 0)) | (num > LARGEST)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            what = "not finite" if not np.isfinite(num[i]) else "negative" if num[i] < 0 else "zero"
-            must = "above 0" if need[i] else "a finite number, not negative"
+            what = ("not finite" if not np.isfinite(num[i]) else "negative" if num[i] < 0 else "zero" if num[i] == 0
+                    else "more than a fit can square")
+            must = (f"at most {LARGEST:g}" if LARGEST < num[i] < np.inf else "above 0" if need[i]
+                    else "a finite number, not negative")
             if {"op", "metric"} <= set(df.columns):  # record rows: say which figure
                 must = f"{df['op'].iloc[i]} {df['metric'].iloc[i]}: it must be {must}"
             else:

@@ -197,6 +197,41 @@ def check_focus_pairing(where: str, study: dict, figures: set, series: set) -> N
         )
 
 
+def check_figure_devices(where: str, study: dict, least: int) -> None:
+    """A study whose device figures are all imported needs a candidate feature on ``least``
+    (screen.min_devices) devices: one line where none has them (a device whose files hold another
+    setting, numjobs 4 or randrw where the others hold numjobs 1 or randread: nothing could be
+    screened, and the report's charts failed after the analysis was rewritten). Figures are grouped
+    by workload, block size, metric, iodepth and numjobs (a feature's name tells apart at least
+    these). Nothing to say where a source measures, or an import refuses a file (its own check)."""
+    import pandas as pd
+
+    feats, devices = study["features"], list(study.get("devices", {})) or None
+    if any(src["type"] not in ("soga2018", "fio_json", "pkb", "records", "ycsb_output")
+           for src in study["sources"].values()):
+        return
+    parts = [imported(src, devices) for src in study["sources"].values()]
+    if any(p is None for p in parts):
+        return
+    recs = pd.concat(parts, ignore_index=True)
+    every = set(devices or recs.loc[recs["benchmark"] == "fio", "device"])
+    sizes = {parse_size(b) for b in feats["block_sizes"]}
+    recs = recs[(recs["benchmark"] == "fio") & recs["workload"].isin(feats["workloads"])
+                & recs["block_size"].astype(int).isin(sizes) & recs["metric"].isin(feats["metrics"])]
+    keys = [k for k in ("workload", "block_size", "metric", "iodepth", "numjobs") if k in recs.columns]
+    groups = recs.groupby(keys)["device"].agg(lambda d: sorted(set(d))) if len(recs) else None
+    if groups is None or groups.map(len).max() >= least:
+        return
+    best = groups.map(len).idxmax()
+    named = " ".join(f"{k} {size_label(int(v)) if k == 'block_size' else v}" for k, v in zip(keys, best))
+    others = sorted(every - set(groups[best]))
+    raise BenchcastError(
+        f"{where}.features: no candidate figure comes from screen.min_devices ({least}) devices: the most, "
+        f"{named}, from {len(groups[best])} ({', '.join(groups[best])}); {', '.join(others) or 'no other device'} "
+        f"{'has' if len(others) == 1 else 'have'} figures of other settings only: no series could be screened"
+    )
+
+
 def check_app_series(app_csv, least: int) -> None:
     """The paper-shaped application table (engine, workload, device, data_gb, op, latency_us; read
     and checked by its import first): a series (engine, workload, op) whose rows come, at every data
@@ -252,6 +287,15 @@ def check_writable(directory: str = "results") -> None:
     if not os.access(probe, os.W_OK):
         why = "read-only file system" if _read_only_mount(probe) else "no write permission"
         raise BenchcastError(f"{probe}: results folder is not writable ({why}); nothing was run")
+
+
+def check_output_files(paths) -> None:
+    """The files a run makes (its final targets) must not be folders: Snakemake takes a folder at a
+    file's path for the file ("Nothing to be done"), and the report step failed on it after."""
+    for path in paths:
+        if os.path.isdir(path):
+            raise BenchcastError(f"{path}: a folder where the run writes a file; move it away (or rename it); "
+                                 f"nothing was run")
 
 
 def _read_only_mount(path: Path) -> bool:

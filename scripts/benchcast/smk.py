@@ -121,6 +121,33 @@ def package_digest(package_dir: str, exclude=("devices",)) -> str:
     return h.hexdigest()[:16]
 
 
+def file_sha256(path: str) -> str:
+    """The sha256 hex digest of a file's bytes (as Snakemake records the inputs a job read)."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def files_digest(paths) -> str:
+    """A digest of files' contents (by path and bytes; a file that cannot be read counts by its path
+    alone: the import's own check names it). A parameter of every import rule: a file replaced by
+    one with other content but an older modification time (``cp -p``, ``rsync -t``, an unpacked
+    archive) reruns the import, where Snakemake's modification-time trigger would keep the results
+    of the old file."""
+    import hashlib
+    from pathlib import Path
+
+    h = hashlib.sha256()
+    for path in sorted(str(p) for p in paths):
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            data = b"\0unreadable"
+        h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:16]
+
+
 def runs_here(cwd: str | None = None) -> list[int]:
     """Process ids of the other Snakemake runs in this working directory (a run in progress in the
     same tree), found in /proc: a process whose command is snakemake (``snakemake ...``,
