@@ -187,6 +187,7 @@ def check_cards(study):
             bc_config.check_series_names(where, spec, series)
         # every application result imported: the focus fitted at its data size
         if cells:
+            bc_preflight.check_series_selection(where, spec.get("series"), cells)
             bc_preflight.check_focus_devices(
                 where, spec.get("report", {}), least, cells, spec.get("series")
             )

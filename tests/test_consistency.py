@@ -100,6 +100,11 @@ CASES = {
     "feature metric typo": (paper("features: {metrics: [lat_mean, bww]}"),
                             "studies.paper.features.metrics[1]: 'bww' is not one of"),
     "series metric typo": (paper("series: {metrics: [lat_meen]}"), "studies.paper.series.metrics[0]: 'lat_meen'"),
+    "series metric no import has": (paper("series: {metrics: [lat_mean, lat_p99]}"),
+                                    "studies.paper.series.metrics[1]: 'lat_p99': no application result the study "
+                                    "imports has it (theirs: lat_mean)"),
+    "series benchmark no import has": (paper("series: {benchmarks: [ycsb, ooc]}"),
+                                       "studies.paper.series.benchmarks[1]: 'ooc': no application result"),
     "focus not a screened series": (paper("report: {focus: {metric: lat_p99}}"),
                                     "report.focus.metric: 'lat_p99' is not one of series.metrics"),
     "min_devices above the devices": (paper("screen: {min_devices: 4}"),

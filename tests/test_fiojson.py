@@ -78,9 +78,9 @@ def test_parse_mixed_and_bw_in_kib_when_no_bw_bytes(tmp_path):
     ("fio: engine libfoo not loadable\n", r"o.json: not fio JSON output"),
     (json.dumps(fio_json())[:300], r"o.json: fio JSON is truncated or malformed"),
     ('{"fio version": "fio-3.33", "jobs": []}', r"o.json: fio JSON has no jobs"),
-    ('{"fio version": "fio-3.33", "client_stats": [{"jobname": "j"}]}',
-     r"o.json: fio JSON has no jobs \(an output of fio --client: its client_stats are not read; import each "
-     r"server's own output\)$"),
+    ('{"fio version": "fio-3.33", "client_stats": []}',
+     r"o.json: fio JSON has no jobs \(an output of fio --client whose client_stats hold no client's jobs\)$"),
+    ('{"fio version": "fio-3.33", "client_stats": [{"jobname": "j"}]}', r"o.json: fio JSON lacks the job option rw$"),
 ])
 def test_bad_fio_output_names_the_file(tmp_path, content, pattern):
     p = tmp_path / "o.json"

@@ -53,8 +53,8 @@ def load(path) -> dict:
         data["jobs"] = _client_jobs(data["client_stats"], path)
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:
         client = isinstance(data, dict) and "client_stats" in data  # fio --client: the servers' jobs
-        raise BenchcastError(f"{path}: fio JSON has no jobs" + (" (an output of fio --client: its client_stats "
-                             "are not read; import each server's own output)" if client else ""))
+        raise BenchcastError(f"{path}: fio JSON has no jobs" + (" (an output of fio --client whose "
+                             "client_stats hold no client's jobs)" if client else ""))
     for k, job in enumerate(data["jobs"]):
         if not isinstance(job, dict) or not isinstance(job.get("job options", {}), dict):
             raise BenchcastError(f"{path}: jobs[{k}]: not a fio job (an object with its options and statistics)")

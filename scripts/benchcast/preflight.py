@@ -106,6 +106,18 @@ def imported(src: dict, devices=None):
         return None
 
 
+def check_series_selection(where: str, series: dict | None, cells: set) -> None:
+    """Each metric and benchmark the study's ``series`` selection names is one some imported
+    application result (``cells``, :func:`import_names`) has: one line naming the key where not (a
+    name no result has screens nothing, and said nothing)."""
+    for k, key in ((4, "metrics"), (0, "benchmarks")):
+        have = {str(c[k]) for c in cells}
+        for i, name in enumerate((series or {}).get(key) or []):
+            if str(name) not in have:
+                raise BenchcastError(f"{where}.series.{key}[{i}]: {name!r}: no application result the study "
+                                     f"imports has it (theirs: {', '.join(sorted(have))})")
+
+
 def check_focus_devices(where: str, report: dict, least: int, cells: set, series: dict | None = None) -> None:
     """The report's focus (``report``: the study's report settings) needs a series fitted at its
     data size: results on ``least`` (screen.min_devices) devices there, that differ between them.
