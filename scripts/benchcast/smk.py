@@ -136,15 +136,14 @@ def files_digest(paths) -> str:
     archive) reruns the import, where Snakemake's modification-time trigger would keep the results
     of the old file."""
     import hashlib
-    from pathlib import Path
 
     h = hashlib.sha256()
     for path in sorted(str(p) for p in paths):
         try:
-            data = Path(path).read_bytes()
+            content = file_sha256(path)
         except OSError:
-            data = b"\0unreadable"
-        h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+            content = "unreadable"
+        h.update(f"{path}\0{content}\0".encode())
     return h.hexdigest()[:16]
 
 
