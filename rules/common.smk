@@ -145,7 +145,7 @@ def study_names(study):
                 for (s, _, _), c in PLAN[study].cells.items()
                 if s == name
             }
-        elif src["type"] in ("soga2018", "fio_json", "pkb", "records", "ycsb_output"):
+        elif src["type"] in bc_preflight.IMPORT_KINDS:
             got = bc_preflight.import_names(
                 src, list(STUDIES[study].get("devices", {})) or None
             )

@@ -86,6 +86,10 @@ def check_imported_devices(where: str, devices: dict, seen: set) -> None:
                                  f"a row for it (its rows name {', '.join(sorted(map(str, seen))) or 'no device'})")
 
 
+#: The source types that import results made elsewhere (read by :func:`imported`).
+IMPORT_KINDS = ("soga2018", "fio_json", "pkb", "records", "ycsb_output")
+
+
 def imported(src: dict, devices=None):
     """The records an import source of kind soga2018, fio_json, pkb, records or ycsb_output brings, read by the
     import itself (its checks included); None where it refuses a file (its own check names it)."""
@@ -219,8 +223,7 @@ def check_figure_devices(where: str, study: dict, least: int) -> None:
     import pandas as pd
 
     feats, devices = study["features"], list(study.get("devices", {})) or None
-    if any(src["type"] not in ("soga2018", "fio_json", "pkb", "records", "ycsb_output")
-           for src in study["sources"].values()):
+    if any(src["type"] not in IMPORT_KINDS for src in study["sources"].values()):
         return
     parts = [imported(src, devices) for src in study["sources"].values()]
     if any(p is None for p in parts):
