@@ -55,6 +55,93 @@ def test_release_tears_down_what_is_still_provisioned(clean):
     assert devices.release([live]) == {}
 
 
+@needs_root
+def test_a_tmpfs_unmounted_under_its_job_is_named_gone_and_torn_down(clean):
+    """The file system pulled from under a job (umount -l: the kernel refuses a plain umount of a busy
+    one): the device is named gone, with why; files the job opened after it landed in the bare mount
+    directory, which teardown empties and removes (it made it, and nothing is mounted there)."""
+    from benchcast.devices import presence
+
+    sp = clean / "ram.json"
+    st = devices.provision("ram", {"kind": "tmpfs", "size": "16M"}, sp)
+    mp = Path(devices.target(st))
+    assert presence.gone(st) is None
+    with open(mp / "open", "w") as held:  # a job's open file: the plain umount is refused
+        assert subprocess.run(["umount", str(mp)], capture_output=True).returncode != 0
+        subprocess.run(["umount", "-l", str(mp)], check=True)
+        (mp / "after").write_text("written after the unmount")
+        held.write("still on the tmpfs")
+    assert presence.gone(state_of(sp)) == f"nothing is mounted at {mp} any more (unmounted under the job)"
+    with pytest.raises(BenchcastError, match=r"^device ram: gone during the run: nothing is mounted at .* any "
+                                             r"more \(unmounted under the job\); nothing of this run is kept$"):
+        presence.check(state_of(sp))
+    devices.teardown(sp)
+    assert not mp.exists() and state_of(sp)["status"] == "torn_down"
+    assert any("after its file system was unmounted" in n for n in state_of(sp)["notes"])
+
+
+@needs_zram
+def test_a_zram_device_reset_under_its_job_is_named_gone_and_torn_down(clean):
+    """A zram device reset under a job: the kernel refuses while its file system is mounted (EBUSY);
+    unmounted lazily, it lets the reset through once the last open file is closed. The device is
+    named gone; teardown hot-removes the zram device it made (the same sysfs node), and nothing else."""
+    from benchcast.devices import presence
+
+    before = zram_devices()
+    sp = clean / "zr.json"
+    st = devices.provision("zr", {"kind": "zram", "disksize": "32M", "fstype": "ext4"}, sp)
+    dev, mp = st["created"]["zram"], devices.target(st)
+    reset = Path("/sys/block", Path(dev).name, "reset")
+    with pytest.raises(OSError):
+        reset.write_text("1")
+    subprocess.run(["umount", "-l", mp], check=True)
+    for _ in range(50):
+        try:
+            reset.write_text("1")
+            break
+        except OSError:
+            time.sleep(0.1)
+    assert Path("/sys/block", Path(dev).name, "disksize").read_text().strip() == "0"
+    assert "unmounted under the job" in presence.gone(state_of(sp))
+    devices.teardown(sp)
+    assert zram_devices() == before and state_of(sp)["created"] == {}
+
+
+@needs_root
+def test_teardown_goes_on_when_the_state_record_cannot_be_written(clean, capfd):
+    """The results file system full (here: the state record's own small tmpfs): provisioning that
+    could not record what it makes stops before it makes it, one line naming the record; a teardown
+    undoes everything all the same and says its record still lists what is gone; a second teardown
+    finds nothing left to undo."""
+    states = clean / "states"
+    states.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "benchcast-test-states", str(states)], check=True)
+    try:
+        sp = states / "ram.json"
+        st = devices.provision("ram", {"kind": "tmpfs", "size": "16M", "mountpoint": str(clean / "mnt")}, sp)
+        filler = states / "fill"
+        with open(filler, "wb", buffering=0) as fh:
+            with pytest.raises(OSError):
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+        devices.teardown(sp)
+        assert findmnt_target(st["target"]) is None
+        assert state_of(sp)["status"] == "ready"  # stale: it could not be rewritten
+        assert capfd.readouterr().err == (f"benchcast: device ram: torn down; its state record {sp} could not be "
+                                          f"written (No space left on device) and still lists what is gone\n")
+        with pytest.raises(BenchcastError, match=r"^device more: state record .*more.json cannot be written "
+                                                 r"\(No space left on device\)$"):
+            devices.provision("more", {"kind": "tmpfs", "size": "16M", "mountpoint": str(clean / "m2")},
+                              states / "more.json")
+        assert findmnt_target(str(clean / "m2")) is None
+        filler.unlink()
+        devices.teardown(sp)
+        assert state_of(sp)["status"] == "torn_down" and state_of(sp)["created"] == {}
+    finally:
+        subprocess.run(["umount", str(states)])
+
+
 def test_tmpfs_falls_back_to_dev_shm_when_not_root(clean, monkeypatch):
     monkeypatch.setattr(base, "is_root", lambda: False)
     sp = clean / "ram.json"
@@ -143,6 +230,9 @@ def test_throttled_cgroup_made_with_limits_and_removed(clean):
     out = devices.run_in_cgroup(st, ["cat", "/proc/self/cgroup"], capture_output=True, text=True).stdout
     assert f"blkio:/{cg.name}" in out
     assert devices.describe(st)["cgroup"]["blkio.throttle.write_bps_device"] == f"{mm} {4 << 20}"
+    # the records' device_model is the same whether a job provisioned the device or read its record
+    assert devices.provenance(st) == devices.provenance(sp)
+    assert devices.provenance(sp)["device_model"].endswith("throttled (read_iops=500, write_bps=4194304)")
     devices.teardown(sp)
     assert not cg.exists()
     assert state_of(sp)["backing"]["created"] == {}
@@ -161,7 +251,9 @@ def test_delayed_fuse_over_tmpfs_mounted_described_and_torn_down(clean):
     Path(st["target"], "f").write_text("through FUSE")  # lands in the backing tmpfs
     assert Path(st["created"]["data_dir"], "f").read_text() == "through FUSE"
     d = devices.describe(st)
-    assert d["model"] == "delayfs over DRAM (tmpfs) (read +0 us, write +100 us, sync +250 us)"
+    assert d["model"] == "delayfs over DRAM (tmpfs) (read +0 us, sync +250 us, write +100 us)"
+    # the same whether the state is the one provisioning made or the one read back from its record
+    assert devices.describe(sp)["model"] == d["model"]
     devices.teardown(sp)
     after = state_of(sp)
     assert after["status"] == "torn_down" and after["created"] == {} and after["backing"]["created"] == {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from benchcast import BenchcastError, devices, features, fio, fiojson
 from test_fiojson import fio_json
 from devices_util import HAS_ZRAM, clean, needs_blkio, needs_fuse, needs_loop, needs_root  # noqa: F401
 
+ROOT = Path(__file__).resolve().parents[1]
 DEVICES = {
     "paper": {"kind": "imported"},
     "ram": {"kind": "tmpfs", "size": "1G"},
@@ -256,6 +258,55 @@ def test_iodepth_numjobs_and_ioengine_lists_are_grid_axes():
     four = [c for c in fio.expand_grid({**src, "iodepth": [2, 4], "numjobs": [1, 2]}, devs)
             if c["iodepth"] * c["numjobs"] == 4 and c["ioengine"] == "libaio"]
     assert sorted((c["iodepth"], c["numjobs"]) for c in four) == [(2, 2), (4, 1)] and four[0]["cell"] != four[1]["cell"]
+
+
+def test_a_fio_output_of_a_killed_job_is_cut_short():
+    """fio's output when its job's process was SIGKILLed 0.4 s into a 1 s run (by the fault
+    harness, benchmarks/faults.py): fio said so in one line before its JSON, exited 0, and reported
+    the job with job_runtime 0 but 64666 reads. It was kept as a whole run; now it is cut short."""
+    data = fio.load(ROOT / "tests" / "data" / "fio" / "killed-worker.json")
+    cell = {"runtime": 1}
+    assert fio.cut_short(data, cell) == "jobs[0] (randread-4K-7ccc8e) ran 0 ms of its 1000 ms (its process killed?)"
+    whole = fio_json()
+    whole["jobs"][0]["job_runtime"] = 1001
+    assert fio.cut_short(whole, cell) is None
+
+
+def test_a_run_whose_fio_job_was_killed_is_not_kept(tmp_path):
+    """SIGKILL of fio's job process half-way: fio either exits 0 with the job's partial figures (the
+    case above) or aborts; either way the run fails, naming it, and neither its JSON nor its job
+    file is kept; a whole run of the same cell then is."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from benchcast import BenchcastError, stop
+
+    src = {**SMALL, "rw": ["randread"], "block_sizes": ["4K"], "direct": False, "runtime": 2}
+    cell = fio.expand_grid(src, {"d": {"kind": "dir", "path": str(tmp_path)}})[0]
+    state = {"device": "d", "kind": "dir", "status": "ready", "target": str(tmp_path), "direct_ok": True}
+
+    def kill_worker():
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            fios = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "fio"]
+            workers = [p for p in fios if stop.parent(p) in fios]
+            if workers:
+                time.sleep(0.5)
+                os.kill(workers[0], signal.SIGKILL)
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_worker)
+    killer.start()
+    with pytest.raises(BenchcastError, match=r"fio: device d, cell randread-4K-\w+, repeat 0: fio('s run was cut "
+                                             r"short: jobs\[0\] .* ran \d+ ms of its 2000 ms| exit -?\d+: .*got signal=9)"):
+        fio.run(cell, state, 0, tmp_path / "j.fio", tmp_path / "o.json")
+    killer.join()
+    assert not (tmp_path / "o.json").exists() and not (tmp_path / "j.fio").exists()
+    fio.run({**cell, "runtime": 1}, state, 1, tmp_path / "j.fio", tmp_path / "o.json")
+    assert fio.load(tmp_path / "o.json")["jobs"][0]["job_runtime"] >= 900
 
 
 def test_a_stopped_fio_leaves_no_worker_running(tmp_path):

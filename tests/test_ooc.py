@@ -100,7 +100,7 @@ def test_a_program_beyond_its_limit_without_swap_is_named_killed(binaries, clean
         pytest.skip("swap is active here: the program would page instead of being killed")
     sp = clean / "d.json"
     for retries, said in ((0, r"there is no swap for it\)$"), (2, r"there is no swap for it\) \(3 times\)$")):
-        with pytest.raises(ooc.ProgramKilled, match=r"stream was killed \(out of memory.*" + said):
+        with pytest.raises(ooc.ProgramKilled, match=r"stream was killed: its memory cgroup's OOM killer .*" + said):
             with devices.on_device("d", {"kind": "dir", "path": str(clean)}, sp, memory_limit=16 * MB,
                                    enter_memory=False) as st:
                 ooc.run_ooc(["stream"], [64 * MB], "swap", 1,
@@ -108,3 +108,42 @@ def test_a_program_beyond_its_limit_without_swap_is_named_killed(binaries, clean
                                       cgroup=st["created"]["memcg"], kill_retries=retries))
         assert devices.state_record.read_state(sp)["created"] == {}
     assert capfd.readouterr().err.count("was killed") == 2  # the two attempts that were retried
+
+
+@needs_root
+@needs_memcg
+def test_a_program_killed_from_outside_is_said_so_and_runs_again(binaries, clean, capfd):
+    """SIGKILL from another process (not its memory cgroup's OOM killer, whose count stays): the
+    program runs again and the job goes on; the line names the job and the cause."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from benchcast import devices, stop
+
+    sp = clean / "d.json"
+
+    def kill_first():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            progs = [p for p in stop.descendants(os.getpid())
+                     if open(f"/proc/{p}/comm").read().strip() == "stream"]
+            if progs:
+                os.kill(progs[0], signal.SIGKILL)
+                return
+            time.sleep(0.005)
+
+    with devices.on_device("d", {"kind": "dir", "path": str(clean)}, sp, memory_limit=64 * MB,
+                           enter_memory=False) as st:
+        killer = threading.Thread(target=kill_first)
+        killer.start()
+        df = ooc.run_ooc(["stream"], [32 * MB], "swap", 20,
+                         ooc.Place(binaries, st["target"], clean / "raw", study="s", device="d",
+                                   cgroup=st["created"]["memcg"], kill_retries=2, kill_pause=0.1))
+        killer.join()
+    assert len(df[df["op"] == "run"]) == 1
+    said = [ln for ln in capfd.readouterr().err.splitlines() if "was killed" in ln]
+    assert len(said) == 1 and said[0].startswith("benchcast: ooc: device d, mode swap, repeat 0: "), said
+    assert said[0].endswith("stream was killed: SIGKILL from outside (not its memory cgroup's OOM killer); "
+                            "again in 0.1 s"), said

@@ -11,11 +11,37 @@ import sys
 
 from . import BenchcastError
 
+#: While :func:`run_logged` sends a job's output to its log: the original stderr (Snakemake's own
+#: output), for :func:`say`.
+_STDERR: int | None = None
 
-def run_logged(fn, log: str | None = None) -> int:
+
+def say(line: str) -> None:
+    """A line for the job's log and, while its output goes there (:func:`run_logged`), for Snakemake's
+    own output too: what a job survived (a program killed and run again) is seen where failures are."""
+    print(line, file=sys.stderr, flush=True)
+    if _STDERR is not None:
+        os.write(_STDERR, (line + "\n").encode())
+
+
+def os_error(exc: OSError) -> str:
+    """An error the operating system gave, as the end of one line: the file, what, and for a full
+    file system what to do."""
+    import errno
+
+    where = f"{exc.filename}: " if exc.filename else ""
+    text = f"{where}{exc.strerror or exc}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        text += " (the file system is full: free space, then run again)"
+    return text
+
+
+def run_logged(fn, log: str | None = None, name: str = "") -> int:
     """Call ``fn()``; return 0, or 1 after a :class:`BenchcastError` (its line in the log and on the
     original stderr). With ``log``, stdout and stderr (file descriptors 1 and 2, so children's
-    output too) go to that file while ``fn`` runs."""
+    output too) go to that file while ``fn`` runs. ``name`` (which job) begins the line of a job
+    told to stop."""
+    global _STDERR
     saved = None
     if log:
         sys.stdout.flush()
@@ -25,10 +51,7 @@ def run_logged(fn, log: str | None = None) -> int:
         os.dup2(fh.fileno(), 1)
         os.dup2(fh.fileno(), 2)
         fh.close()
-    def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-        if saved:
-            os.write(saved[1], (line + "\n").encode())
+        _STDERR = saved[1]
 
     try:
         fn()
@@ -36,12 +59,16 @@ def run_logged(fn, log: str | None = None) -> int:
     except BenchcastError as exc:
         say(f"benchcast: {exc}")
         return 1
+    except OSError as exc:  # what the machine refused (a full file system, a device gone): one line
+        say(f"benchcast: {name + ': ' if name else ''}{os_error(exc)}")
+        return 1
     except (SystemExit, KeyboardInterrupt) as exc:  # told to stop: what was torn down has been by now
         code = exc.code if isinstance(exc, SystemExit) else 128 + signal.SIGINT
         if isinstance(code, int) and code > 128:
-            say(f"benchcast: stopped by {signal.Signals(code - 128).name}")
+            say(f"benchcast: {name + ': ' if name else ''}stopped by {signal.Signals(code - 128).name}")
         raise
     finally:
+        _STDERR = None
         if saved:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -69,4 +96,4 @@ def job_main(prog: str, run_job, name, argv=None) -> int:
         except BenchcastError as exc:
             raise BenchcastError(f"{name(job)}: {exc}") from None
 
-    return run_logged(named, args.log)
+    return run_logged(named, args.log, name(job))

@@ -232,10 +232,28 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
         from .devices.base import one_line
 
         raise BenchcastError(f"{where}: fio exit {proc.returncode}: {one_line(proc)}")
-    load(part_out)
+    why = cut_short(load(part_out), cell)
+    if why:
+        raise BenchcastError(f"{where}: fio's run was cut short: {why}; nothing of this run is kept")
+    from .devices import presence
+
+    presence.check(state)  # measured on the device it provisioned, not on what was left of it
     protect.commit(jobfile)
     return protect.commit(output)
 
+
+
+def cut_short(data: dict, cell: dict) -> str | None:
+    """Why a run fio reported as done did not run its whole time, or None: fio writes its JSON and
+    exits 0 when a job's process is killed (it then reports the job with the time it had run, from
+    0 ms), so a job whose runtime (``job_runtime``, in ms, after the ramp) is below the cell's
+    ``runtime`` (all of its runs are time based) was cut short."""
+    want = float(cell["runtime"]) * 1000
+    for k, job in enumerate(data.get("jobs") or []):
+        ran = job.get("job_runtime")
+        if isinstance(ran, (int, float)) and ran < 0.9 * want:
+            return f"jobs[{k}] ({job.get('jobname', '')}) ran {ran:g} ms of its {want:g} ms (its process killed?)"
+    return None
 
 
 def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: str,
@@ -347,7 +365,8 @@ def main(argv=None) -> int:
 
     from .cli import run_logged
 
-    return run_logged(cell, args.log)
+    return run_logged(cell, args.log, f"fio: device {args.device}, cell {json.loads(args.cell)['cell']}, "
+                                      f"repeat {args.repeat}")
 
 
 if __name__ == "__main__":

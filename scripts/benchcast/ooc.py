@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import BenchcastError, units
+from . import BenchcastError, cli, units
 from . import records as rec
 from .devices import memlimit
 
@@ -130,6 +130,7 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
     prefix.with_name(prefix.name + ".cmd").write_text(" ".join(cmd) + "\n")
     out_path, err_path = (prefix.with_name(prefix.name + s) for s in (".out", ".err"))
     started = time.monotonic()
+    ooms = memlimit.oom_kills(cgroup) if cgroup else None
     with open(out_path, "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                 preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
@@ -140,8 +141,7 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
             proc.wait()
             raise
     if rc == -signal.SIGKILL:
-        raise ProgramKilled(f"{out_path}: {Path(cmd[0]).name} was killed (out of memory? the working set "
-                            f"exceeds the memory limit and there is no swap for it)")
+        raise ProgramKilled(f"{out_path}: {Path(cmd[0]).name} was killed: {_kill_cause(cgroup, ooms)}")
     if rc != 0:
         tail = " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-3:])
         raise BenchcastError(f"{out_path}: {Path(cmd[0]).name} exited with {rc}: {tail}")
@@ -149,6 +149,17 @@ def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, 
     df["wall_s"] = round(time.monotonic() - started, 3)
     df["raw"] = str(out_path)
     return df
+
+
+def _kill_cause(cgroup, before: int | None) -> str:
+    """Why a program died of SIGKILL: its memory cgroup's OOM killer (its count went up), or not."""
+    after = memlimit.oom_kills(cgroup) if cgroup else None
+    if before is None or after is None:
+        return ("SIGKILL (out of memory? the working set exceeds the memory limit and there is no swap "
+                "for it)")
+    if after > before:
+        return "its memory cgroup's OOM killer (the working set exceeds the memory limit and there is no swap for it)"
+    return "SIGKILL from outside (not its memory cgroup's OOM killer)"
 
 
 @dataclass(frozen=True)
@@ -194,7 +205,8 @@ def run_ooc(programs, working_sets, mode: str, reps: int, at: Place) -> pd.DataF
                 except ProgramKilled as exc:
                     if attempt == at.kill_retries:
                         raise ProgramKilled(f"{exc} ({attempt + 1} times)" if attempt else str(exc)) from None
-                    print(f"benchcast: {exc}; again in {at.kill_pause:g} s", file=sys.stderr, flush=True)
+                    cli.say(f"benchcast: ooc: device {at.device}, mode {mode}, repeat {at.run}: {exc}; "
+                            f"again in {at.kill_pause:g} s")
                     time.sleep(at.kill_pause)
                 finally:
                     if mapped is not None:

@@ -19,7 +19,7 @@ from . import BenchcastError, protect
 
 def run_job(job: dict) -> None:
     from . import devices, ooc, quality, records, settings
-    from .devices import swap
+    from .devices import presence, swap
 
     s = settings.ooc(job["source"], job["source_name"])  # the validated config's source
     mode = job["mode"]
@@ -49,6 +49,7 @@ def run_job(job: dict) -> None:
                                            "other_swap": ",".join(o["filename"] for o in other)},
             kill_retries=ooc.KILL_RETRIES, kill_pause=ooc.KILL_PAUSE_S)
         recs = ooc.run_ooc(list(s.programs), list(s.working_sets), mode, s.passes, at)
+        presence.check(state)  # measured on the device it provisioned, not on what was left of it
     records.write_job(recs, job, f"ooc:{job['source_name']}", devices.provenance(state))
 
 

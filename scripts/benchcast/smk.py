@@ -30,6 +30,11 @@ def run(main, snakemake) -> None:
     except BenchcastError as exc:
         log.error("benchcast: %s", exc)
         sys.exit(1)
+    except OSError as exc:  # what the machine refused (a full file system): one line, naming the file
+        from .cli import os_error
+
+        log.error("benchcast: %s: %s", snakemake.rule, os_error(exc))
+        sys.exit(1)
     except Exception:
         log.error("%s", traceback.format_exc())
         raise

@@ -19,6 +19,7 @@ def run_job(job: dict) -> None:
     import pandas as pd
 
     from . import devices, quality, records, settings, ycsb
+    from .devices import presence
 
     s = settings.ycsb(job["source"], job["source_name"])  # the validated config's source
     # raw files and records go under temporary names, renamed when the run is complete: a killed
@@ -45,6 +46,7 @@ def run_job(job: dict) -> None:
                         out_dir=raw_part.resolve(), study=job["study"], device=job["device"],
                         runs=(int(job["repeat"]),), io_counter=lambda: devices.io_counters(state))
         recs = ycsb.run_ycsb(job["engine"], int(job["size"]), s, at)
+        presence.check(state)  # measured on the device it provisioned, not on what was left of it
     if s.fast_load:  # a load without its syncs measures nothing of the device: raw files only
         recs = recs[recs["workload"] != "load"]
     # the memory cgroup the server and client ran in, where there was one (no column otherwise)

@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -213,7 +214,7 @@ def teardown(state_path) -> dict:
         raise BenchcastError(f"{state_path}: kind {state['kind']!r} has no teardown")
     if state.get("status") in ("skipped",) and not _live_created(state):
         return state
-    rec = state_record.Recorder(state, state_path)
+    rec = state_record.Recorder(state, state_path, lenient=True)
     rec.update(status="tearing_down")
     with signals_raise():
         errors: list[str] = []
@@ -229,6 +230,9 @@ def teardown(state_path) -> dict:
             + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
         )
     rec.update(status="torn_down")
+    if rec.unsaved:  # gone all the same; a later teardown finds nothing left of it
+        print(f"benchcast: device {state['device']}: torn down; its state record {state_path} could not be "
+              f"written ({rec.unsaved.strerror}) and still lists what is gone", file=sys.stderr)
     return state
 
 
@@ -418,8 +422,6 @@ def on_device(device_id: str, spec: dict, state_path, enter_cgroup: bool = False
     If the body fails or the job is interrupted (SIGTERM/SIGINT/SIGHUP), the device is torn down
     before the error is raised, so nothing stays mounted; the next job provisions it again.
     """
-    import sys
-
     with signals_raise(), benchmark_lock():
         state = ensure(device_id, spec, state_path)
         if state.get("status") != "ready":

@@ -194,5 +194,7 @@ def alive(state: dict) -> bool:
 
 def model(state: dict) -> str:
     d = state.get("delays_ns") or {}
-    us = ", ".join(f"{k.split('_')[0]} +{v / 1000:g} us" for k, v in d.items())
+    # sorted: a state read back from its record has its keys sorted, one a job provisioned itself has
+    # them in the order made; the records' provenance must not tell the two apart
+    us = ", ".join(f"{k.split('_')[0]} +{d[k] / 1000:g} us" for k in sorted(d))
     return f"delayfs over {state.get('backing_model', '?')} ({us})"

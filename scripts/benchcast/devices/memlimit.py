@@ -85,6 +85,21 @@ def usage(cg) -> dict:
     return {k: int((cg / f).read_text()) for k, f in files.items() if (cg / f).exists()}
 
 
+def oom_kills(cg) -> int | None:
+    """How many processes the memory cgroup's OOM killer has killed in ``cg`` (v1
+    ``memory.oom_control``, v2 ``memory.events``: ``oom_kill N``), or None when it does not say."""
+    for name in ("memory.events", "memory.oom_control"):
+        try:
+            text = (Path(cg) / name).read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, _, val = line.partition(" ")
+            if key == "oom_kill" and val.strip().isdigit():
+                return int(val)
+    return None
+
+
 def remove(rec: state_record.Recorder, errors: list) -> None:
     """Remove the recorded memory cgroup (:func:`benchcast.devices.cgroups.cgroup_remove`) and drop it
     from the record once gone."""

@@ -165,12 +165,31 @@ def teardown_mounted(rec: Recorder, undo_device=None) -> list[str]:
         d = created["mountdir"]
         try:
             if os.path.isdir(d) and not is_mountpoint(d):
+                _clear_stray(rec, d)
                 os.rmdir(d)
         except OSError as exc:
             errors.append(f"rmdir {d}: {exc.strerror}")
         if not os.path.exists(d):
             rec.drop("mountdir")
     return errors
+
+
+def _clear_stray(rec: Recorder, d: str) -> None:
+    """Empty the mount directory this workflow made, once nothing is mounted on or below it: what is
+    in it was written by a job after its file system was unmounted under it (files opened after a
+    lazy unmount land in the bare directory), never anything of the user's."""
+    if not any(True for _ in os.scandir(d)):
+        return
+    real = os.path.realpath(d) + "/"
+    with open("/proc/self/mountinfo") as fh:
+        if any(line.split()[4].startswith(real) for line in fh):
+            return
+    rec.note(f"{d}: removed what a job wrote there after its file system was unmounted under it")
+    for entry in os.scandir(d):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def remove_tree(rec: "Recorder", key: str, errors: list) -> bool:

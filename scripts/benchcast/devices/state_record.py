@@ -56,10 +56,14 @@ class Recorder:
     same file.
     """
 
-    def __init__(self, state: dict, path, parent: "Recorder | None" = None):
+    def __init__(self, state: dict, path, parent: "Recorder | None" = None, lenient: bool = False):
         self.state = state
         self.path = Path(path)
         self.parent = parent
+        #: a teardown goes on when its record cannot be written (a full results file system): what it
+        #: undoes is gone either way, and undoing it again finds nothing left; ``unsaved`` says so
+        self.lenient = lenient
+        self.unsaved: OSError | None = None
         state.setdefault("created", {})
         state.setdefault("notes", [])
 
@@ -72,10 +76,18 @@ class Recorder:
         return self.state["created"]
 
     def save(self) -> None:
+        """Write the record. A record that cannot be written stops provisioning before it makes what it
+        would not have recorded (one line, naming the file); a lenient teardown goes on (``unsaved``)."""
         if self.parent is not None:
             self.parent.save()
-        else:
+            return
+        try:
             write_state(self.path, self.state)
+        except OSError as exc:
+            if not self.lenient:
+                raise BenchcastError(f"device {self.device}: state record {self.path} cannot be written "
+                                     f"({exc.strerror})") from None
+            self.unsaved = exc
 
     def set(self, key, value) -> None:
         self.created[key] = value

@@ -190,5 +190,6 @@ def alive(state: dict) -> bool:
 
 def model(state: dict) -> str:
     sub = state.get("backing") or {}
-    lim = ", ".join(f"{k}={v}" for k, v in (state.get("limits") or {}).items())
+    # sorted, as a state read back from its record has them: the same provenance either way
+    lim = ", ".join(f"{k}={v}" for k, v in sorted((state.get("limits") or {}).items()))
     return f"{BACKING[sub.get('kind', 'zram')].model(sub)} throttled ({lim})"

@@ -40,6 +40,7 @@ def make_block(rec: state_record.Recorder, spec: dict) -> str:
     dev = f"/dev/zram{n}"
     rec.set("zram", dev)
     name = f"zram{n}"
+    rec.update(sysfs_ino=os.stat(f"/sys/block/{name}").st_ino)  # which zram{n} is ours (_ours)
     algo = spec.get("comp_algorithm")
     if algo:
         have = algorithms(name)
@@ -72,6 +73,8 @@ def _undo(rec: state_record.Recorder, errors: list) -> None:
             other = mounts.mounts_of_source(dev)
             if other:
                 errors.append(f"{dev} is mounted at {other[0]} (not by this record): left alone")
+            elif not _ours(rec, sysd):  # gone already, and its number taken by someone else's
+                rec.note(f"{dev} is no longer the device this record made (another zram of that number): left alone")
             else:
                 # just after umount, udev's probes may still hold the device open: reset
                 # answers EBUSY then, so retry for a few seconds before giving up
@@ -87,6 +90,18 @@ def _undo(rec: state_record.Recorder, errors: list) -> None:
                         time.sleep(0.1)
         if not sysd.exists() or not errors:
             rec.drop("zram")
+
+
+def _ours(rec: state_record.Recorder, sysd: Path) -> bool:
+    """Whether the zram device at ``sysd`` is still the one this record made (its sysfs node, whose
+    inode number a new device of the same number does not get; a device reset by someone keeps it).
+    A record left stale (its teardown could not write it) may name a number the kernel has since
+    given to another zram device."""
+    want = rec.state.get("sysfs_ino")
+    try:
+        return want is None or os.stat(sysd).st_ino == want
+    except OSError:
+        return True
 
 
 def teardown(rec: state_record.Recorder) -> list[str]:
