@@ -24,6 +24,7 @@ include: "rules/compare.smk"
 
 
 onstart:
+    recover_killed_run()
     start_stop_watch()
     refuse_remeasure()
     refuse_changed_outputs()

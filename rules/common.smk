@@ -32,6 +32,9 @@ try:
 except BenchcastError as exc:
     raise WorkflowError(str(exc)) from None
 
+#: What the start of this run did after a killed one (benchcast.recover), or None.
+RECOVERY = None
+
 # a run in progress in this tree: named here, before Snakemake's lock or incomplete-files errors
 if workflow.is_main_process:
     _others = bc_smk.runs_here()
@@ -41,14 +44,15 @@ if workflow.is_main_process:
             f"{', '.join(map(str, _others))}); wait for it to end, or stop it, and run again. "
             f"Nothing was run"
         )
-    # before Snakemake's many-line LockException: a lock no live run holds
+    # a lock no live run holds: the run before was killed (kill -9, a power cut). Like a database
+    # at start-up, finish what it left and go on (benchcast.recover): its jobs still running
+    # stopped, the jobs it started settled, its lock cleared here, before Snakemake's lock check;
+    # its devices and servers torn down onstart (recover_killed_run), once it is known where
+    # the jobs run
     if bc_smk.stale_lock():
-        raise WorkflowError(
-            "benchcast: a previous run in this folder was killed and left its lock in "
-            ".snakemake/locks (no snakemake process of this folder runs on this machine); "
-            "`./benchcast.sh teardown` clears it (and tears down what that run left), then "
-            "run again. Nothing was run"
-        )
+        from benchcast import recover as bc_recover
+
+        RECOVERY = bc_recover.after_kill(".")
 
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
@@ -712,6 +716,25 @@ def rule_outputs(names, study):
             study=study,
         )
     ]
+
+
+def recover_killed_run():
+    """onstart, when the run before was killed (RECOVERY): on a local run, tear down the MariaDB
+    servers and devices it left, of every study (as `snakemake teardown`); then the one line of
+    what the start of this run did. On a cluster the devices are on the nodes: the line says so."""
+    if RECOVERY is None:
+        return
+    from benchcast import recover as bc_recover
+
+    if workflow.local_exec:
+        try:
+            bc_recover.teardown_left(RECOVERY, [f"results/{s}" for s in STUDIES])
+        except BenchcastError as exc:
+            raise WorkflowError(
+                f"benchcast: a previous run in this folder was killed; tearing down what it left "
+                f"failed: {exc}. Nothing was run"
+            ) from None
+    logger.warning(bc_recover.summary(RECOVERY, workflow.local_exec))
 
 
 def refuse_changed_outputs():

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import BenchcastError
+from . import BenchcastError, stop
 from .records import parse_size
 
 PID_FILE = "mariadbd.pid"
@@ -389,7 +389,7 @@ def teardown_all(directory, timeout: float = 30) -> list[int]:
     if not directory.exists():
         return []
     victims = []
-    for pid_file in sorted(directory.rglob(PID_FILE)):
+    for pid_file in stop.files_named(directory, PID_FILE):
         try:
             pid = int(pid_file.read_text().split()[0])
         except (ValueError, IndexError, OSError):

@@ -61,6 +61,12 @@ def _stat(pid: int) -> tuple[str, int] | None:
     return None if rest[0] in ("Z", "X") else (name, int(rest[1]))
 
 
+def parent(pid: int) -> int:
+    """The parent of a live process (0 when it is gone)."""
+    st = _stat(pid)
+    return st[1] if st else 0
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` is a live process (not a zombie)."""
     return _stat(pid) is not None
@@ -78,12 +84,18 @@ def children(pid: int) -> list[int]:
 
 
 def job_name(pid: int, comm: str) -> str:
-    """A job process's name: the module of ``python -m MODULE``, else the command's."""
+    """A job process's name: the module of ``python -m MODULE`` with the job's log where it names one
+    (``--log``: the log's path names the job, its device and run), the rule of a Snakemake rule
+    script (``rule NAME``), else the command's."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
         return comm
-    return argv[argv.index("-m") + 1] if "-m" in argv[:-1] else comm
+    log = f" ({argv[argv.index('--log') + 1]})" if "--log" in argv[:-1] else ""
+    if "-m" in argv[:-1]:
+        return argv[argv.index("-m") + 1] + log
+    script = Path(argv[1]).name.split(".") if len(argv) > 1 and ".snakemake/scripts/" in argv[1] else []
+    return f"rule {script[1]}" if len(script) > 2 else comm
 
 
 def job_processes(parent: int) -> list[tuple[int, str]]:
@@ -106,7 +118,8 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _send(pids, sig) -> list[int]:
+def send(pids, sig) -> list[int]:
+    """Send ``sig`` to each of ``pids`` that is still there; returns those it reached."""
     sent = []
     for pid in pids:
         try:
@@ -121,14 +134,14 @@ def stop_jobs(stop: Stop, parent: int, grace: float = GRACE_S) -> None:
     """SIGTERM to each job process of ``parent``; SIGKILL to those (and what they started) still
     alive after ``grace`` seconds."""
     stop.jobs = job_processes(parent)
-    _send([pid for pid, _ in stop.jobs], signal.SIGTERM)
+    send([pid for pid, _ in stop.jobs], signal.SIGTERM)
     deadline = time.monotonic() + grace
     left = [pid for pid, _ in stop.jobs]
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
         left = [pid for pid in left if alive(pid)]
     for pid in left:
-        stop.killed += _send([*descendants(pid), pid], signal.SIGKILL)
+        stop.killed += send([*descendants(pid), pid], signal.SIGKILL)
 
 
 #: what a device's state record lists as created -> how the stop line names it
@@ -156,9 +169,20 @@ def live_devices(state_dirs) -> dict[str, list[str]]:
     return out
 
 
+def files_named(root, name: str) -> list[Path]:
+    """The files called ``name`` under ``root``, not looking into file systems mounted below it (a
+    device's: a dead FUSE server's mount answers every look with an error) nor into what cannot be
+    read."""
+    out = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(dirpath, d))]
+        out += [Path(dirpath) / f for f in files if f == name]
+    return sorted(out)
+
+
 def servers(dirs) -> int:
     """How many MariaDB servers have pid files (``mariadbd.pid``) under ``dirs``."""
-    return sum(1 for d in map(Path, dirs) if d.is_dir() for _ in d.rglob("mariadbd.pid"))
+    return sum(len(files_named(d, "mariadbd.pid")) for d in dirs)
 
 
 def watch(then: Callable[[int], None] | None = None, grace: float = GRACE_S, state_dirs=(),
