@@ -48,7 +48,7 @@ def test_stop_orphans_sigterm_then_sigkill_after_the_grace_time(tmp_path):
     labels = recover.stop_orphans(recover.orphans(str(tmp_path)), grace=1.5)
     assert sorted(labels) == ["rule aggregate", "rule screen"]
     assert polite.wait(5) == -15 and stubborn.wait(5) == -9
-    assert 1.5 <= time.monotonic() - t0 < 8
+    assert 1.5 <= time.monotonic() - t0 < 30
     assert not any(stop.alive(k) for k in kids)  # what the stubborn job started went with it
 
 

@@ -100,6 +100,25 @@ def test_the_stop_line_names_the_devices_and_what_they_held(tmp_path):
                     "NOT cleaned, run ./benchcast.sh teardown: sw")
 
 
+def test_a_job_is_named_by_its_module_and_log_or_its_rule(tmp_path):
+    """What the stop line and the recovery line call a job: its module and log (the log's path names
+    its device and run), a rule script's rule, else its command."""
+    code = "import time; time.sleep(30)"
+    script = tmp_path / ".snakemake" / "scripts" / "tmpab12cd.aggregate.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(code)
+    procs = [subprocess.Popen([sys.executable, "-c", code, "-m", "benchcast.fio", "--log", "logs/s/fio/x/run0.log"]),
+             subprocess.Popen([sys.executable, str(script)]), subprocess.Popen(["sleep", "30"])]
+    try:
+        time.sleep(0.3)
+        assert [stop.job_name(p.pid, "comm") for p in procs] == [
+            "benchcast.fio logs/s/fio/x/run0.log", "rule aggregate", "comm"]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
 LOCKED_SNAKEFILE = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {scripts!r})

@@ -91,7 +91,7 @@ def job_name(pid: int, comm: str) -> str:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
     except OSError:
         return comm
-    log = f" ({argv[argv.index('--log') + 1]})" if "--log" in argv[:-1] else ""
+    log = f" {argv[argv.index('--log') + 1]}" if "--log" in argv[:-1] else ""
     if "-m" in argv[:-1]:
         return argv[argv.index("-m") + 1] + log
     script = Path(argv[1]).name.split(".") if len(argv) > 1 and ".snakemake/scripts/" in argv[1] else []
