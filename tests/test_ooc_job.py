@@ -135,6 +135,41 @@ def test_swap_benchcast_did_not_make_is_refused_or_recorded_and_never_touched(bi
         subprocess.run(["swapoff", str(theirs)], check=False)
 
 
+@needs_root
+@needs_memcg
+def test_the_swap_of_a_benchmark_holding_the_machine_lock_is_waited_out(binaries, clean):
+    """Another run's swap job on this machine holds the benchmark lock with its swap file on: this
+    job waits for the lock and then runs (the swap is off by then); it refused that swap before,
+    looking for it while it waited (two benchcast runs on one machine, found by benchmarks/faults.py)."""
+    import threading
+
+    if swap.active():
+        pytest.skip("swap benchcast did not make is active here")
+    theirs = clean / "their-swap"
+    subprocess.run(["dd", "if=/dev/zero", f"of={theirs}", "bs=1M", "count=16", "status=none"], check=True)
+    theirs.chmod(0o600)
+    subprocess.run(["mkswap", str(theirs)], check=True, capture_output=True)
+    held = threading.Event()
+
+    def other_run():
+        with devices.benchmark_lock():
+            subprocess.run(["swapon", str(theirs)], check=True)
+            held.set()
+            time.sleep(2)
+            subprocess.run(["swapoff", str(theirs)], check=True)
+
+    t = threading.Thread(target=other_run)
+    t.start()
+    try:
+        assert held.wait(60)
+        j = job(clean, "zr", ZRAM, "swap", binaries, working_sets=["8M"])
+        ooc_job.run_job(j)
+        assert set(pd.read_csv(j["records"])["other_swap"].fillna("")) == {""} and finish(j) == {}
+    finally:
+        t.join()
+        subprocess.run(["swapoff", str(theirs)], check=False, capture_output=True)
+
+
 @pytest.mark.workflow
 @needs_root
 @needs_memcg
