@@ -128,6 +128,7 @@ def test_teardown_goes_on_when_the_state_record_cannot_be_written(clean, capfd):
         devices.teardown(sp)
         assert findmnt_target(st["target"]) is None
         assert state_of(sp)["status"] == "ready"  # stale: it could not be rewritten
+        assert sorted(p.name for p in states.iterdir()) == ["fill", "ram.json"]  # no half-written copy
         assert capfd.readouterr().err == (f"benchcast: device ram: torn down; its state record {sp} could not be "
                                           f"written (No space left on device) and still lists what is gone\n")
         with pytest.raises(BenchcastError, match=r"^device more: state record .*more.json cannot be written "

@@ -27,12 +27,16 @@ def write_state(path, state: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     state["updated"] = time.time()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(state, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(state, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full file system: no half-written copy left beside the record
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_state(path) -> dict:
