@@ -14,6 +14,7 @@ rule aggregate:
     params:
         package=get_package_digest,
         trim=lookup(dpath="studies/{study}/aggregate/trim", within=config),
+        value=lookup(dpath="studies/{study}/aggregate/value", within=config),
     script:
         "../scripts/aggregate.py"
 

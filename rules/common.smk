@@ -349,8 +349,13 @@ def get_round(wildcards):
 
 
 def get_quality_params(wildcards):
-    """What a records rule needs to leave out the runs interference spoiled."""
-    return {"thresholds": thresholds(), "repeats": get_source(wildcards)["repeats"]}
+    """What a records rule needs to leave out the runs interference spoiled, and to state each
+    record at the reference speed (run.speed)."""
+    return {
+        "thresholds": thresholds(),
+        "repeats": get_source(wildcards)["repeats"],
+        "speed": RUN["speed"],
+    }
 
 
 def thresholds():

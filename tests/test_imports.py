@@ -16,18 +16,18 @@ PKG = ROOT / "scripts" / "benchcast"
 #: prediction -> tables / charts. A module may import its own layer or an earlier one; a subpackage
 #: (devices, validation) is one entry, its modules in its layer.
 LAYERS = [
-    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress"},
+    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress", "speed"},
     {"config", "configfiles", "settings"},
-    {"records"},
+    {"records", "correction"},
     {"importers", "importchecks", "pkb", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb",
      "ycsb_job", "devices",
-     "preflight", "blockio", "repeats", "quality", "plan"},
+     "preflight", "blockio", "repeats", "quality", "plan", "otherio", "cpushare"},
     {"aggregate"},
     {"features", "iopath"},
     {"fits"},
     {"screen", "ratecap", "floor", "sizes"},
     {"validation"},
-    {"predict"},
+    {"predict", "crossrun"},
     {"tables"},
     {"charts", "paper_charts", "device_charts", "prediction_charts", "app_charts", "spread_charts"},
 ]

@@ -41,7 +41,8 @@ def run_job(job: dict) -> None:
                            memory_limit=limit, swap_file=(swap_size, s.swap_priority) if swap_size else None,
                            enter_memory=False, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
-                           {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
+                           {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])},
+                           state):
         at = ooc.Place(
             binaries=job["binaries"], device_dir=devices.target(state), out_dir=raw_part.resolve(),
             study=job["study"], device=job["device"], run=int(job["repeat"]), cgroup=state["created"].get("memcg"),
