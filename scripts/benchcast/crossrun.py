@@ -25,10 +25,11 @@ from . import predict
 from .features import feature_table, series_matrix
 from .units import size_label
 
+TABLE_COLUMNS = ["family", "value", "pairs", "same_run_mape", "cross_run_mape", "ratio", "validation_mape"]
 #: Operations of a read family (the rest are writes).
 READ_OPS = ("read", "scan")
 ERROR_COLUMNS = ["series", "benchmark", "engine", "op", "device", "position", "value", "same_run_pct_error",
-                 "cross_run_pct_error"]
+                 "cross_run_pct_error", "validation_pct_error"]
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ def errors(a: Tree, b: Tree, study: Mapping, value: str = "raw") -> pd.DataFrame
     """Per series and device measured in both trees: the percent error of the prediction from A's
     figures against A's result (``same_run_pct_error``) and from B's figures against B's result
     (``cross_run_pct_error``), the model fitted on A's other devices; ``position`` is the device's
-    tier in A's validation (interior or extreme), ``value`` which values (raw or corrected)."""
+    tier in A's validation (interior or extreme), ``validation_pct_error`` A's own held-out error
+    there (the nested choice made without the device, on A's values as its analysis took them),
+    ``value`` which values (raw or corrected)."""
     agg_a, agg_b = stated(a.aggregated, value), stated(b.aggregated, value)
     if agg_a.empty or agg_b.empty or a.nested.empty:
         return pd.DataFrame(columns=ERROR_COLUMNS)
@@ -102,7 +105,8 @@ def errors(a: Tree, b: Tree, study: Mapping, value: str = "raw") -> pd.DataFrame
                          "cross_run_pct_error": _pct(cross.get(series, np.nan), truth_b)})
     out = pd.DataFrame(rows, columns=["series", "device", "same_run_pct_error", "cross_run_pct_error"])
     out = out.merge(keys[["benchmark", "engine", "op"]].rename_axis("series").reset_index(), on="series")
-    pos = a.tiers.rename(columns={"held_out": "device"})[["series", "device", "position"]]
+    pos = a.tiers.rename(columns={"held_out": "device", "nested_pct_error": "validation_pct_error"})
+    pos = pos[["series", "device", "position", "validation_pct_error"]]
     out = out.merge(pos, on=["series", "device"], how="left").assign(value=value)
     return out[ERROR_COLUMNS]
 
@@ -123,17 +127,19 @@ def family(errs: pd.DataFrame) -> pd.Series:
 
 def table(errs: pd.DataFrame) -> pd.DataFrame:
     """Per family and value (raw, corrected), and over every YCSB series: the interior MAPE of the
-    same-run and the cross-run predictions, their ratio, and how many (series, device) pairs."""
+    same-run and the cross-run predictions, their ratio, and how many (series, device) pairs; beside
+    them the first tree's own validation MAPE of the same pairs (its nested choice per fold: the
+    selection here is the one made on all its devices, so the same-run refit is the lower)."""
     inner = errs[errs["position"] == "interior"].dropna(subset=["same_run_pct_error", "cross_run_pct_error"])
     inner = inner.assign(family=family(inner))
     parts = [inner, inner[inner["benchmark"] == "ycsb"].assign(family="all YCSB")]
     both = pd.concat(parts, ignore_index=True)
     if both.empty:
-        return pd.DataFrame(columns=["family", "value", "pairs", "same_run_mape", "cross_run_mape", "ratio"])
+        return pd.DataFrame(columns=TABLE_COLUMNS)
+    mape = lambda s: float(np.mean(np.abs(s.dropna()))) if s.notna().any() else np.nan  # noqa: E731
     out = both.groupby(["family", "value"]).agg(
-        pairs=("series", "size"),
-        same_run_mape=("same_run_pct_error", lambda s: float(np.mean(np.abs(s)))),
-        cross_run_mape=("cross_run_pct_error", lambda s: float(np.mean(np.abs(s))))).reset_index()
+        pairs=("series", "size"), same_run_mape=("same_run_pct_error", mape),
+        cross_run_mape=("cross_run_pct_error", mape), validation_mape=("validation_pct_error", mape)).reset_index()
     out["ratio"] = out["cross_run_mape"] / out["same_run_mape"]
-    return out
+    return out[TABLE_COLUMNS]
 

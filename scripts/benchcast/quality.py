@@ -124,6 +124,7 @@ def sample(output, cgroup=None, keys: dict | None = None, state: dict | None = N
     protect.clear_partial(path)
     waited = wait_before_run()
     before = speed.probe("before")
+    started = time.time()  # when it ran: the runs of a tree in the order the machine saw them
     start, io_start = snapshot(cgroup), otherio.snapshot(state)
     yield path
     end, io_end = snapshot(cgroup), otherio.snapshot(state)
@@ -131,7 +132,7 @@ def sample(output, cgroup=None, keys: dict | None = None, state: dict | None = N
     shield = ",".join(f"{k}={v}" for k, v in sorted(guard()["shield"].items()))
     figs = figures(start, end)
     rec = {**(keys or {}), **figs, **otherio.figures(io_start, io_end, figs["wall_s"]), **before, **after,
-           "waited_s": waited, "shield": shield}
+           "waited_s": waited, "shield": shield, "started": round(started, 3)}
     part = protect.atomic_path(path)
     part.parent.mkdir(parents=True, exist_ok=True)
     part.write_text(json.dumps(rec, sort_keys=True) + "\n")
