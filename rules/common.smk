@@ -522,11 +522,12 @@ def get_fio_cell(wildcards):
 
 
 def get_run_records_inputs(wildcards):
-    """A measured source's runs and its devices' teardown records; a fio source also their
-    provisioning records (the devices' provenance)."""
+    """A measured source's runs, the study's runs (their speed probes), and its devices' teardown
+    records; a fio source also their provisioning records (the devices' provenance)."""
     study, source = wildcards.study, wildcards.source
     devs = PLAN[study].devices(source)
-    out = {"runs": PLAN[study].outputs(source=source)}
+    # every run of the study: the machine's speed around each run is the median of theirs nearby
+    out = {"runs": PLAN[study].outputs(source=source), "study_runs": PLAN[study].outputs()}
     if get_source(wildcards)["type"] == "fio":
         out["provisioned"] = [
             f"results/{study}/devices/{d}/provisioned.json" for d in devs

@@ -1,8 +1,8 @@
 """Rule script: the runs of a measured source -> one record table, without the runs interference
 spoiled (benchcast.quality), and the source's quality table. A fio run is its JSON (parsed here, with
 its device's provenance); a YCSB or out-of-core run is a record table already. Each run's records
-get its speed (the probe beside its interference record) and their value at the reference speed
-beside the raw one (benchcast.correction)."""
+get the machine's speed around it (the probes beside the interference records of the study's runs
+started near it) and their value at the reference speed beside the raw one (benchcast.correction)."""
 import json
 from pathlib import Path
 
@@ -39,8 +39,10 @@ def main(sm):
     runs = [p for p in sm.input.runs if str(p) in used]
     kind, speed = sm.wildcards.kind, sm.params.quality["speed"]
     prov = provenance(sm.input.provisioned) if kind == "fio" else {}
+    # each run's speed: the median of the study's runs started within the window around it
+    speeds = cpushare.run_speeds(sm.input.study_runs, speed["reference"], speed["window"])
     frames = [(fio_records(p, sm.wildcards.study, prov) if kind == "fio" else records.read(p))
-              .assign(**cpushare.run_columns(p, kind, speed["reference"])) for p in runs]
+              .assign(**cpushare.run_columns(p, speeds, kind)) for p in runs]
     recs = records.read_many([]) if not frames else records.check(pd.concat(frames, ignore_index=True), "records")
     records.write(correction.correct(recs, speed["correct_to"]), sm.output[0])
     tab.to_csv(sm.output[1], index=False)

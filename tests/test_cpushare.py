@@ -4,6 +4,7 @@ out-of-core run's cgroup CPUs; a real sampler reading a real cgroup while a real
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -105,3 +106,24 @@ def test_a_real_sampler_on_a_real_cgroup_with_a_spinner_in_it():
         from benchcast.devices import cgroups
 
         assert cgroups.cgroup_remove(str(cg), errors), errors
+
+
+def test_what_a_runs_records_take_from_the_interference_records(tmp_path):
+    """Two runs 30 s apart whose CPU probes took 10 ms and 12.5 ms (reference 10 ms): own speeds 1.0
+    and 0.8; within a 60 s window each is corrected with their median 0.9, without one with its own;
+    the first's thread had the CPU 90 % of the probes' time; an out-of-core run also takes its
+    cgroup's CPUs as its share; a run measured before the probe has none of them."""
+    for i, (ms, t) in enumerate(((10.0, 100.0), (12.5, 130.0))):
+        rec = {"cpu_ms_before": ms, "mem_ms_before": 11.0, "cpu_ms_after": ms, "mem_ms_after": 11.0,
+               "on_cpu_before": 0.9, "on_cpu_after": 0.9, "bench_cpu": 0.35, "started": t}
+        (tmp_path / f"quality-run{i}.json").write_text(json.dumps(rec))
+    outs = [str(tmp_path / f"run{i}.csv") for i in range(3)]
+    speeds = cpushare.run_speeds(outs, {"cpu_ms": 10.0}, 60)
+    assert len(speeds) == 2 and speeds["speed_run"].tolist() == pytest.approx([1.0, 0.8])
+    first = cpushare.run_columns(outs[0], speeds, "ycsb")
+    assert first == {"speed": pytest.approx(0.9), "speed_run": pytest.approx(1.0), "cpu_available": pytest.approx(0.9)}
+    assert cpushare.run_columns(outs[1], cpushare.run_speeds(outs, {"cpu_ms": 10.0}, 0), "fio")["speed"] == \
+        pytest.approx(0.8)
+    assert cpushare.run_columns(outs[0], speeds, "ooc")["cpu_share"] == 0.35
+    old = cpushare.run_columns(outs[2], speeds, "fio")
+    assert math.isnan(old["speed"]) and math.isnan(old["cpu_available"])

@@ -24,16 +24,27 @@ SMALL = {"type": "fio", "size": "16M", "runtime": 2, "ramp_time": 0, "repeats": 
 
 
 def test_speed_by_hand():
-    """Reference 12 ms (CPU) and 11 ms (memory); a run whose probes took 15 and 15 ms before it, 15
-    and 13.75 ms after: the geometric mean of 12/15, 11/15, 12/15, 11/13.75 = 0.8 x 0.7333 x 0.8 x 0.8."""
-    rec = {"cpu_ms_before": 15.0, "mem_ms_before": 15.0, "cpu_ms_after": 15.0, "mem_ms_after": 13.75,
+    """Reference 12 ms (the CPU probe); a run whose CPU probe took 15 ms before it and 13.33 ms after:
+    the geometric mean of 12/15 and 12/13.33 = sqrt(0.8 x 0.9); the memory probe is recorded, not
+    part of it."""
+    rec = {"cpu_ms_before": 15.0, "mem_ms_before": 15.0, "cpu_ms_after": 12 / 0.9, "mem_ms_after": 99.0,
            "on_cpu_before": 0.9, "on_cpu_after": 0.7}
-    want = (0.8 * (11 / 15) * 0.8 * 0.8) ** 0.25
-    assert speed.speed(rec, {"cpu_ms": 12.0, "mem_ms": 11.0}) == pytest.approx(want)
+    assert speed.speed(rec, {"cpu_ms": 12.0}) == pytest.approx((0.8 * 0.9) ** 0.5)
     assert speed.availability(rec) == pytest.approx(0.8) and math.isnan(speed.availability({}))
     # only the probes there are; none at all (a run measured before the probe): unknown
-    assert speed.speed({"cpu_ms_before": 24.0}, {"cpu_ms": 12.0, "mem_ms": 11.0}) == pytest.approx(0.5)
-    assert math.isnan(speed.speed({"other_cpu": 0.1}, {"cpu_ms": 12.0, "mem_ms": 11.0}))
+    assert speed.speed({"cpu_ms_before": 24.0}, {"cpu_ms": 12.0}) == pytest.approx(0.5)
+    assert math.isnan(speed.speed({"other_cpu": 0.1}, {"cpu_ms": 12.0}))
+
+
+def test_the_speed_around_a_run_by_hand():
+    """Runs started at 0, 10, 50, 200 s with own speeds 1.0, 0.8, 0.9, 0.5, window 60 s: the first
+    three see each other (median 0.9), the last only itself; a run without a speed is left out of
+    its neighbours' medians, one without a start keeps its own."""
+    got = speed.smoothed([0, 10, 50, 200], [1.0, 0.8, 0.9, 0.5], 60)
+    assert got == pytest.approx([0.9, 0.9, 0.9, 0.5])
+    assert speed.smoothed([0, 10, 20], [1.0, float("nan"), 0.8], 60) == pytest.approx([0.9, 0.9, 0.9])
+    assert speed.smoothed([0, float("nan")], [1.0, 0.7], 60) == pytest.approx([1.0, 0.7])
+    assert speed.smoothed([0, 10], [1.0, 0.8], 0) == pytest.approx([1.0, 0.8])  # no window: its own
 
 
 def test_the_probe_is_short_and_steady():
@@ -95,7 +106,7 @@ def test_a_real_spinner_slows_the_run_and_its_probe(clean):
         spun = run_on_cpu0(clean, "spun", spinner=True)
     finally:
         devices.teardown(clean / "d.json")
-    ref = {"cpu_ms": 10.0, "mem_ms": 10.0}
+    ref = {"cpu_ms": 10.0}
     s_quiet, s_spun = speed.speed(quiet["record"], ref), speed.speed(spun["record"], ref)
     a_quiet, a_spun = speed.availability(quiet["record"]), speed.availability(spun["record"])
     assert s_spun < 0.8 * s_quiet and a_spun < 0.8 * a_quiet, (quiet["record"], spun["record"])

@@ -12,6 +12,9 @@
 - out-of-core programs: the cgroup's CPUs over the run (the record's ``bench_cpu``,
   :func:`run_share`).
 
+:func:`run_speeds` and :func:`run_columns` give each run's records its speed and the CPU its probe
+had, from the study's interference records.
+
 Every share is taken within [0, 1].
 """
 
@@ -129,18 +132,37 @@ def run_share(rec: dict | None) -> float:
     return min(max(v, 0.0), 1.0) if math.isfinite(v) else math.nan
 
 
-def run_columns(output, kind: str, reference: dict) -> dict:
-    """What the records of the run whose output is ``output`` take from its interference record:
-    ``speed`` (:func:`benchcast.speed.speed` against ``reference``), ``cpu_available``
-    (:func:`benchcast.speed.availability`), and for an out-of-core run
-    (``kind`` ``ooc``) its ``cpu_share`` (:func:`run_share`); NaN for a run without a record."""
+def run_speeds(outputs, reference: dict, window: float) -> "pd.DataFrame":
+    """What each run's records take from the interference records of the study's runs ``outputs``
+    (index: the output): ``speed_run`` its own speed (:func:`benchcast.speed.speed` against
+    ``reference``), ``speed`` the speed it is corrected with (:func:`benchcast.speed.smoothed` over
+    ``window`` seconds), ``cpu_available`` (:func:`benchcast.speed.availability`) and ``bench_cpu``
+    (its cgroup's CPUs, an out-of-core run's share: :func:`run_share`); runs without a record
+    (measured before the probe, skip notes) are left out."""
+    import pandas as pd
+
     from . import quality, speed
 
-    rec = quality.read(output)
-    out = {"speed": speed.speed(rec, reference) if rec else math.nan,
-           "cpu_available": speed.availability(rec) if rec else math.nan}
+    rows = []
+    for out in outputs:
+        rec = quality.read(out)
+        if rec:
+            rows.append({"output": str(out), "started": rec.get("started", math.nan),
+                         "speed_run": speed.speed(rec, reference), "cpu_available": speed.availability(rec),
+                         "bench_cpu": run_share(rec)})
+    table = pd.DataFrame(rows, columns=["output", "started", "speed_run", "cpu_available", "bench_cpu"])
+    table["speed"] = speed.smoothed(pd.to_numeric(table["started"], errors="coerce"), table["speed_run"], window)
+    return table.set_index("output")
+
+
+def run_columns(output, speeds: "pd.DataFrame", kind: str) -> dict:
+    """The columns the records of the run whose output is ``output`` get from :func:`run_speeds`'
+    table: ``speed``, ``speed_run``, ``cpu_available``, and an out-of-core run's ``cpu_share``; NaN
+    for a run that has no record."""
+    row = speeds.loc[str(output)] if str(output) in speeds.index else None
+    out = {k: (float(row[k]) if row is not None else math.nan) for k in ("speed", "speed_run", "cpu_available")}
     if kind == "ooc":
-        out["cpu_share"] = run_share(rec)
+        out["cpu_share"] = float(row["bench_cpu"]) if row is not None else math.nan
     return out
 
 

@@ -7,19 +7,25 @@ pieces of work in its own process, in the benchmark's CPU cgroup and at its weig
 probe sees what the run saw:
 
 - ``cpu``: zlib (level 1) compresses a fixed 256 KiB text :data:`CPU_ROUNDS` times (integer,
-  branchy work, as a compressed RAM device's or a file system's request path is), about 12 ms here;
+  branchy work, as a compressed RAM device's or a file system's request path is), about 8 ms here;
 - ``mem``: a 16 MiB buffer copied to another and back :data:`MEM_ROUNDS` times (memory bandwidth
-  beyond the core's own caches, as large requests on a RAM-backed device move data), about 11 ms.
+  beyond the core's own caches, as large requests on a RAM-backed device move data), about 9 ms.
 
-Each probe is a time in milliseconds; a run's speed (:func:`speed`) is the geometric mean of the
-reference times over the run's (before and after the run), against the references of the schema
-(``run.speed.reference``): 1.0 is the reference machine, 0.9 a machine 10 % slower. Beside them the
-share of the probes' wall time the job's thread was on a CPU (``on_cpu_before``, ``on_cpu_after``:
-its CPU time over its wall time, :func:`availability`): below 1 where other work took turns on the
-CPU (a neighbour at the benchmark's weight), so that a CPU time measured in the run (fio's
-``usr_cpu``, a cgroup's) can be taken back to the wall time it cost (:mod:`benchcast.correction`). The buffers are
-made once per job (:func:`prepare`, at the job's start, before it enters a memory cgroup, so that
-they are never charged to a limited one) and reused by every probe.
+Each probe is a time in milliseconds. A run's own speed (:func:`speed`) is the geometric mean of
+the reference time of the CPU probe (the schema's ``run.speed.reference``) over the times it took
+before and after the run: 1.0 is the reference machine, 0.9 a machine 10 % slower. The memory probe
+is recorded beside it but not part of the speed: on a shared machine it tracked the runs worse (it
+made the repeats of the CPU-bound tiers scatter more, not less; docs/method.md, "The machine's
+speed"). One probe is noisy (on a busy machine 10 % from one to the next), the machine's speed
+moves over minutes: the speed a run's records are corrected with is the median of the own speeds of
+the study's runs that started within ``run.speed.window`` seconds of it (:func:`smoothed`). Beside
+them the share of the probes' wall time the job's thread was on a CPU (``on_cpu_before``,
+``on_cpu_after``: its CPU time over its wall time, :func:`availability`): below 1 where other work
+took turns on the CPU (a neighbour at the benchmark's weight), so that a CPU time measured in the run
+(fio's ``usr_cpu``, a cgroup's) can be taken back to the wall time it cost
+(:mod:`benchcast.correction`). The buffers are made once per job (:func:`prepare`, at the job's
+start, before it enters a memory cgroup, so that they are never charged to a limited one) and
+reused by every probe.
 """
 
 from __future__ import annotations
@@ -51,11 +57,8 @@ def _text() -> bytes:
 def prepare() -> None:
     """Make the probe's buffers (once per process) and touch every page of them, so that no probe
     times the kernel handing out memory."""
-    if not _BUFFERS:
-        src = bytearray(b"\x5a" * MEM_BYTES)
-        dst = bytearray(MEM_BYTES)
-        dst[:] = src
-        _BUFFERS.update(text=_text(), src=src, dst=dst)
+    if not _BUFFERS:  # bytearray(n) writes its n zero bytes: every page is the process's from here
+        _BUFFERS.update(text=_text(), src=bytearray(MEM_BYTES), dst=bytearray(MEM_BYTES))
 
 
 def cpu_ms() -> tuple[float, float]:
@@ -87,18 +90,38 @@ def probe(when: str) -> dict[str, float]:
             f"on_cpu_{when}": round(min((cpu_on + mem_on) / (cpu + mem), 1.0), 4)}
 
 
+#: The probes a run's speed is made of.
+SPEED_PROBES = ("cpu",)
+
+
 def speed(rec, reference: dict) -> float:
-    """The speed of the run whose interference record is ``rec`` (a dict or a table's row with the
-    probe :data:`FIGURES`): the geometric mean, over the probes taken before and after it, of the
-    reference time over the time taken (``reference``: ``cpu_ms`` and ``mem_ms`` of the reference
-    machine); NaN where the run has no probe (measured before the probe existed)."""
+    """The own speed of the run whose interference record is ``rec`` (a dict or a table's row with
+    the probe :data:`FIGURES`): the geometric mean, over the probes of :data:`SPEED_PROBES` taken
+    before and after it, of the reference time over the time taken (``reference``: ``cpu_ms`` of
+    the reference machine); NaN where the run has no probe (measured before the probe existed)."""
     ratios = []
-    for kind in ("cpu", "mem"):
+    for kind in SPEED_PROBES:
         for when in ("before", "after"):
             ms = _number(rec, f"{kind}_ms_{when}")
             if ms > 0:
                 ratios.append(math.log(float(reference[f"{kind}_ms"]) / ms))
     return math.exp(sum(ratios) / len(ratios)) if ratios else math.nan
+
+
+def smoothed(started, speeds, window: float) -> list[float]:
+    """For each run (its start time in ``started``, its own speed in ``speeds``), the median of the
+    own speeds of the runs that started within ``window`` seconds of it; NaN where none has one (a
+    run without a start time keeps its own speed)."""
+    pairs = [(float(t), float(v)) for t, v in zip(started, speeds)]
+    out = []
+    for t, v in pairs:
+        if not math.isfinite(t):
+            out.append(v)
+            continue
+        near = sorted(s for u, s in pairs if math.isfinite(u) and abs(u - t) <= window and math.isfinite(s))
+        n = len(near)
+        out.append(math.nan if not n else near[n // 2] if n % 2 else (near[n // 2 - 1] + near[n // 2]) / 2)
+    return out
 
 
 def availability(rec) -> float:
