@@ -37,10 +37,10 @@ def test_the_window_interpolated_by_hand():
     thread for two; outside the readings unknown."""
     s = sampler([10.0, 10.5, 11.0, 11.5], [2.0, 2.25, 2.75, 2.85])
     assert s.cpu_at(10.25) == pytest.approx(2.125) and s.cpu_at(11.25) == pytest.approx(2.80)
-    assert s.share(10.25, 1.0) == pytest.approx(0.675)
+    assert s.share(10.25, 1.0, threads=1) == pytest.approx(0.675)
     assert s.share(10.25, 1.0, threads=2) == pytest.approx(0.3375)
-    assert math.isnan(s.share(9.0, 1.0)) and math.isnan(s.share(11.0, 1.0))
-    assert sampler([0, 1], [0, 3]).share(0, 1) == 1.0  # beside the path (compaction, JIT): within [0, 1]
+    assert math.isnan(s.share(9.0, 1.0, 1)) and math.isnan(s.share(11.0, 1.0, 1))
+    assert sampler([0, 1], [0, 3]).share(0, 1, 1) == 1.0  # beside the path (compaction, JIT): within [0, 1]
 
 
 def test_ycsb_workload_windows_from_the_histogram_logs(tmp_path):
@@ -96,9 +96,9 @@ def test_a_real_sampler_on_a_real_cgroup_with_a_spinner_in_it():
         spin.returncode = 0
         time.sleep(0.3)
         s.stop()
-        assert s.share(t0 - 0.25, 0.2) < 0.05
+        assert s.share(t0 - 0.25, 0.2, 1) < 0.05
         got = usage.ru_utime + usage.ru_stime
-        assert got > 0.1 and s.share(t0, 1.0) == pytest.approx(got, abs=0.05), (got, s.share(t0, 1.0))
+        assert got > 0.1 and s.share(t0, 1.0, 1) == pytest.approx(got, abs=0.05), (got, s.share(t0, 1.0, 1))
     finally:
         if spin and spin.poll() is None:
             spin.kill()

@@ -38,7 +38,7 @@ def trees():
 @pytest.fixture(scope="module")
 def same(trees, study):
     a, _ = trees
-    return crossrun.errors(a, a, study).set_index(["series", "device"])
+    return crossrun.errors(a, a, study, "raw").set_index(["series", "device"])
 
 
 def test_a_card_of_its_own_tree_is_the_same_run(same):
@@ -62,7 +62,7 @@ def test_results_of_another_day_moved_by_hand(trees, study, same):
     agg = a.aggregated.copy()
     hit = (agg["device"] == "zram") & (agg["benchmark"] == "ycsb") & (agg["metric"] == "lat_mean")
     agg.loc[hit, "value"] *= 1.25
-    errs = crossrun.errors(a, crossrun.Tree(agg, a.nested, a.tiers), study).set_index(["series", "device"])
+    errs = crossrun.errors(a, crossrun.Tree(agg, a.nested, a.tiers), study, "raw").set_index(["series", "device"])
     zram = errs.xs("zram", level="device")
     want = ((1 + same.xs("zram", level="device")["same_run_pct_error"] / 100) / 1.25 - 1) * 100
     assert np.allclose(zram["cross_run_pct_error"], want)

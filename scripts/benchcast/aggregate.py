@@ -36,7 +36,7 @@ def trimmed_mean(values, trim: int) -> float:
     return float(v[k : n - k].mean())
 
 
-def aggregate(recs: pd.DataFrame, trim: int, value: str = "raw") -> pd.DataFrame:
+def aggregate(recs: pd.DataFrame, trim: int, value: str | None = None) -> pd.DataFrame:
     """Aggregate a record table over ``run``: one row per measurement key.
 
     Columns: the record key columns, ``value`` (trimmed mean), ``n`` (runs), ``k`` (runs dropped at
@@ -47,14 +47,14 @@ def aggregate(recs: pd.DataFrame, trim: int, value: str = "raw") -> pd.DataFrame
     none). Vectorised: one sort and group-wise positions, no per-group Python (but for the
     histogram merges).
 
-    ``value`` ``corrected``: the analysis takes the corrected values
+    ``value`` ``corrected``: the analysis takes the corrected values (``raw`` or None: as measured)
     (:func:`benchcast.correction.stated`); a histogram holds raw latencies, so the percentiles are
     then the trimmed means of the runs' own corrected percentiles.
     """
     if trim < 0:
         raise BenchcastError(f"aggregate.trim: must be >= 0, got {trim}")
     recs = records.check(recs, where="records")
-    out = _aggregate(correction.stated(recs, value), trim, histograms=value == "raw")
+    out = _aggregate(correction.stated(recs, value), trim, histograms=value != "corrected")
     corrected = pd.to_numeric(recs["corrected"], errors="coerce") if "corrected" in recs else None
     if corrected is None or corrected.isna().all():
         return out.assign(corrected=np.nan)

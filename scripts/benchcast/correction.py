@@ -62,11 +62,11 @@ def correct(recs: pd.DataFrame, to: float = 1.0) -> pd.DataFrame:
     return out
 
 
-def stated(recs: pd.DataFrame, value: str = "raw") -> pd.DataFrame:
-    """The records the analysis takes: as measured (``value`` ``raw``), or ``corrected``: each
+def stated(recs: pd.DataFrame, value: str | None = None) -> pd.DataFrame:
+    """The records the analysis takes: as measured (``value`` ``raw`` or None), or ``corrected``: each
     value replaced by its corrected one where the records have it (a record without, measured
     before the probe or imported, stays as measured)."""
-    if value == "raw" or "corrected" not in recs:
+    if value != "corrected" or "corrected" not in recs:
         return recs
     corrected = pd.to_numeric(recs["corrected"], errors="coerce")
     return recs.assign(value=corrected.where(corrected.notna(), recs["value"]))

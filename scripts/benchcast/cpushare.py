@@ -77,7 +77,7 @@ class Sampler:
         t0, t1 = self.times[i - 1], self.times[i]
         return self.cpu[i - 1] + (self.cpu[i] - self.cpu[i - 1]) * (t - t0) / (t1 - t0)
 
-    def share(self, t0: float, seconds: float, threads: int = 1) -> float:
+    def share(self, t0: float, seconds: float, threads: int) -> float:
         """CPU time in [``t0``, ``t0 + seconds``] per thread and second, within [0, 1]."""
         if seconds <= 0 or threads <= 0:
             return math.nan

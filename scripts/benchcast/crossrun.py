@@ -81,7 +81,7 @@ def predict_device(fit: pd.DataFrame, nested: pd.DataFrame, figures: dict, study
     return preds.drop_duplicates("series").set_index("series")["prediction"].astype(float)
 
 
-def errors(a: Tree, b: Tree, study: Mapping, value: str = "raw") -> pd.DataFrame:
+def errors(a: Tree, b: Tree, study: Mapping, value: str) -> pd.DataFrame:
     """Per series and device measured in both trees: the percent error of the prediction from A's
     figures against A's result (``same_run_pct_error``) and from B's figures against B's result
     (``cross_run_pct_error``), the model fitted on A's other devices; ``position`` is the device's
