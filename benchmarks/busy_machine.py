@@ -111,14 +111,18 @@ def family(verdicts: pd.DataFrame) -> pd.Series:
 def families(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per family: mean interior nested-choice MAPE and noise floor over its series; a row ``all
     YCSB`` over every YCSB series."""
-    v = verdicts[verdicts["benchmark"] == "ycsb"].assign(family=lambda d: family(d))
     cols = {"interior_mape": "mape", "interior_floor_mape": "floor"}
+    if verdicts.empty:  # a study of device figures alone
+        return pd.DataFrame(columns=list(cols.values()))
+    v = verdicts[verdicts["benchmark"] == "ycsb"].assign(family=lambda d: family(d))
     per = v.groupby("family")[list(cols)].mean().rename(columns=cols)
     per.loc["all YCSB"] = v[list(cols)].mean().rename(cols)
     return per
 
 
 def verdict_changes(idle: pd.DataFrame, busy: pd.DataFrame) -> pd.DataFrame:
+    if idle.empty or busy.empty:
+        return pd.DataFrame(columns=["verdict_idle", "verdict_busy"])
     both = idle[["series", "verdict"]].merge(busy[["series", "verdict"]], on="series", suffixes=("_idle", "_busy"))
     return both[both["verdict_idle"] != both["verdict_busy"]].set_index("series")
 
@@ -144,6 +148,19 @@ def remeasured(summary: pd.DataFrame) -> pd.DataFrame:
     return summary.groupby("benchmark")[REMEASURED].sum()
 
 
+def probe_cost(tree: Path) -> dict:
+    """The speed probe's cost in a finished tree: runs with a probe, the seconds the probes took
+    (before and after each run), and the span from the first run's start to the last's (s)."""
+    import json
+
+    recs = [json.loads(p.read_text()) for p in Path(tree).glob("*/*/*/**/quality-run*.json")]
+    recs = [r for r in recs if "cpu_ms_before" in r]
+    secs = sum(sum(float(r.get(k) or 0) for k in ("cpu_ms_before", "mem_ms_before", "cpu_ms_after",
+                                                     "mem_ms_after")) for r in recs) / 1e3
+    started = [float(r["started"]) for r in recs if r.get("started")]
+    return {"runs": len(recs), "probe_s": secs, "span_s": max(started) - min(started) if started else float("nan")}
+
+
 def study_of(config_path: Path, study: str = STUDY) -> dict:
     """The study's settings (features, series, validate) from a config file, the schema's defaults in."""
     return config.validate(configfiles.read_file(config_path))["studies"][study]
@@ -166,7 +183,7 @@ def compare(idle_tree: Path, busy_tree: Path, walls: dict | None = None) -> dict
     ver = {k: read_csv(t, "validation/verdicts.csv") for k, t in (("idle", idle_tree), ("busy", busy_tree))}
     fam = pd.concat({k: families(v) for k, v in ver.items()}, axis=1)
     changed = verdict_changes(ver["idle"], ver["busy"])
-    n_series = len(set(ver["idle"]["series"]) & set(ver["busy"]["series"]))
+    n_series = len(set(ver["idle"].get("series", [])) & set(ver["busy"].get("series", [])))
     return {
         "walls": walls or {},
         "fio": mean_shift(agg["idle"], agg["busy"], "fio"),
@@ -179,6 +196,7 @@ def compare(idle_tree: Path, busy_tree: Path, walls: dict | None = None) -> dict
         "fio_corrected": mean_shift(agg["idle"], agg["busy"], "fio", "corrected"),
         "ycsb_corrected": mean_shift(agg["idle"], agg["busy"], "ycsb", "corrected"),
         "tiers": tier_shifts(agg["idle"], agg["busy"]),
+        "probe": {k: probe_cost(t) for k, t in (("idle", idle_tree), ("busy", busy_tree))},
     }
 
 
@@ -198,11 +216,12 @@ def report(c: dict) -> str:
         lines.append("per tier, trimmed means b/a - 1 (%), raw and corrected:")
         lines.append(c["tiers"].round(1).to_string())
     fam = c["families"]
-    lines.append("interior nested-choice MAPE and noise floor (%), per family:")
-    lines.append(fam.round(1).to_string())
-    idle, busy = fam.loc["all YCSB", ("idle", "mape")], fam.loc["all YCSB", ("busy", "mape")]
-    if idle > 0:
-        lines.append(f"all YCSB series: busy/idle MAPE x{busy / idle:.2f} (limit x1.3)")
+    if "all YCSB" in fam.index:
+        lines.append("interior nested-choice MAPE and noise floor (%), per family:")
+        lines.append(fam.round(1).to_string())
+        idle, busy = fam.loc["all YCSB", ("idle", "mape")], fam.loc["all YCSB", ("busy", "mape")]
+        if idle > 0:
+            lines.append(f"all YCSB series: busy/idle MAPE x{busy / idle:.2f} (limit x1.3)")
     lines.append(f"same verdict: {c['same_verdict'] * 100:.0f} % of series (limit 90 %)")
     if len(c["changed"]):
         lines.append("series whose verdict differs:")
@@ -210,6 +229,11 @@ def report(c: dict) -> str:
     lines.append("runs spoiled by interference (other_io: by other work on the measured device) and measured "
                  "again, per kind:")
     lines.append(c["remeasured"].to_string() if not c["remeasured"].empty else "  (no interference records)")
+    for side, cost in c.get("probe", {}).items():
+        if cost["runs"]:
+            wall = (c["walls"] or {}).get(side) or cost["span_s"]
+            lines.append(f"speed probe ({side}): {cost['probe_s']:.1f} s over {cost['runs']} runs, "
+                         f"{cost['probe_s'] / wall * 100:.2f} % of {wall / 60:.1f} min (limit 3 %)")
     if c.get("crossrun") is not None:
         lines.append("cross-run validation (a model fitted in the first tree predicts the second's devices from "
                      "their figures), interior MAPE %, limit: corrected cross-run at most 1.2 x same-run per YCSB family:")
