@@ -40,7 +40,7 @@ def main(sm):
     kind, speed = sm.wildcards.kind, sm.params.quality["speed"]
     prov = provenance(sm.input.provisioned) if kind == "fio" else {}
     # each run's speed: the median of the study's runs started within the window around it
-    speeds = cpushare.run_speeds(sm.input.study_runs, speed["reference"], speed["window"])
+    speeds = cpushare.run_speeds(sm.input.study_runs, speed)
     frames = [(fio_records(p, sm.wildcards.study, prov) if kind == "fio" else records.read(p))
               .assign(**cpushare.run_columns(p, speeds, kind)) for p in runs]
     recs = records.read_many([]) if not frames else records.check(pd.concat(frames, ignore_index=True), "records")

@@ -109,8 +109,8 @@ def test_a_real_sampler_on_a_real_cgroup_with_a_spinner_in_it():
 
 
 def test_what_a_runs_records_take_from_the_interference_records(tmp_path):
-    """Two runs 30 s apart whose CPU probes took 10 ms and 12.5 ms (reference 10 ms): own speeds 1.0
-    and 0.8; within a 60 s window each is corrected with their median 0.9, without one with its own;
+    """Two runs 30 s apart whose CPU probes took 10 ms and 12.5 ms (reference 10 ms; the speed of the
+    CPU probe): own speeds 1.0 and 0.8; within a 60 s window each is corrected with their median 0.9, without one with its own;
     the first's thread had the CPU 90 % of the probes' time; an out-of-core run also takes its
     cgroup's CPUs as its share; a run measured before the probe has none of them."""
     for i, (ms, t) in enumerate(((10.0, 100.0), (12.5, 130.0))):
@@ -118,12 +118,13 @@ def test_what_a_runs_records_take_from_the_interference_records(tmp_path):
                "on_cpu_before": 0.9, "on_cpu_after": 0.9, "bench_cpu": 0.35, "started": t}
         (tmp_path / f"quality-run{i}.json").write_text(json.dumps(rec))
     outs = [str(tmp_path / f"run{i}.csv") for i in range(3)]
-    speeds = cpushare.run_speeds(outs, {"cpu_ms": 10.0}, 60)
+    settings = {"reference": {"cpu_ms": 10.0, "mem_ms": 11.0}, "probes": ["cpu"], "window": 60}
+    speeds = cpushare.run_speeds(outs, settings)
     assert len(speeds) == 2 and speeds["speed_run"].tolist() == pytest.approx([1.0, 0.8])
     first = cpushare.run_columns(outs[0], speeds, "ycsb")
     assert first == {"speed": pytest.approx(0.9), "speed_run": pytest.approx(1.0), "cpu_available": pytest.approx(0.9)}
-    assert cpushare.run_columns(outs[1], cpushare.run_speeds(outs, {"cpu_ms": 10.0}, 0), "fio")["speed"] == \
-        pytest.approx(0.8)
+    alone = cpushare.run_speeds(outs, {**settings, "window": 0})
+    assert cpushare.run_columns(outs[1], alone, "fio")["speed"] == pytest.approx(0.8)
     assert cpushare.run_columns(outs[0], speeds, "ooc")["cpu_share"] == 0.35
     old = cpushare.run_columns(outs[2], speeds, "fio")
     assert math.isnan(old["speed"]) and math.isnan(old["cpu_available"])

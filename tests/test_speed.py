@@ -24,16 +24,19 @@ SMALL = {"type": "fio", "size": "16M", "runtime": 2, "ramp_time": 0, "repeats": 
 
 
 def test_speed_by_hand():
-    """Reference 12 ms (the CPU probe); a run whose CPU probe took 15 ms before it and 13.33 ms after:
-    the geometric mean of 12/15 and 12/13.33 = sqrt(0.8 x 0.9); the memory probe is recorded, not
-    part of it."""
-    rec = {"cpu_ms_before": 15.0, "mem_ms_before": 15.0, "cpu_ms_after": 12 / 0.9, "mem_ms_after": 99.0,
+    """Reference 12 ms (CPU) and 11 ms (memory); a run whose CPU probe took 15 ms before it and 13.33
+    ms after: its CPU speed the geometric mean of 12/15 and 12/13.33 = sqrt(0.8 x 0.9); its memory
+    probe 11 and 22 ms: memory speed sqrt(1 x 0.5); both probes: the geometric mean of all four."""
+    rec = {"cpu_ms_before": 15.0, "mem_ms_before": 11.0, "cpu_ms_after": 12 / 0.9, "mem_ms_after": 22.0,
            "on_cpu_before": 0.9, "on_cpu_after": 0.7}
-    assert speed.speed(rec, {"cpu_ms": 12.0}) == pytest.approx((0.8 * 0.9) ** 0.5)
+    ref = {"cpu_ms": 12.0, "mem_ms": 11.0}
+    assert speed.speed(rec, ref, ["cpu"]) == pytest.approx((0.8 * 0.9) ** 0.5)
+    assert speed.speed(rec, ref, ["mem"]) == pytest.approx(0.5 ** 0.5)
+    assert speed.speed(rec, ref, ["cpu", "mem"]) == pytest.approx((0.8 * 0.9 * 0.5) ** 0.25)
     assert speed.availability(rec) == pytest.approx(0.8) and math.isnan(speed.availability({}))
     # only the probes there are; none at all (a run measured before the probe): unknown
-    assert speed.speed({"cpu_ms_before": 24.0}, {"cpu_ms": 12.0}) == pytest.approx(0.5)
-    assert math.isnan(speed.speed({"other_cpu": 0.1}, {"cpu_ms": 12.0}))
+    assert speed.speed({"cpu_ms_before": 24.0}, ref, ["cpu", "mem"]) == pytest.approx(0.5)
+    assert math.isnan(speed.speed({"other_cpu": 0.1}, ref, ["mem"]))
 
 
 def test_the_speed_around_a_run_by_hand():
@@ -106,8 +109,8 @@ def test_a_real_spinner_slows_the_run_and_its_probe(clean):
         spun = run_on_cpu0(clean, "spun", spinner=True)
     finally:
         devices.teardown(clean / "d.json")
-    ref = {"cpu_ms": 10.0}
-    s_quiet, s_spun = speed.speed(quiet["record"], ref), speed.speed(spun["record"], ref)
+    ref = {"cpu_ms": 10.0, "mem_ms": 10.0}
+    s_quiet, s_spun = (speed.speed(r["record"], ref, ["cpu", "mem"]) for r in (quiet, spun))
     a_quiet, a_spun = speed.availability(quiet["record"]), speed.availability(spun["record"])
     assert s_spun < 0.8 * s_quiet and a_spun < 0.8 * a_quiet, (quiet["record"], spun["record"])
     assert spun["lat"] > 1.25 * quiet["lat"], (quiet, spun)

@@ -132,13 +132,14 @@ def run_share(rec: dict | None) -> float:
     return min(max(v, 0.0), 1.0) if math.isfinite(v) else math.nan
 
 
-def run_speeds(outputs, reference: dict, window: float) -> "pd.DataFrame":
+def run_speeds(outputs, settings: dict) -> "pd.DataFrame":
     """What each run's records take from the interference records of the study's runs ``outputs``
-    (index: the output): ``speed_run`` its own speed (:func:`benchcast.speed.speed` against
-    ``reference``), ``speed`` the speed it is corrected with (:func:`benchcast.speed.smoothed` over
-    ``window`` seconds), ``cpu_available`` (:func:`benchcast.speed.availability`) and ``bench_cpu``
-    (its cgroup's CPUs, an out-of-core run's share: :func:`run_share`); runs without a record
-    (measured before the probe, skip notes) are left out."""
+    (index: the output), under the schema's ``run.speed`` ``settings``: ``speed_run`` its own speed
+    (:func:`benchcast.speed.speed` of its ``probes`` against its ``reference``), ``speed`` the
+    speed it is corrected with (:func:`benchcast.speed.smoothed` over its ``window`` seconds),
+    ``cpu_available`` (:func:`benchcast.speed.availability`) and ``bench_cpu`` (its cgroup's CPUs,
+    an out-of-core run's share: :func:`run_share`); runs without a record (measured before the
+    probe, skip notes) are left out."""
     import pandas as pd
 
     from . import quality, speed
@@ -148,10 +149,11 @@ def run_speeds(outputs, reference: dict, window: float) -> "pd.DataFrame":
         rec = quality.read(out)
         if rec:
             rows.append({"output": str(out), "started": rec.get("started", math.nan),
-                         "speed_run": speed.speed(rec, reference), "cpu_available": speed.availability(rec),
-                         "bench_cpu": run_share(rec)})
+                         "speed_run": speed.speed(rec, settings["reference"], tuple(settings["probes"])),
+                         "cpu_available": speed.availability(rec), "bench_cpu": run_share(rec)})
     table = pd.DataFrame(rows, columns=["output", "started", "speed_run", "cpu_available", "bench_cpu"])
-    table["speed"] = speed.smoothed(pd.to_numeric(table["started"], errors="coerce"), table["speed_run"], window)
+    table["speed"] = speed.smoothed(pd.to_numeric(table["started"], errors="coerce"), table["speed_run"],
+                                    settings["window"])
     return table.set_index("output")
 
 

@@ -11,14 +11,16 @@ probe sees what the run saw:
 - ``mem``: a 16 MiB buffer copied to another and back :data:`MEM_ROUNDS` times (memory bandwidth
   beyond the core's own caches, as large requests on a RAM-backed device move data), about 9 ms.
 
-Each probe is a time in milliseconds. A run's own speed (:func:`speed`) is the geometric mean of
-the reference time of the CPU probe (the schema's ``run.speed.reference``) over the times it took
-before and after the run: 1.0 is the reference machine, 0.9 a machine 10 % slower. The memory probe
-is recorded beside it but not part of the speed: on a shared machine it tracked the runs worse (it
-made the repeats of the CPU-bound tiers scatter more, not less; docs/method.md, "The machine's
-speed"). One probe is noisy (on a busy machine 10 % from one to the next), the machine's speed
-moves over minutes: the speed a run's records are corrected with is the median of the own speeds of
-the study's runs that started within ``run.speed.window`` seconds of it (:func:`smoothed`). Beside
+Each probe is a time in milliseconds. A run's own speed (:func:`speed`) is the geometric mean, over
+the probes the schema names (``run.speed.probes``: the memory probe by default) taken before and
+after the run, of the reference machine's time (``run.speed.reference``) over the time taken: 1.0 is
+the reference machine, 0.9 a machine 10 % slower. Measured on two probe studies an hour apart, the
+memory probe explained more of the change between them than the CPU probe or both (it sees the
+cache and memory bandwidth other work takes, which a tmpfs or zram request needs too; docs/method.md,
+"The machine's speed"). One probe is noisy (on a busy machine 10 % from one to the next), the
+machine's speed moves over minutes: the speed a run's records are corrected with is the median of the
+own speeds of the study's runs that started within ``run.speed.window`` seconds of it
+(:func:`smoothed`).Beside
 them the share of the probes' wall time the job's thread was on a CPU (``on_cpu_before``,
 ``on_cpu_after``: its CPU time over its wall time, :func:`availability`): below 1 where other work
 took turns on the CPU (a neighbour at the benchmark's weight), so that a CPU time measured in the run
@@ -90,17 +92,14 @@ def probe(when: str) -> dict[str, float]:
             f"on_cpu_{when}": round(min((cpu_on + mem_on) / (cpu + mem), 1.0), 4)}
 
 
-#: The probes a run's speed is made of.
-SPEED_PROBES = ("cpu",)
-
-
-def speed(rec, reference: dict) -> float:
+def speed(rec, reference: dict, probes) -> float:
     """The own speed of the run whose interference record is ``rec`` (a dict or a table's row with
-    the probe :data:`FIGURES`): the geometric mean, over the probes of :data:`SPEED_PROBES` taken
-    before and after it, of the reference time over the time taken (``reference``: ``cpu_ms`` of
-    the reference machine); NaN where the run has no probe (measured before the probe existed)."""
+    the probe :data:`FIGURES`): the geometric mean, over the ``probes`` (``cpu``, ``mem``) taken
+    before and after it, of the reference time over the time taken (``reference``: ``cpu_ms``,
+    ``mem_ms`` of the reference machine); NaN where the run has no probe (measured before the
+    probe existed)."""
     ratios = []
-    for kind in SPEED_PROBES:
+    for kind in probes:
         for when in ("before", "after"):
             ms = _number(rec, f"{kind}_ms_{when}")
             if ms > 0:
