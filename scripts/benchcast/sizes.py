@@ -38,13 +38,17 @@ from .blockio import OP, memory_of
 from .features import feature_matrix, series_table
 from .units import size_label
 
-#: Second-stage forms, size s in GB and m the memory limit in GB: ``line`` y = a s + b (the
+#: Second-stage forms, size s in GB and m the memory limit in GB: ``nearest`` y = the result at
+#: the largest size fitted; ``line`` y = a s + b (the
 #: paper's); ``log`` y = a log2 s + b; ``knee`` y = a max(s, m) + b (flat below the memory line,
 #: a line above it); ``piecewise`` y = a s + c max(s - m, 0) + b (a line whose slope changes at
 #: the memory line); ``miss`` y = a miss(s) + b (:func:`miss_ratio`: the miss ratio of a cache of m
 #: under uniform access to a footprint f s, f fitted to the measured device reads per operation by
 #: :func:`footprint`). On ties (and NaN errors) the earlier form wins.
-FORMS = ("line", "log", "knee", "piecewise", "miss")
+FORMS = ("nearest", "line", "log", "knee", "piecewise", "miss")
+#: The result at the largest size fitted, as it is: the baseline as a form of its own, and what
+#: the stage falls back to where no form can be judged (:func:`same_regime`).
+NEAREST = "nearest"
 #: The footprints (the data's size in the engine / its nominal size) :func:`footprint` tries: 1/4 to
 #: 16, 200 a doubling.
 FOOTPRINTS = 2.0 ** (np.arange(-400, 801) / 200)
@@ -106,14 +110,18 @@ def second_stage(sizes, values, at, form: str, memory: float | None = None, foot
     """The form fitted by least squares on (sizes, values), predicting size ``at``; NaN where it
     cannot be fitted (no memory or footprint for the form, fewer points than coefficients, a
     rank-deficient design: e.g. a knee with every size on one side of the memory line, a miss
-    ratio of 0 at every size)."""
+    ratio of 0 at every size) or predicts at or below 0 (refused: a result cannot be zero).
+    ``nearest``: the value at the largest of ``sizes``."""
     sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
     ok = np.isfinite(values)
+    if form == NEAREST:
+        return float(values[ok][np.argmax(sizes[ok])]) if ok.any() else np.nan
     X = design(sizes[ok], form, memory, footprint)
     if X is None or len(X) < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
         return np.nan
     coef = np.linalg.lstsq(X, values[ok], rcond=None)[0]
-    return float(design([at], form, memory, footprint)[0] @ coef)
+    pred = float(design([at], form, memory, footprint)[0] @ coef)
+    return pred if pred > 0 else np.nan  # a result cannot be zero: refused (benchcast.positive)
 
 
 def pct_error(prediction, truth):
@@ -134,10 +142,27 @@ def form_errors(curves, memory: float | None, footprint: float | None = None, fo
     return pd.DataFrame(rows)
 
 
-def choose_form(errors: pd.DataFrame) -> str:
-    """The form with the lowest inner MAPE (:func:`form_errors`); ``line`` where none has one."""
+def choose_form(errors: pd.DataFrame, judged: bool = True) -> str:
+    """The form with the lowest inner MAPE (:func:`form_errors`; the earlier on ties); ``nearest``
+    where none has one, or where the inner fold cannot judge the forms (``judged`` False:
+    :func:`same_regime`)."""
     ok = errors.dropna(subset=["inner_mape"])
-    return "line" if ok.empty else str(ok.loc[ok["inner_mape"].idxmin(), "form"])
+    if ok.empty or not judged:
+        return NEAREST
+    return str(ok.loc[ok["inner_mape"].idxmin(), "form"])
+
+
+def same_regime(sizes, memory: float | None) -> bool:
+    """Whether the inner fold (the largest of the training ``sizes`` predicted from the smaller ones)
+    sees what the outer fold (the held-out size, the last of ``sizes``, from all the training ones)
+    does: both steps on the same side of the memory line, or both across it. A form chosen on a step
+    below the line says nothing of the step across it (MariaDB's pool), nor one across it of a step
+    above it (RocksDB's block cache); True without a memory line (nothing to tell them apart)."""
+    if memory is None or len(sizes) < 3:
+        return True
+    def side(a, b):  # -1 at or below the line, 1 at or above it, 0 across
+        return -1 if b <= memory else 1 if a >= memory else 0
+    return side(sizes[-3], sizes[-2]) == side(sizes[-2], sizes[-1])
 
 
 def _curves(wide: pd.DataFrame, sizes, min_points: int = 3):
@@ -190,7 +215,7 @@ def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str |
     pos = _positions(have)
     fp = footprint(_seen(requests, train), memory)
     errors = form_errors(_curves(wide, train), memory, fp, forms)
-    form = choose_form(errors)
+    form = choose_form(errors, same_regime(sizes, memory))
     form_rows.append(errors.assign(chosen=errors["form"] == form, footprint=np.nan if fp is None else fp, **key))
     rows = []
     for dev, truth in have.items():
@@ -227,8 +252,10 @@ def _chain(base: dict, wide: pd.DataFrame, x: pd.Series, feature: str, requests:
         Ytr = wide.loc[others, train].to_numpy(dtype=float).T  # sizes x other devices
         fit = fits.simple(Ytr, x[others].to_numpy(dtype=float)[None, :], min_n=2)
         stage1 = fit.a[:, 0] * x[dev] + fit.b[:, 0]  # the held-out device at each training size
+        stage1 = np.where(stage1 > 0, stage1, np.nan)  # at or below 0: refused (benchcast.positive)
         fp = footprint(_seen(requests, train, without=dev), memory)
-        form = choose_form(form_errors(_curves(wide.loc[others], train), memory, fp, forms))
+        form = choose_form(form_errors(_curves(wide.loc[others], train), memory, fp, forms),
+                           same_regime(sizes, memory))
         ok = np.isfinite(stage1)
         pred = (second_stage(np.asarray(train)[ok], stage1[ok], held, form, memory, fp) if ok.sum() >= 2
                 else np.nan)
