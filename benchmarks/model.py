@@ -51,6 +51,18 @@ def per_family(verdicts: pd.DataFrame, size_summary: pd.DataFrame) -> pd.DataFra
     return out
 
 
+def per_tier(tiers: pd.DataFrame) -> pd.DataFrame:
+    """Per family and held-out device, the nested choice's interior MAPE (where the excess over the
+    floor comes from), and per family the MAPE without its worst device."""
+    t = tiers[(tiers["metric"] == "lat_mean") & (tiers["position"] == "interior")]
+    t = t.assign(family=family(t), ape=t["nested_pct_error"].abs())
+    wide = t.pivot_table(index="family", columns="held_out", values="ape", aggfunc="mean")
+    worst = wide.idxmax(axis=1)
+    wide["without worst"] = [t[(t["family"] == f) & (t["held_out"] != worst[f])]["ape"].mean() for f in wide.index]
+    wide["worst"] = worst
+    return wide
+
+
 def nonpositive(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per output, its predictions and its bounds at or below zero."""
     rows = []
@@ -71,7 +83,7 @@ def again(tree: Path, study: dict) -> dict[str, pd.DataFrame]:
 
 def stored(tree: Path) -> dict[str, pd.DataFrame]:
     v = tree / "validation"
-    names = ["verdicts", "chosen_folds", "size_folds", "size_summary", "target_predictions"]
+    names = ["verdicts", "tiers", "chosen_folds", "size_folds", "size_summary", "target_predictions"]
     out = {n: pd.read_csv(v / f"{n}.csv") for n in names if (v / f"{n}.csv").exists()}
     for n, f in (("predictions", "predictions.csv"), ("extrapolation", "extrapolation.csv")):
         if (tree / f).exists():
@@ -97,6 +109,7 @@ def main(argv=None) -> int:
         t = again(tree, study) if args.again else stored(tree)
         print(f"== {tree}{' (analysed again)' if args.again else ''}")
         print(per_family(t["verdicts"], t["size_summary"]).round(1).to_string())
+        print(per_tier(t["tiers"]).round(1).to_string())
         shown = {k: t[k] for k in ("chosen_folds", "target_predictions", "size_folds", "predictions", "extrapolation")
                  if k in t}
         print(nonpositive(shown).to_string())
