@@ -24,10 +24,10 @@ LAYERS = [
      "preflight", "blockio", "repeats", "quality", "plan"},
     {"aggregate"},
     {"features", "iopath"},
-    {"fits"},
+    {"fits", "positive"},
     {"screen", "ratecap", "floor", "sizes"},
     {"validation"},
-    {"predict"},
+    {"predict", "answers"},
     {"tables"},
     {"charts", "paper_charts", "device_charts", "prediction_charts", "app_charts", "spread_charts"},
 ]
