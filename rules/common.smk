@@ -671,11 +671,20 @@ def get_quality_inputs(wildcards):
     return {"tables": quality_tables(study), "verdicts": verdicts}
 
 
+def answers_made(study):
+    """Whether ``study``'s validation/answers.csv exists or a rule makes it (the answer page's input)."""
+    path = f"results/{study}/validation/answers.csv"
+    return os.path.exists(path) or any(
+        r.name != "answer_page" and r.is_producer(path) for r in workflow.rules
+    )
+
+
 def get_final_outputs():
     """The final targets, every output of the report's rules (REPORT_RULES; with out-of-core sources
-    REPORT_OOC_RULES; with series REPORT_SERIES_RULES, in rules/report.smk) and the quality tables of
-    the measured sources; with series also every analysis output (ANALYSIS_RULES, in
-    rules/analysis.smk) and the record tables."""
+    REPORT_OOC_RULES; with series REPORT_SERIES_RULES, and REPORT_ANSWER_RULES where the answers are
+    made, in rules/report.smk) and the quality tables of the measured sources; with series also
+    every analysis output (ANALYSIS_RULES, in rules/analysis.smk) and the record tables.
+    """
     out = []
     for study in SELECTED:
         out += rule_outputs(REPORT_RULES, study)
@@ -686,6 +695,8 @@ def get_final_outputs():
         if has_series(study):
             out += rule_outputs(REPORT_SERIES_RULES + ANALYSIS_RULES, study)
             out += get_record_files_of(study)
+            if answers_made(study):
+                out += rule_outputs(REPORT_ANSWER_RULES, study)
     if workflow.is_main_process:
         from benchcast import preflight as _preflight
 
