@@ -49,6 +49,17 @@ def test_the_page_leads_with_the_answer():
     assert "<td colspan=\"6\">rocksdb write-only: update lat_mean (us)</td>" in page.replace(' class="group"', "")
 
 
+def test_never_a_number_that_cannot_be_true():
+    """A latency is above zero: a prediction at or below zero is not shown, a lower bound at or
+    below zero opens the interval below."""
+    a = answers()
+    a.loc[0, "lower"] = -3.0
+    a.loc[2, "prediction"] = -1.0
+    t = answer_page.answer_table(a)
+    assert t.loc[1, "A"] == "120 [up to 150]" and t.loc[2, "A"] == "no prediction above zero"
+    assert "-" not in "".join(t["A"].str.replace(r"\d-\d", "", regex=True))
+
+
 def test_a_bad_answers_table_is_named():
     with pytest.raises(BenchcastError, match="missing column.*missing_figure"):
         answer_page.answer_table(answers().drop(columns=["missing_figure"]))

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from benchcast import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts, tables
-from browser_util import Browser, missing
+from browser_util import missing
 from conftest import ROOT
 from report_util import repeated_agg
 
@@ -14,13 +14,6 @@ SHOTS = ROOT / "results" / "screenshots"
 FOCUS = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write", "metric": "lat_mean"}
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = Browser()
-    yield b
-    b.close()
 
 
 def render(browser, path) -> dict:

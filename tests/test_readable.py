@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from benchcast import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts, tables
-from browser_util import Browser, missing
+from browser_util import missing
 from conftest import ROOT
 from readable_util import readability
 from report_util import FOCUS
@@ -22,13 +22,6 @@ SHOTS = ROOT / "results" / "screenshots"
 STORED = ROOT / "tests" / "data" / "local_expected"
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = Browser()
-    yield b
-    b.close()
 
 
 def read(browser, chart, tmp_path, name) -> list[str]:

@@ -62,11 +62,16 @@ def _span(values: pd.Series, fmt) -> str:
 
 
 def _cell(row) -> str:
-    """What one target's cell says: the prediction with its interval, or the figure it needs."""
+    """What one target's cell says: the prediction with its interval, or the figure it needs. A
+    result is above zero: a prediction at or below zero is not shown, a bound at or below zero
+    leaves the interval open below ("[up to 150]")."""
     if row["status"] == "answered":
+        if not row["prediction"] > 0:
+            return "no prediction above zero"
         text = number(row["prediction"])
-        if np.isfinite(row["lower"]) and np.isfinite(row["upper"]):
-            text += f" [{number(row['lower'])}-{number(row['upper'])}]"
+        if np.isfinite(row["upper"]):
+            low = f"{number(row['lower'])}-" if row["lower"] > 0 else "up to "
+            text += f" [{low}{number(row['upper'])}]"
         return text
     need = f"needs {row['missing_figure']}" if row["missing_figure"] else "no validated prediction"
     return need + (f" (held-out {percent(row['missing_mape'])})" if np.isfinite(row["missing_mape"]) else "")
@@ -161,7 +166,7 @@ def _cells(row: dict, numeric, tips: dict) -> str:
     out = []
     for c, v in row.items():
         cls = "num" if c in numeric else ""
-        if isinstance(v, str) and v.startswith(("needs ", "no validated")):
+        if isinstance(v, str) and v.startswith(("needs ", "no ")):
             cls = "missing"
         tip = tips.get(c, "")
         attrs = (f' class="{cls}"' if cls else "") + (f' title="{html.escape(tip)}"' if tip else "")
