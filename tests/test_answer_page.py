@@ -46,7 +46,14 @@ def test_the_page_leads_with_the_answer():
     assert "4 of 6 target and series pairs have a validated prediction" in page
     assert 'title="A rocksdb 4000000: a sentence"' in page  # each cell's sentence as its tooltip
     assert "needs randread 16K lat_mean" in page and "noise floor 6.0 %" in page
+    assert "<li>B: 1 of 3 series answered; for 2 more" in page
     assert "<td colspan=\"6\">rocksdb write-only: update lat_mean (us)</td>" in page.replace(' class="group"', "")
+
+
+def test_each_card_in_one_line():
+    assert answer_page.target_lines(answers()) == [
+        "A: 3 of 3 series answered",
+        "B: 1 of 3 series answered; for 2 more its card needs randread 16K lat_mean (1), randread 4K bw (1)"]
 
 
 def test_never_a_number_that_cannot_be_true():
@@ -67,8 +74,6 @@ def test_a_bad_answers_table_is_named():
         answer_page.answer_table(answers().assign(status="maybe"))
 
 
-def test_numbers_and_sizes_as_people_read_them():
+def test_numbers_as_people_read_them():
     assert [answer_page.number(v) for v in (1666.49, 15.24, 0.012345, 2.5e6)] == ["1,670", "15.2", "0.0123",
                                                                                    "2,500,000"]
-    assert [answer_page.data_size(v) for v in (16e9, 2e6, 128 * 2**20, 1000, 0)] == ["16 GB", "2 MB", "128 MiB",
-                                                                                      "1 KB", ""]

@@ -149,7 +149,7 @@ def test_chart_renders_inside_the_snakemake_report(browser, tmp_path):
 def test_every_chart_of_the_built_report_renders(browser):
     """The report a run built (results/report.html, or the file BENCHCAST_REPORT names): every
     interactive chart it embeds draws, with no console error; the application overview's is
-    screenshotted (results/screenshots/report_overview.png)."""
+    screenshotted (results/screenshots/report_overview.png). Its answer pages show their table."""
     import os
     from pathlib import Path
 
@@ -164,6 +164,10 @@ def test_every_chart_of_the_built_report_renders(browser):
     for path, uri in sorted(pages.items()):
         browser.console()
         browser.get(uri)
+        if "/answer/" in path:  # an answer page (benchcast.answer_page): a table, no chart
+            if not browser.wait("return document.querySelectorAll('.benchcast-answer table tr').length;", 30):
+                failed[path] = "no answer table"
+            continue
         state = browser.wait("const s = document.body && document.body.dataset.chart; return s !== 'loading' && s;",
                              30)
         marks = browser.js("return document.querySelectorAll('#vis.vega-embed svg.marks, #vis.vega-embed canvas')"

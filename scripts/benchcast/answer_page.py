@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError
-from .units import size_label
+from .units import size_text
 
 #: The columns of ``validation/answers.csv`` (one row per target and series).
 ANSWER_COLUMNS = ["target", "series", "benchmark", "engine", "workload", "op", "metric", "unit", "threads",
@@ -39,17 +39,6 @@ def number(v: float) -> str:
 def percent(v: float) -> str:
     """A percentage (the tables' MAPE columns are percent already): 12.3 %, 4 %, 150 %."""
     return "" if not np.isfinite(v) else f"{v:.3g} %"
-
-
-def data_size(n) -> str:
-    """A data size as people write it: 16 GB where a decimal unit divides it, else 128 MiB, else bytes."""
-    if not np.isfinite(float(n)) or int(n) <= 0:
-        return ""
-    label = size_label(int(n), decimal=True)
-    if label != str(int(n)):
-        return label[:-2] + " " + label[-2:]
-    label = size_label(int(n))
-    return f"{label[:-1]} {label[-1]}iB" if label != str(int(n)) else f"{int(n)} B"
 
 
 def _span(values: pd.Series, fmt) -> str:
@@ -104,7 +93,7 @@ def _series_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         n = int(k["threads"]) if np.isfinite(k["threads"]) else 0
         threads = f", {n} thread{'s' * (n != 1)}" if n > 0 else ""
         row = {"application": f"{k['engine']} {k['workload']}", "result": f"{k['op']} {k['metric']} ({k['unit']})",
-               "data size": data_size(k["data_size"]) + threads}
+               "data size": size_text(k["data_size"]) + threads}
         cells = {t: _cell(r) for t, r in zip(part["target"], part.to_dict("records"))}
         row.update({t: cells.get(t, "") for t in targets})
         row["held-out error"] = _span(answered["heldout_mape"], percent)
@@ -151,6 +140,7 @@ STYLE = """<style>
 .benchcast-answer h2 { font-size: 17px; margin: 14px 0 4px; }
 .benchcast-answer h3 { font-size: 14px; margin: 12px 0 4px; }
 .benchcast-answer p { margin: 4px 0; max-width: 70em; }
+.benchcast-answer ul { margin: 4px 0; padding-left: 18px; }
 .benchcast-answer table { border-collapse: collapse; margin: 4px 0 8px; }
 .benchcast-answer th, .benchcast-answer td { border: 1px solid #ccc; padding: 2px 6px; text-align: left;
   vertical-align: top; }
@@ -191,6 +181,25 @@ def _table(df: pd.DataFrame, numeric=(), tips: pd.DataFrame | None = None, group
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def target_lines(answers: pd.DataFrame) -> list[str]:
+    """Per target card, in one line: how many series it answers, and the figures its card lacks
+    for the others, the most wanted first ("S-SCM: 2 of 54 series answered; for 40 more its card
+    needs randwrite 4K lat_mean (31), randread 16K lat_mean (9)")."""
+    df = read_answers(answers)
+    out = []
+    for target, part in df.groupby("target", sort=False):
+        answered = int((part["status"] == "answered").sum())
+        line = f"{target}: {answered} of {len(part)} series answered"
+        need = part.loc[(part["status"] != "answered") & (part["missing_figure"] != ""), "missing_figure"]
+        if len(need):
+            counts = need.value_counts(sort=True)
+            wanted = ", ".join(f"{f} ({n})" for f, n in counts.head(3).items())
+            more = f" and {len(counts) - 3} more figures" if len(counts) > 3 else ""
+            line += f"; for {len(need)} more its card needs {wanted}{more}"
+        out.append(line)
+    return out
+
+
 def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: list[str]) -> str:
     """The study's answer page (an HTML fragment, ASCII): the answer table, how good (per family),
     how clean (the quality lines)."""
@@ -206,6 +215,7 @@ def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: lis
         "series' unit, its interval in brackets; the others name the card figure that would give one. Held-out "
         "error: the procedure's mean absolute percentage error on measured devices it did not see; noise floor: "
         "what a perfect model would still miss by. Hover a cell for its sentence.</p>",
+        "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in target_lines(answers)) + "</ul>",
         _table(table, numeric=targets, tips=tips, group=["application", "result"]),
         "<h3>How good is it: held-out error beside the noise floor, per family</h3>",
         _table(good, numeric=[c for c in good.columns if c not in ("family", "verdicts")]) if len(good)

@@ -55,7 +55,10 @@ def app_overview(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_
     df, note = _thin_sizes(table, max_points)
     df = compact(df, APP_COLUMNS)
     df["label"] = [device_label(labels, d) for d in df["device"]]
-    df["figure"] = df["op"] + " " + df["metric"] + " (" + df["unit"] + ")"
+    factor, drawn = zip(*df["unit"].map(axis_unit))  # times drawn in seconds: 2ms, not 2k us
+    df["y"], df["ymin"], df["ymax"] = (df[c] * np.array(factor) for c in ("value", "min", "max"))
+    df["figure"] = df["op"] + " " + df["metric"] + " (" + list(drawn) + ")"
+    df = compact(df, list(df.columns))  # the drawn values to 4 digits too
     # the legend on top: the panels are wide, a legend at the right leaves the view of a narrow window
     color = alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3),
                       scale=alt.Scale(scheme=scheme(df["label"])))
@@ -65,11 +68,11 @@ def app_overview(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_
     for (bench, engine), part in df.groupby(["benchmark", "engine"], sort=True):
         base = alt.Chart(part).encode(x=x, color=color)
         line = base.mark_line(point=True).encode(
-            y=alt.Y("value:Q", title=None, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
+            y=alt.Y("y:Q", title=None, scale=alt.Scale(type="log"), axis=alt.Axis(format="~s")),
             tooltip=["label", "engine", "workload", "data_size", "op", "metric", "unit", "value", "n", "cv", "min",
                      "max"],
         )
-        spread = base.mark_errorbar(ticks=True).encode(y=alt.Y("min:Q", title=None), y2="max:Q")
+        spread = base.mark_errorbar(ticks=True).encode(y=alt.Y("ymin:Q", title=None), y2="ymax:Q")
         blocks.append((spread + line).properties(width=170, height=120).facet(
             # rows in name order (an explicit sort list puts the data of one row under another's header
             # when the y scales are independent): throughput, then per op mean, p95, p99 latency

@@ -92,7 +92,7 @@ def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str, shape: str 
     return (band + line + points).properties(width=240, height=170).facet(
         row=alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
         column=alt.Column("group:N", title=None),
-    ).resolve_scale(y="independent").properties(title=title)
+    ).resolve_scale(x="independent", y="independent").properties(title=title)  # every panel its own ticks
 
 
 def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_POINTS) -> alt.Chart:

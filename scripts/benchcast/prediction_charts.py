@@ -7,9 +7,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .charts import (DATA_SIZE, axis_unit, compact, device_label, measured_ticks, placeholder, scheme,
-                     series_title, si_axis)
+from .charts import DATA_SIZE, axis_unit, compact, device_label, placeholder, scheme, si_axis
 from .tables import select
+from .units import size_text
 
 
 #: One panel's side, in pixels: four panels and the y axis fit a 1280 px window.
@@ -74,51 +74,66 @@ def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
     return chart.properties(title=title)
 
 
-#: The procedure whose predictions the answer chart draws, in order of preference: the nested
-#: choice (validated on held-out devices), else the held-out choice, else the paper's.
+#: The procedures whose predictions the answer chart draws, each target and series by the first
+#: that predicts it: the nested choice (validated on held-out devices), the held-out choice, the
+#: paper's (a card without the figures the validated models use still gets the paper's line).
 CHOICES = {"nested": "nested choice", "heldout": "held-out choice", "paper": "paper: max R²"}
+
+
+def _answered(preds: pd.DataFrame) -> pd.DataFrame:
+    """One prediction per target and series (engine, workload, op, metric, threads, data size): the
+    first procedure of :data:`CHOICES` that made one (``procedure``: its name), above zero."""
+    df = preds[preds["prediction"] > 0].copy()
+    rank = {c: i for i, c in enumerate(CHOICES)}
+    df = df[df["choice"].isin(list(CHOICES))] if "choice" in df else df.assign(choice="paper")
+    df["procedure"] = df["choice"].map(CHOICES)
+    order = df["choice"].map(rank) * 2 + (df["kind"] != "multiple")  # a multiple model first, as chosen
+    # a pool's multiple model has no series name: the series' keys say which it predicts
+    keys = [c for c in ("target", "benchmark", "engine", "workload", "op", "metric", "threads", "data_size") if c in df]
+    return df.assign(order=order).sort_values("order", kind="mergesort").drop_duplicates(keys).drop(columns="order")
 
 
 def target_intervals(preds: pd.DataFrame, focus: dict | None = None) -> alt.Chart:
     """The hypothetical devices' predictions of every series, with their intervals: one panel per
-    application result (engine, workload, op, metric; the unit in its header), data size across,
-    a colour per target; the validated procedure's predictions (:data:`CHOICES`: the first
-    present), each series by its chosen model. Hollow points are extrapolations (a feature outside
-    the measured range, or a data size beyond twice the largest measured); a lower bound at or below
-    zero leaves its bar's lower half out (a log axis). ``focus`` (the report's focus series) comes first."""
-    if preds.empty:
-        return placeholder("No prediction for the hypothetical devices: no model was possible (see the refusals "
-                           "and skipped tables).")
-    choice = next(c for c in CHOICES if c in set(preds["choice"])) if "choice" in preds else None
-    df = preds[preds["choice"] == choice].copy() if choice else preds.copy()
-    df = df[df["prediction"] > 0]
+    application result (engine, workload, op, metric; the unit in its header), its data sizes
+    across, every target beside the others at each size (a colour each); each by the first
+    procedure that predicts it (:func:`_answered`; its shape says which). Faint points are
+    extrapolations (a feature outside the measured range, or a data size beyond twice the largest
+    measured); a lower bound at or below zero leaves its bar's lower half out (a log axis).
+    ``focus`` (the report's focus series) comes first."""
+    df = _answered(preds) if len(preds) else preds
     if df.empty:
-        return placeholder("No prediction above zero for the hypothetical devices.")
-    factor, _ = zip(*df["unit"].map(axis_unit))
-    units = [axis_unit(u)[1] for u in df["unit"]]
+        return placeholder("No prediction above zero for the hypothetical devices: no model was possible (see the "
+                           "refusals and skipped tables).")
+    factor, units = zip(*df["unit"].map(axis_unit))
     seconds = set(units) == {"s"}  # every panel in seconds: the ticks say so too
     for c in ("prediction", "lower", "upper"):
         df[c] = df[c] * np.array(factor)
-    df["panel"] = (df["engine"] + " " + df["workload"] + ": " + df["op"] + " " + df["metric"] + " ("
-                   + pd.Series(units, index=df.index) + ")")
+    df["panel"] = df["engine"] + " " + df["workload"] + ": " + df["op"] + " " + df["metric"] + " (" + list(units) + ")"
+    df["size"] = df["data_size"].map(size_text)
     df["low"] = df["lower"].where(df["lower"] > 0, df["prediction"])  # a bound <= 0: no lower half
     df["flag"] = np.where(df["extrapolation"].astype(bool), "extrapolated", "within range")
     first = select(df, {k: v for k, v in (focus or {}).items() if k in df.columns})["panel"]
     order = list(dict.fromkeys([*first, *sorted(df["panel"].unique())]))
-    base = alt.Chart(compact(df, ["panel", "target", "series", "model", "features", "data_size", "prediction",
+    sizes = list(dict.fromkeys(df.sort_values("data_size")["size"]))
+    base = alt.Chart(compact(df, ["panel", "target", "procedure", "series", "model", "features", "size", "prediction",
                                   "lower", "upper", "low", "flag", "interval_flag"])).encode(
-        x=alt.X("data_size:Q", title=DATA_SIZE, scale=alt.Scale(type="log", nice=False, padding=16),
-              axis=si_axis("B", measured_ticks(df["data_size"], 10))),
+        # a band per size, the targets side by side in it
+        x=alt.X("size:O", title=DATA_SIZE, sort=sizes, scale=alt.Scale(type="band", paddingInner=0.2),
+                axis=alt.Axis(labelAngle=-30, labelOverlap=True)),
+        xOffset=alt.XOffset("target:N"),
         color=alt.Color("target:N", title="hypothetical device", legend=alt.Legend(orient="top")),
     )
     y = alt.Y("prediction:Q", title=None, scale=alt.Scale(type="log"), axis=si_axis("s" if seconds else ""))
-    pts = base.mark_point(size=50, filled=True).encode(
-        y=y, opacity=alt.condition("datum.flag == 'extrapolated'", alt.value(0.35), alt.value(1.0)),
-        tooltip=["target", "series", "model", "features", "data_size", "prediction", "lower", "upper", "flag",
+    pts = base.mark_point(size=45, filled=True).encode(
+        y=y, shape=alt.Shape("procedure:N", title="predicted by", sort=list(CHOICES.values()),
+                             legend=alt.Legend(orient="top")),
+        opacity=alt.condition("datum.flag == 'extrapolated'", alt.value(0.4), alt.value(1.0)),
+        tooltip=["target", "procedure", "series", "model", "features", "size", "prediction", "lower", "upper", "flag",
                  "interval_flag"],
     )
     bars = base.mark_rule().encode(y=alt.Y("low:Q", title=None), y2="upper:Q")
-    title = f"predictions for the hypothetical devices ({CHOICES.get(choice, 'chosen models')}; faint: extrapolated)"
     return (bars + pts).properties(width=220, height=150).facet(
         facet=alt.Facet("panel:N", title=None, sort=order, header=alt.Header(labelLimit=260)), columns=4
-    ).resolve_scale(x="independent", y="independent").properties(title=title)
+    ).resolve_scale(x="independent", xOffset="independent", y="independent").properties(  # offsets follow x
+        title="predictions for the hypothetical devices, with their intervals (faint: extrapolated)")
