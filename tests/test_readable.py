@@ -118,14 +118,14 @@ def test_every_chart_kind_reads_on_the_paper_study(browser, paper_analysis, tmp_
 
 def test_every_chart_page_a_run_built_reads(browser):
     """The chart pages under results/<study>/charts/ (or BENCHCAST_RESULTS/<study>/charts/): each
-    reads at 1280x800; screenshots as results/screenshots/<study>_<chart>.png."""
+    reads at 1280x800; screenshots as results/screenshots/run_<study>_<chart>.png."""
     results = Path(os.environ.get("BENCHCAST_RESULTS", ROOT / "results"))
     pages = sorted(results.glob("*/charts/*.html"))
     if not pages:
         pytest.skip(f"no chart pages under {results} (./benchcast.sh run makes them)")
     failed = {}
     for page in pages:
-        name = f"{page.parent.parent.name}_{page.stem}"
+        name = f"run_{page.parent.parent.name}_{page.stem}"
         problems = readability(browser, page, SHOTS / f"{name}.png")
         if problems:
             failed[name] = problems
