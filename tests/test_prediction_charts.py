@@ -37,3 +37,19 @@ def test_heldout_chart_keeps_its_log_axes_on_the_data(paper_analysis):
 def test_heldout_chart_zooms_and_pans(paper_analysis):
     """Zoom (wheel) and pan (drag) in the interactive copy: a selection bound to the scales."""
     assert '"bind": "scales"' in json.dumps(prediction_charts.heldout(paper_analysis["chosen_folds"]).to_dict())
+
+
+def test_the_answer_chart_draws_every_target_and_counts_what_it_cannot(paper_analysis):
+    """Every target card, each series by the first procedure that predicts it; a prediction at or
+    below zero is not drawn but counted in the subtitle."""
+    preds = paper_analysis["target_predictions"].copy()
+    spec = prediction_charts.target_intervals(preds).to_dict()
+    drawn = [r for d in spec["datasets"].values() for r in d]
+    assert {r["target"] for r in drawn} == set(preds["target"]) and "subtitle" not in json.dumps(spec["title"])
+    keys = ["target", "engine", "workload", "op", "metric", "data_size"]
+    assert len(drawn) == len(preds.drop_duplicates(keys))
+    first = preds.index[0]
+    same = (preds[keys] == preds.loc[first, keys]).all(axis=1)
+    preds.loc[same, "prediction"] = -1.0
+    spec = prediction_charts.target_intervals(preds).to_dict()
+    assert spec["title"]["subtitle"] == "1 prediction at or below zero not drawn"

@@ -80,6 +80,11 @@ def heldout(chosen: pd.DataFrame, labels=None) -> alt.Chart:
 CHOICES = {"nested": "nested choice", "heldout": "held-out choice", "paper": "paper: max R²"}
 
 
+#: What names a target's prediction of one series at one data size (a pool's multiple model has no
+#: series name: the series' keys say which it predicts).
+ANSWER_KEYS = ["target", "benchmark", "engine", "workload", "op", "metric", "threads", "data_size"]
+
+
 def _answered(preds: pd.DataFrame) -> pd.DataFrame:
     """One prediction per target and series (engine, workload, op, metric, threads, data size): the
     first procedure of :data:`CHOICES` that made one (``procedure``: its name), above zero."""
@@ -88,8 +93,7 @@ def _answered(preds: pd.DataFrame) -> pd.DataFrame:
     df = df[df["choice"].isin(list(CHOICES))] if "choice" in df else df.assign(choice="paper")
     df["procedure"] = df["choice"].map(CHOICES)
     order = df["choice"].map(rank) * 2 + (df["kind"] != "multiple")  # a multiple model first, as chosen
-    # a pool's multiple model has no series name: the series' keys say which it predicts
-    keys = [c for c in ("target", "benchmark", "engine", "workload", "op", "metric", "threads", "data_size") if c in df]
+    keys = [c for c in ANSWER_KEYS if c in df]
     return df.assign(order=order).sort_values("order", kind="mergesort").drop_duplicates(keys).drop(columns="order")
 
 
@@ -133,7 +137,11 @@ def target_intervals(preds: pd.DataFrame, focus: dict | None = None) -> alt.Char
                  "interval_flag"],
     )
     bars = base.mark_rule().encode(y=alt.Y("low:Q", title=None), y2="upper:Q")
+    title = "predictions for the hypothetical devices, with their intervals (faint: extrapolated)"
+    made = preds[preds["choice"].isin(list(CHOICES))] if "choice" in preds else preds
+    dropped = len(made.drop_duplicates([c for c in ANSWER_KEYS if c in made])) - len(df)
+    if dropped:  # a target and series whose every prediction is at or below zero: not drawn, counted
+        title = alt.Title(title, subtitle=f"{dropped} prediction{'s' * (dropped != 1)} at or below zero not drawn")
     return (bars + pts).properties(width=220, height=150).facet(
         facet=alt.Facet("panel:N", title=None, sort=order, header=alt.Header(labelLimit=260)), columns=4
-    ).resolve_scale(x="independent", xOffset="independent", y="independent").properties(  # offsets follow x
-        title="predictions for the hypothetical devices, with their intervals (faint: extrapolated)")
+    ).resolve_scale(x="independent", xOffset="independent", y="independent").properties(title=title)  # offsets: x
