@@ -28,7 +28,7 @@ LAYERS = [
     {"screen", "ratecap", "floor", "sizes"},
     {"validation"},
     {"predict", "answers"},
-    {"tables"},
+    {"tables", "answer_page"},
     {"charts", "paper_charts", "device_charts", "prediction_charts", "app_charts", "spread_charts"},
 ]
 
