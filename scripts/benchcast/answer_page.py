@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError
+from .answers import ANSWERED, MISSING, NO_MODEL
 from .units import size_text
 
 #: The columns of ``validation/answers.csv`` (one row per target and series).
@@ -54,7 +55,7 @@ def _cell(row) -> str:
     """What one target's cell says: the prediction with its interval, or the figure it needs. A
     result is above zero: a prediction at or below zero is not shown, a bound at or below zero
     leaves the interval open below ("[up to 150]")."""
-    if row["status"] == "answered":
+    if row["status"] == ANSWERED:
         if not row["prediction"] > 0:
             return "no prediction above zero"
         text = number(row["prediction"])
@@ -76,9 +77,10 @@ def read_answers(df: pd.DataFrame) -> pd.DataFrame:
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     for c in ("missing_figure", "line", "verdict", "model", "status"):
         out[c] = out[c].fillna("").astype(str)
-    bad = out[~out["status"].isin(["answered", "missing figure"])]
+    known = [ANSWERED, MISSING, NO_MODEL]
+    bad = out[~out["status"].isin(known)]
     if len(bad):
-        raise BenchcastError(f"answers.csv: status {bad['status'].iloc[0]!r} (answered or missing figure)")
+        raise BenchcastError(f"answers.csv: status {bad['status'].iloc[0]!r} (one of {', '.join(known)})")
     return out
 
 
@@ -89,7 +91,7 @@ def _series_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, tips = [], []
     for key, part in df.groupby(SERIES_KEYS, sort=True, dropna=False):
         k = dict(zip(SERIES_KEYS, key))
-        answered = part[part["status"] == "answered"]
+        answered = part[part["status"] == ANSWERED]
         n = int(k["threads"]) if np.isfinite(k["threads"]) else 0
         threads = f", {n} thread{'s' * (n != 1)}" if n > 0 else ""
         row = {"application": f"{k['engine']} {k['workload']}", "result": f"{k['op']} {k['metric']} ({k['unit']})",
@@ -188,9 +190,9 @@ def target_lines(answers: pd.DataFrame) -> list[str]:
     df = read_answers(answers)
     out = []
     for target, part in df.groupby("target", sort=False):
-        answered = int((part["status"] == "answered").sum())
+        answered = int((part["status"] == ANSWERED).sum())
         line = f"{target}: {answered} of {len(part)} series answered"
-        need = part.loc[(part["status"] != "answered") & (part["missing_figure"] != ""), "missing_figure"]
+        need = part.loc[(part["status"] != ANSWERED) & (part["missing_figure"] != ""), "missing_figure"]
         if len(need):
             counts = need.value_counts(sort=True)
             wanted = ", ".join(f"{f} ({n})" for f, n in counts.head(3).items())
@@ -206,7 +208,7 @@ def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: lis
     df = read_answers(answers)
     table, tips = _series_rows(df)
     targets = list(tips.columns[:-1])
-    answered = int((df["status"] == "answered").sum())
+    answered = int((df["status"] == ANSWERED).sum())
     good = how_good(verdicts)
     parts = [
         STYLE, f'<div class="benchcast-answer" id="answer-{html.escape(study)}">',
