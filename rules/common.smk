@@ -679,9 +679,10 @@ def get_quality_inputs(wildcards):
 
 def get_final_outputs():
     """The final targets, every output of the report's rules (REPORT_RULES; with out-of-core sources
-    REPORT_OOC_RULES; with series REPORT_SERIES_RULES, in rules/report.smk) and the quality tables of
-    the measured sources; with series also every analysis output (ANALYSIS_RULES, in
-    rules/analysis.smk) and the record tables."""
+    REPORT_OOC_RULES; with series REPORT_SERIES_RULES, in rules/report.smk) and the quality tables
+    of the measured sources; with series also
+    every analysis output (ANALYSIS_RULES, in rules/analysis.smk) and the record tables.
+    """
     out = []
     for study in SELECTED:
         out += rule_outputs(REPORT_RULES, study)
