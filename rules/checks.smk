@@ -10,10 +10,13 @@ if workflow.is_main_process:
     for _study in SELECTED:
         for _name, _src in STUDIES[_study]["sources"].items():
             if _src["type"] in ("fio_json", "pkb", "records", "ycsb_output"):
-                get_import_inputs(SimpleNamespace(study=_study, source=_name))
+                try:
+                    get_import_inputs(SimpleNamespace(study=_study, source=_name))
+                except WorkflowError as exc:
+                    refuse(str(exc))
             for _key in ("fio", "app") if _src["type"] == "soga2018" else ():
                 if not os.path.exists(_src[_key]):
-                    raise WorkflowError(
+                    refuse(
                         f"config: studies.{_study}.sources.{_name}.{_key}: {_src[_key]}: no such file"
                     )
 
@@ -23,9 +26,9 @@ def study_names(study):
     (workload, block size, metric or None: any) of every device figure it measures (its fio grids
     on the devices this machine has) or imports; series: (benchmark, engine, workload, op; None:
     any) of its application results; cells: the imported application results (benchcast.preflight
-    .CELL; None where the study also measures some). Imports are read by the import itself
-    (benchcast.preflight); all three are None where it refuses a file (its own check, before any
-    job, names it)."""
+    .CELL; None where the study also measures some). Imports are read by the import itself, its
+    checks included (benchcast.preflight.imported): a file it refuses stops the run here, before
+    any job, naming the file (and line)."""
     from benchcast import fiojson as bc_fiojson
     from benchcast import preflight as bc_preflight
 
@@ -42,11 +45,14 @@ def study_names(study):
                 if s == name
             }
         elif src["type"] in bc_preflight.IMPORT_KINDS:
-            got = bc_preflight.import_names(
-                src, list(STUDIES[study].get("devices", {})) or None
-            )
-            if got is None:
-                return None, None, None
+            try:
+                got = bc_preflight.import_names(
+                    src,
+                    list(STUDIES[study].get("devices", {})) or None,
+                    key=f"config: studies.{study}.sources.{name}",
+                )
+            except BenchcastError as exc:
+                refuse(f"benchcast: {exc}")
             figures |= got[0]
             series |= got[1]
             cells = None if cells is None else cells | got[2]
@@ -56,7 +62,7 @@ def study_names(study):
             f"config: studies.{study}", STUDIES[study].get("devices", {}), seen
         )
     except BenchcastError as exc:
-        raise WorkflowError(str(exc)) from None
+        refuse(str(exc))
     return figures, series, cells
 
 
@@ -78,24 +84,21 @@ def check_cards(study):
     spec, where = STUDIES[study], f"config: studies.{study}"
     least = spec["screen"]["min_devices"]
     try:
-        if series is not None:
-            # the focus and the pairing rules name results the study has
-            bc_config.check_series_names(where, spec, series)
+        # the focus and the pairing rules name results the study has
+        bc_config.check_series_names(where, spec, series)
         # every application result imported: the focus fitted at its data size
         if cells:
             bc_preflight.check_series_selection(where, spec.get("series"), cells)
             bc_preflight.check_focus_devices(
                 where, spec.get("report", {}), least, cells, spec.get("series")
             )
-        if measured is not None:  # the imports read: their application tables' series
-            for src in spec["sources"].values():
-                if src["type"] == "soga2018":
-                    bc_preflight.check_app_series(src["app"], least)
-                    bc_preflight.check_fio_figures(src["fio"], least)
+        # the imports read: their application tables' series
+        for src in spec["sources"].values():
+            if src["type"] == "soga2018":
+                bc_preflight.check_app_series(src["app"], least)
+                bc_preflight.check_fio_figures(src["fio"], least)
     except BenchcastError as exc:
-        raise WorkflowError(str(exc)) from None
-    if measured is None:
-        return []
+        refuse(str(exc))
     targets = spec.get("targets", {})
     cards = [
         (
@@ -128,12 +131,11 @@ def check_cards(study):
         ]
     )
     # the cards and feature names first: a pairing that allows none of them says less
-    if series is not None:
-        try:
-            bc_preflight.check_figure_devices(where, spec, least)
-            bc_preflight.check_focus_pairing(where, spec, measured, series)
-        except BenchcastError as exc:
-            raise WorkflowError(str(exc)) from None
+    try:
+        bc_preflight.check_figure_devices(where, spec, least)
+        bc_preflight.check_focus_pairing(where, spec, measured, series)
+    except BenchcastError as exc:
+        refuse(str(exc))
     return warnings
 
 
@@ -145,7 +147,7 @@ def unused(where, items, advice):
     warnings = []
     for key, what, allowed in items:
         if not allowed:
-            raise WorkflowError(f"config: {where}.{key}: {what}; {advice[0]}")
+            refuse(f"config: {where}.{key}: {what}; {advice[0]}")
         warnings.append(
             f"benchcast: {where}.{key}: {what} (allow_unused: true): {advice[1]}"
         )

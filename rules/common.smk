@@ -23,6 +23,17 @@ from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
 from benchcast import configfiles as bc_configfiles  # noqa: E402
 
+
+def refuse(line):
+    """Stop the workflow before any job runs with ``line`` (the config key or the file, and what is
+    wrong) as the last line on stderr, unframed: SystemExit passes by Snakemake's error report
+    (``WorkflowError in file ...`` and the .smk frames) and Python prints the line as the process
+    ends; a lock the run took is released on the way out. ``./benchcast.sh run`` reads the workflow
+    once before Snakemake starts (benchcast.startup) and prints a refusal there alone.
+    """
+    raise SystemExit(line)
+
+
 _OVERLAYS = [str(f) for f in workflow.overwrite_configfiles or ()]
 try:
     # the files Snakemake merged, read again: duplicate keys, a merge changing a device's kind
@@ -32,20 +43,20 @@ try:
     bc_configfiles.check_merged(config)
     bc_config.validate(config, Path(workflow.basedir) / "config" / "schema.yaml")
 except BenchcastError as exc:
-    raise WorkflowError(str(exc)) from None
+    refuse(str(exc))
 
 # a run in progress in this tree: named here, before Snakemake's lock or incomplete-files errors
 if workflow.is_main_process:
     _others = bc_smk.runs_here()
     if _others:
-        raise WorkflowError(
+        refuse(
             f"benchcast: a run is in progress in this folder (snakemake, pid "
             f"{', '.join(map(str, _others))}); wait for it to end, or stop it, and run again. "
             f"Nothing was run"
         )
     # before Snakemake's many-line LockException: a lock no live run holds
     if bc_smk.stale_lock():
-        raise WorkflowError(
+        refuse(
             "benchcast: a previous run in this folder was killed and left its lock in "
             ".snakemake/locks (no snakemake process of this folder runs on this machine); "
             "`./benchcast.sh teardown` clears it (and tears down what that run left), then "
@@ -59,14 +70,14 @@ if not bc_smk.dry_run_requested():
 
         _preflight.check_writable("results")
     except BenchcastError as exc:
-        raise WorkflowError(f"benchcast: {exc}") from None
+        refuse(f"benchcast: {exc}")
 
 STUDIES = config["studies"]
 RUN = config.get("run", {})
 SELECTED = RUN.get("studies") or list(STUDIES)
 for _name in SELECTED:
     if _name not in STUDIES:
-        raise WorkflowError(f"config: run.studies: unknown study {_name!r}")
+        refuse(f"config: run.studies: unknown study {_name!r}")
 
 from benchcast import devices as bc_devices  # noqa: E402
 from benchcast import fio as bc_fio  # noqa: E402
@@ -93,7 +104,7 @@ def _usable(study):
     try:
         usable = bc_devices.usable_devices(STUDIES[study].get("devices", {}))
     except BenchcastError as exc:
-        raise WorkflowError(f"config: studies.{study}.devices: {exc}") from None
+        refuse(f"config: studies.{study}.devices: {exc}")
     for dev, reason in usable.items():
         if reason:
             logger.warning(
@@ -116,7 +127,7 @@ def _plan(study):
             extra_runs=inter.get("extra_runs", 0),
         )
     except BenchcastError as exc:
-        raise WorkflowError(str(exc)) from None
+        refuse(str(exc))
 
 
 #: Every run each selected study measures (fio cells, YCSB and ooc jobs on the devices this machine

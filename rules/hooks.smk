@@ -28,7 +28,7 @@ def refuse_changed_outputs():
                     and abs(os.path.getmtime(f) - record.endtime) > 1e-3
                     and f"sha256:{bc_smk.file_sha256(str(f))}" not in read
                 ):
-                    raise WorkflowError(
+                    refuse(
                         f"benchcast: {f}: changed after the run made it (rule {dep.rule.name}); the jobs "
                         f"after it would read it as it is now. Delete it, and the next run makes it "
                         f"again from its inputs. Nothing was run"
@@ -55,7 +55,7 @@ def refuse_remeasure():
         listing="logs/remeasure-refused.txt",
     )
     if why:
-        raise WorkflowError(why)
+        refuse(why)
     preflight()
     if (
         workflow.local_exec
@@ -65,7 +65,7 @@ def refuse_remeasure():
                 spec = STUDIES[job.wildcards.study]["devices"][job.wildcards.device]
                 why = bc_devices.needs_root(job.wildcards.device, spec)
                 if why:
-                    raise WorkflowError(
+                    refuse(
                         f"benchcast: studies.{job.wildcards.study}.devices.{why}; run as root, "
                         f"or mark the device optional: true"
                     )
@@ -114,9 +114,9 @@ def start_progress():
 
 
 def preflight():
-    """onstart: the results folder takes files, and every existing file a planned records or import
-    job will read parses; else one line naming it, before any job deletes an earlier result.
-    """
+    """onstart: every existing raw output a planned records job will read parses; else one line
+    naming it, before any job deletes an earlier result. (The imported files are read, checks and
+    all, before the DAG is built: rules/checks.smk.)"""
     from benchcast import preflight as bc_preflight
 
     try:
@@ -127,29 +127,8 @@ def preflight():
                 for f in map(str, job.input):
                     if f not in produced and os.path.exists(f):
                         bc_preflight.check_file(f)
-            elif job.rule.name == "import_soga2018":
-                devs = list(STUDIES[job.wildcards.study].get("devices", {})) or None
-                bc_preflight.check_import(job.input.fio, job.input.app, devs)
-            elif job.rule.name.startswith("import_"):
-                bc_preflight.check_import_source(
-                    get_source(job.wildcards),
-                    get_device_ids(job.wildcards),
-                    key=f"config: studies.{job.wildcards.study}.sources.{job.wildcards.source}",
-                )
     except BenchcastError as exc:
-        refuse_last(f"benchcast: {exc}")
-
-
-def refuse_last(line):
-    """Stop the run before any job ran with ``line`` (naming the file and what is wrong) as the
-    last line on stderr, once: printed when the process exits, after Snakemake's report of the
-    stop, so that no listing of jobs or input files buries it."""
-    import atexit
-
-    atexit.register(lambda: print(line, file=sys.stderr, flush=True))
-    raise WorkflowError(
-        "benchcast: an input was refused before any job ran; why is the last line"
-    )
+        refuse(f"benchcast: {exc}")
 
 
 def start_stop_watch():

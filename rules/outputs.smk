@@ -77,7 +77,7 @@ def get_final_outputs():
         try:
             _preflight.check_output_files(out)
         except BenchcastError as exc:
-            raise WorkflowError(f"benchcast: {exc}") from None
+            refuse(f"benchcast: {exc}")
     return out
 
 

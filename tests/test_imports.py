@@ -16,7 +16,7 @@ PKG = ROOT / "scripts" / "benchcast"
 #: prediction -> tables / charts. A module may import its own layer or an earlier one; a subpackage
 #: (devices, validation) is one entry, its modules in its layer.
 LAYERS = [
-    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress"},
+    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress", "startup"},
     {"config", "configfiles", "settings"},
     {"records"},
     {"importers", "importchecks", "pkb", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb",
