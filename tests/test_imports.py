@@ -17,7 +17,7 @@ PKG = ROOT / "scripts" / "benchcast"
 #: (devices, validation) is one entry, its modules in its layer.
 LAYERS = [
     {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress", "startup"},
-    {"config", "configfiles", "settings"},
+    {"config", "configfiles", "configdoc", "settings"},
     {"records"},
     {"importers", "importchecks", "pkb", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb",
      "ycsb_job", "devices",
