@@ -6,11 +6,12 @@ killed run's lock, the results folder, the run plan, each study's spec cards, fe
 report focus against what its sources measure or import, every imported file read with its checks,
 the final targets (``rules/common.smk``, ``rules/checks.smk``, ``rules/outputs.smk``). They run
 here through Snakemake's own command line, profiles and config merge, without building the DAG
-(``--list-rules``). A refusal there stops the workflow with :class:`SystemExit` carrying its one
-line (``refuse`` in ``rules/common.smk``), which a direct ``snakemake`` call prints too, after
-Snakemake's own opening lines; here it is the only line on stderr. Snakemake's lines (the profile
-it uses, warnings) are left to the run itself, and so is anything else that stops the reading (an
-option Snakemake does not know, an error of its own): Snakemake says it in its own words.
+(``--list-rules``) and without a log file of its own. A refusal there stops the workflow with
+:class:`SystemExit` carrying its one line (``refuse`` in ``rules/common.smk``), which a direct
+``snakemake`` call prints too, after Snakemake's own opening lines; here it is the only line on
+stderr. Snakemake's lines (the profile it uses, warnings) are left to the run itself, and so is
+anything else that stops the reading (an option Snakemake does not know, an error of its own):
+Snakemake says it in its own words.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def refusal(argv) -> str | None:
     sys.argv = ["snakemake", *argv]
     saved = _silence()
     try:
-        parser, args = cli.parse_args(["--list-rules", *argv])
+        # --dry-run: Snakemake keeps no log file of it (the checks read sys.argv, the run's own)
+        parser, args = cli.parse_args(["--list-rules", "--dry-run", *argv])
         cli.args_to_api(args, parser)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, str) else None
