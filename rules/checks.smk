@@ -4,7 +4,7 @@
 # every import's files listed before the DAG is built: a missing file or a glob matching none is one
 # line here (raised in the input function, it ended in Snakemake's traceback; a paper-shaped table
 # that is not there was no error at all where the import's earlier output stood)
-if workflow.is_main_process:
+if workflow.is_main_process and bc_smk.builds_results():
     from types import SimpleNamespace
 
     for _study in SELECTED:
@@ -154,10 +154,11 @@ def unused(where, items, advice):
     return warnings
 
 
-# the import sources' files are read here once, by the run's own process (not by each job's)
+# the import sources' files are read here once, by the run's own process (not by each job's), where
+# the run builds results (not for teardown, compare, --unlock: benchcast.smk.builds_results)
 UNUSED_CARDS = (
     [w for study in SELECTED for w in check_cards(study)]
-    if workflow.is_main_process
+    if workflow.is_main_process and bc_smk.builds_results()
     else []
 )
 for _warning in UNUSED_CARDS:
