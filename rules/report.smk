@@ -1,5 +1,5 @@
 # Report: the paper-shaped tables (CSV) and the Altair charts, each declared with reported()
-# (rules/common.smk: report() with its caption).
+# (rules/outputs.smk: report() with its caption).
 
 
 rule tables_screening:
