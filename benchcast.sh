@@ -162,6 +162,12 @@ case "$cmd" in
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
         # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference
         cat results/*/quality/summary.txt 2>/dev/null | sed 's/^/benchcast: /' || true
+        # the answer: each spec card's validated prediction per series, or the figure it lacks
+        for answers in results/*/validation/answers.txt; do
+            [ -f "$answers" ] || continue
+            study=${answers#results/}
+            sed "s/^/benchcast: ${study%%/*}: /" "$answers"
+        done
         ;;
     test)
         setup

@@ -24,11 +24,11 @@ LAYERS = [
      "preflight", "blockio", "repeats", "quality", "plan"},
     {"aggregate"},
     {"features", "iopath"},
-    {"fits"},
+    {"fits", "positive"},
     {"screen", "ratecap", "floor", "sizes"},
     {"validation"},
-    {"predict"},
-    {"tables"},
+    {"predict", "answers"},
+    {"tables", "answer_page"},
     {"charts", "paper_charts", "device_charts", "prediction_charts", "app_charts", "spread_charts"},
 ]
 

@@ -1,6 +1,7 @@
 """The local study's analysis on a stored set of its records (one real default run of this machine,
-tests/data/local_records/): every analysis output equals the one the code before the restructuring
-of issue 38 wrote from the same records (tests/data/local_expected/, gzipped; the per-fold tables
+tests/data/local_records/): every analysis output equals the one the code wrote from the same records
+before the restructuring of issue 38, with the model's outputs as issue 48 made them (no number at or
+below zero, the anchored lines, the size stage's nearest fallback; tests/data/local_expected/, gzipped; the per-fold tables
 are left out for their size: the summaries, selections and verdicts made from them are in). A change
 that alters a number of the measured study's analysis fails here, as a change to the paper's tables
 fails test_tables."""
