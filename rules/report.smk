@@ -1,5 +1,5 @@
 # Report: the answer page, the paper-shaped tables (CSV) and the Altair charts, each declared with
-# reported() (rules/common.smk: report() with its caption).
+# reported() (rules/outputs.smk: report() with its caption).
 
 # A study's first three subcategories, in the order a reader asks (Snakemake's report sorts them by
 # name: the numbers keep that order; the landing page shows the answer pages, report/workflow.rst).

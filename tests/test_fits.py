@@ -260,6 +260,19 @@ def test_relative_weights_are_inverse_squares_and_nan_where_not_positive():
     assert np.isnan(fits.relative_weights([0.0, -1.0])).all()
 
 
+def test_least_squares_solves_a_design_and_says_when_it_cannot():
+    """The coefficients of an exact line and of a noisy three-column design equal numpy's and
+    statsmodels' OLS; too few rows or a rank-deficient design determine none (None)."""
+    X = np.column_stack([np.ones(4), [1.0, 2.0, 4.0, 8.0]])
+    assert np.allclose(fits.least_squares(X, 3 + 2 * X[:, 1]), [3.0, 2.0])
+    rng = np.random.default_rng(7)
+    X3 = np.column_stack([np.ones(9), rng.uniform(1, 9, 9), rng.uniform(1, 9, 9)])
+    y = X3 @ [5.0, -1.0, 0.5] + rng.normal(0, 0.1, 9)
+    assert np.allclose(fits.least_squares(X3, y), sm.OLS(y, X3).fit().params)
+    assert fits.least_squares(X3[:2], y[:2]) is None
+    assert fits.least_squares(np.column_stack([np.ones(4), np.ones(4)]), [1.0, 2.0, 3.0, 4.0]) is None
+
+
 def test_anchored_lines_by_hand():
     """Through the point of smallest x, the median of the slopes to the others; the log residuals'
     spread gives an interval symmetric on the log scale."""

@@ -16,8 +16,8 @@ PKG = ROOT / "scripts" / "benchcast"
 #: prediction -> tables / charts. A module may import its own layer or an earlier one; a subpackage
 #: (devices, validation) is one entry, its modules in its layer.
 LAYERS = [
-    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress", "speed"},
-    {"config", "configfiles", "settings"},
+    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress", "startup", "speed"},
+    {"config", "configfiles", "configdoc", "settings"},
     {"records", "correction"},
     {"importers", "importchecks", "pkb", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb",
      "ycsb_job", "devices",

@@ -13,7 +13,8 @@ Convention, everywhere in benchcast: a simple model is the paper's ``Y = a X + b
   residual degrees of freedom predicts, but its interval is undefined: NaN with ``interval_flag``
   saying why, never raised. :func:`ols_loo` is the same fit and interval in plain arrays for
   leave-one-group-out validation, where thousands of small fits would spend their time in
-  statsmodels' bookkeeping (tested equal to statsmodels).
+  statsmodels' bookkeeping (tested equal to statsmodels). :func:`least_squares` solves one
+  design matrix without intervals: the second stage over data size (:mod:`benchcast.sizes`).
 * :func:`check_device_figures` is the rule how many device figures a model may use;
   :func:`extrapolation_flags` flags predictions outside the measured range.
 """
@@ -361,6 +362,16 @@ def _by_values(f):
         return of_values(X.shape, X.tobytes())
 
     return remembered
+
+
+def least_squares(X, y) -> np.ndarray | None:
+    """The least-squares coefficients of ``y`` on the design matrix ``X`` (rows x columns, an
+    intercept column included by the caller; ``np.linalg.lstsq``); None where they are not
+    determined: fewer rows than columns, or a rank-deficient design."""
+    X = np.asarray(X, dtype=float)
+    if len(X) < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+        return None
+    return np.linalg.lstsq(X, np.asarray(y, dtype=float), rcond=None)[0]
 
 
 @_by_values

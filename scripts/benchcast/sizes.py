@@ -112,19 +112,20 @@ def design(sizes, form: str, memory: float | None, footprint: float | None = Non
 
 
 def second_stage(sizes, values, at, form: str, memory: float | None = None, footprint: float | None = None) -> float:
-    """The form fitted by least squares on (sizes, values), predicting size ``at``; NaN where it
-    cannot be fitted (no memory or footprint for the form, fewer points than coefficients, a
-    rank-deficient design: e.g. a knee with every size on one side of the memory line, a miss
-    ratio of 0 at every size) or predicts at or below 0 (refused: a result cannot be zero).
-    ``nearest``: the value at the largest of ``sizes``."""
+    """The form fitted by least squares (:func:`benchcast.fits.least_squares`, the one fitting core)
+    on (sizes, values), predicting size ``at``; NaN where it cannot be fitted (no memory or
+    footprint for the form, fewer points than coefficients, a rank-deficient design: e.g. a knee
+    with every size on one side of the memory line, a miss ratio of 0 at every size) or predicts
+    at or below 0 (refused: a result cannot be zero). ``nearest``: the value at the largest of
+    ``sizes``."""
     sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
     ok = np.isfinite(values)
     if form == NEAREST:
         return float(values[ok][np.argmax(sizes[ok])]) if ok.any() else np.nan
     X = design(sizes[ok], form, memory, footprint)
-    if X is None or len(X) < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+    coef = None if X is None else fits.least_squares(X, values[ok])
+    if coef is None:
         return np.nan
-    coef = np.linalg.lstsq(X, values[ok], rcond=None)[0]
     pred = float(design([at], form, memory, footprint)[0] @ coef)
     return pred if pred > 0 else np.nan  # a result cannot be zero: refused (benchcast.positive)
 

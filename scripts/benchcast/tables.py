@@ -146,7 +146,9 @@ def table13(points: pd.DataFrame, focus: dict) -> pd.DataFrame:
     if sel.empty:
         return pd.DataFrame(columns=["data_size_gb", "beyond_2x"])
     order = list(dict.fromkeys(list(sel.loc[sel["kind"] == "target", "device"]) + list(sel["device"])))
-    wide = sel.pivot_table(index="data_size", columns="device", values="value", aggfunc="first")[order]
+    # a refused value (NaN, see benchcast.positive) keeps its device's column, empty
+    wide = sel.pivot_table(index="data_size", columns="device", values="value", aggfunc="first", dropna=False)
+    wide = wide.reindex(columns=order)
     wide.columns.name = None
     flag = sel.groupby("data_size")["beyond_2x"].any().rename("beyond_2x")
     wide = wide.join(flag).reset_index()
