@@ -34,7 +34,8 @@ def run_job(job: dict) -> None:
                            memory_limit=limit, swap_file=(swap_size, s.swap_priority) if swap_size else None,
                            enter_memory=False, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
-                           {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
+                           {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])},
+                           state):
         # under the machine's benchmark lock, which on_device holds: another run's job on this machine
         # has turned its swap file off by now (before it, this job refused that swap while it waited)
         other = swap.others(own=[p for p in [state["created"].get("swapfile")] if p])
