@@ -2,6 +2,7 @@
 aggregated tables built by hand (:func:`make_agg`), and the scripts of benchmarks/ as modules."""
 import copy
 import importlib.util
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,7 @@ def benchmark(name: str):
     """benchmarks/<name>.py loaded as a module (they are scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(f"benchmark_{name}", ROOT / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # as an import would (dataclasses look their module up there)
     spec.loader.exec_module(mod)
     return mod
 
