@@ -61,7 +61,7 @@ if workflow.is_main_process:
     # at start-up, finish what it left and go on (benchcast.recover): its jobs still running
     # stopped, the jobs it started settled, its lock cleared here, before Snakemake's lock check;
     # its devices and servers torn down onstart (recover_killed_run), once it is known where
-    # the jobs run (a dry run, as benchcast.startup's reading of the workflow, sees no stale lock)
+    # the jobs run (a dry run, and benchcast.startup's reading of the workflow, see no stale lock)
     if bc_smk.stale_lock():
         from benchcast import recover as bc_recover
 

@@ -64,3 +64,20 @@ def test_what_snakemake_refuses_is_left_to_snakemake(wf):
     """An option Snakemake does not know: nothing said here, exit 0; the run reports it in its words."""
     proc = startup(wf, "--no-such-option")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_a_killed_runs_lock_is_left_to_the_run(wf):
+    """A lock no live run holds (the run before was killed): the reading before the run leaves it,
+    and the marker of the job the dead run had started, to the run, whose start recovers from
+    them and says so in its one line (before, the reading cleared them silently: the run then
+    neither tore down what the dead run left nor said anything, issue 52)."""
+    locks = wf / ".snakemake" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    lock = locks / "0.output.lock"
+    lock.write_text(str(wf / "results" / "paper" / "aggregated.csv") + "\n")
+    try:
+        proc = startup(wf)
+        assert (proc.returncode, proc.stderr) == (0, "")
+        assert lock.exists()
+    finally:
+        lock.unlink(missing_ok=True)

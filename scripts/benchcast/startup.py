@@ -25,10 +25,13 @@ def refusal(argv) -> str | None:
     to start; None where it reads (or stops for a reason of Snakemake's own)."""
     from snakemake import cli
 
+    from . import smk
+
     saved_argv = sys.argv
     # what the workflow's checks read of the command line (a dry run, an option that takes no lock)
     sys.argv = ["snakemake", *argv]
     saved = _silence()
+    smk.READING = True  # a killed run's lock is left to the run, which recovers and says so
     try:
         # --dry-run: Snakemake keeps no log file of it (the checks read sys.argv, the run's own)
         parser, args = cli.parse_args(["--list-rules", "--dry-run", *argv])
@@ -38,6 +41,7 @@ def refusal(argv) -> str | None:
     except Exception:  # Snakemake's own error: the run reports it in its words
         return None
     finally:
+        smk.READING = False
         _restore(saved)
         sys.argv = saved_argv
     return None
