@@ -67,6 +67,7 @@ def test_settle_incomplete_keeps_finished_jobs_and_clears_jobs_cut_between_renam
         (tmp_path / p).write_text("x")
     ycsb = "results/s/ycsb/y/dev/rocksdb/2000000/run0"
     (tmp_path / ycsb).mkdir(parents=True)  # its raw folder, not its records
+    (tmp_path / "results/s/aggregated.csv").write_text("cut")  # an analysis job's output, cut short
     markers = {p: _mark(tmp_path, p) for p in (f"{done}.json", f"{done}.fio", f"{cut}.json", f"{cut}.fio",
                                                 f"{ycsb}.csv", ycsb, "results/s/aggregated.csv")}
     rec = recover.Recovery()
@@ -76,6 +77,7 @@ def test_settle_incomplete_keeps_finished_jobs_and_clears_jobs_cut_between_renam
     assert sorted(rec.cut) == sorted(["results/s/aggregated.csv", f"{cut}.json", f"{ycsb}.csv"])
     assert (tmp_path / f"{done}.json").exists() and not (tmp_path / f"{cut}.fio").exists()
     assert not (tmp_path / ycsb).exists()
+    assert not (tmp_path / "results/s/aggregated.csv").exists()  # else Snakemake would run that job alone
     gone = {p for p, m in markers.items() if not m.exists()}
     assert gone == {f"{done}.json", f"{done}.fio"}  # Snakemake reruns the others (rerun-incomplete)
 

@@ -148,7 +148,8 @@ def _outputs(path: str) -> list[str] | None:
 def settle_incomplete(root, rec: Recovery) -> None:
     """The measuring jobs the dead run had started (see the module doc): a job whose raw outputs all
     exist is kept (its markers go), one with some but not all has those removed; the others run
-    again. Other jobs' markers stay: Snakemake reruns them (``rerun-incomplete``)."""
+    again. Other jobs' outputs are removed and their markers stay: Snakemake reruns them
+    (``rerun-incomplete``) with the rest of the study."""
     root = Path(root)
     markers = _markers(root)
     seen = set()
@@ -156,6 +157,10 @@ def settle_incomplete(root, rec: Recovery) -> None:
         outs = _outputs(path)
         if outs is None:
             if not path.startswith(("logs/", DOT)):
+                # what the cut job left goes, as Snakemake removes an incomplete job's outputs: a
+                # marker over an output that exists makes Snakemake run that job alone and stop
+                # with exit 0, the study unfinished (a Snakemake kill in build_ooc, issue 52)
+                protect.remove(root / path)
                 rec.cut.append(path)
             continue
         key = outs[0]
