@@ -110,19 +110,28 @@ def layout(tree: Path) -> dict:
     for path in _tables(tree / "results" / STUDY / "records"):
         df = pd.read_csv(path, keep_default_na=False, na_values=[""])
         df = df.map(lambda v: v.replace(str(tree), "TREE") if isinstance(v, str) else v)
-        keys = [c for c in df.columns if c not in ("value",) and not c.endswith("_s") and c not in VOLATILE]
-        out[str(path.relative_to(tree))] = (tuple(df.columns), frozenset(map(tuple, df[keys].astype(str).values)))
+        keys = _keys(df, ("value",))
+        out[str(path.relative_to(tree))] = (tuple(df.columns), frozenset(map(tuple, df[keys].astype(str).values)),
+                                            keys)
     agg = tree / "results" / STUDY / "aggregated.csv"
     if agg.exists():
         df = pd.read_csv(agg, keep_default_na=False, na_values=[""])
-        keys = [c for c in df.columns if c not in ("value", "mean", "std", "cv", "min", "max")]
-        out["aggregated.csv"] = (tuple(df.columns), frozenset(map(tuple, df[keys].astype(str).values)))
+        keys = _keys(df, ("value", "mean", "std", "cv", "min", "max"))
+        out["aggregated.csv"] = (tuple(df.columns), frozenset(map(tuple, df[keys].astype(str).values)), keys)
     return out
 
 
-#: Record columns that a run measures or that say when (they differ between two clean runs).
+#: Record columns that a run measures or that say when (they differ between two clean runs): the
+#: machine's speed with each run and the values corrected to the reference speed among them.
 VOLATILE = {"ooc_bytes", "ooc_reps", "sync_s", "init_s", "wall_s", "hdr", "swap_size", "recordcount",
-            "operationcount"}
+            "operationcount", "corrected", "cpu_share", "cpu_available", "speed", "speed_run"}
+
+
+def _keys(df: pd.DataFrame, measured=()) -> list[str]:
+    """The columns that place a row (its cell, device, run, provenance): not the measured ones, not
+    :data:`VOLATILE` and no column of fractional numbers (a figure of the run)."""
+    return [c for c in df.columns if c not in measured and c not in VOLATILE and not c.endswith("_s")
+            and df[c].dtype.kind != "f"]
 
 
 def compare_layout(ref: dict, got: dict) -> list[str]:
@@ -137,8 +146,17 @@ def compare_layout(ref: dict, got: dict) -> list[str]:
         elif ref[name][1] != got[name][1]:
             extra, missing = got[name][1] - ref[name][1], ref[name][1] - got[name][1]
             bad.append(f"{name}: {len(missing)} row(s) of the clean run missing, {len(extra)} not in it"
-                       f" (e.g. {sorted(missing or extra)[0][:8]})")
+                       f" (e.g. {_nearest(sorted(missing or extra)[0], extra if missing else missing, ref[name][2])})")
     return bad
+
+
+def _nearest(row: tuple, others: set, keys: list) -> str:
+    """A row, and where the nearest row on the other side differs from it (key: this side / other)."""
+    if not others:
+        return str(row[:8])
+    near = min(others, key=lambda o: sum(a != b for a, b in zip(row, o)))
+    return f"{row[:8]}; nearest differs in " + ", ".join(
+        f"{k}: {a!r} / {b!r}" for k, a, b in zip(keys, row, near) if a != b)[:300]
 
 
 def leftovers(tree: Tree, scratch: bool) -> list[str]:

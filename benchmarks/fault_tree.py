@@ -192,10 +192,12 @@ class Run:
 
 class Tree:
     """A scratch copy of the workflow, its config edited by ``mutate`` (and its files by ``patch``),
-    with results/ on a tmpfs of its own."""
+    with results/ on a tmpfs of its own; ``args``: what its runs give after ``run`` (Snakemake's
+    targets, as the README says: the tests' runs stop at the aggregate)."""
 
-    def __init__(self, path: Path, mutate, patch=None):
+    def __init__(self, path: Path, mutate, patch=None, args=()):
         self.path = Path(path).resolve()
+        self.args = [str(a) for a in args]
         self.runs: list[Run] = []
         self.seen: dict[str, set] = defaultdict(set)  # what state records ever listed as created
         self.zram_sizes: dict[str, str] = {}  # zram device -> its disksize when it was ours
@@ -227,12 +229,12 @@ class Tree:
         return {**env, "PYTHONHASHSEED": "0"}
 
     def start(self) -> tuple[subprocess.Popen, Path]:
-        """./benchcast.sh run in a session of its own; output to runs/N.out."""
+        """./benchcast.sh run (and ``args``) in a session of its own; output to runs/N.out."""
         self.windows: dict = {}
         out = self.path / "runs" / f"{len(self.runs) + 1}.out"
         out.parent.mkdir(exist_ok=True)
         fh = open(out, "w")
-        proc = subprocess.Popen(["bash", "./benchcast.sh", "run"], cwd=self.path, env=self.env(), stdout=fh,
+        proc = subprocess.Popen(["bash", "./benchcast.sh", "run", *self.args], cwd=self.path, env=self.env(), stdout=fh,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         fh.close()
         return proc, out

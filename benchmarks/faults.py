@@ -72,6 +72,9 @@ MAX_RUNS = 3
 MAX_K = 3
 #: Where a planned fault (the tests') strikes its job: early, so that it meets its victim alive.
 PLAN_FRACTION = 0.3
+#: The kinds after which a run goes down even with --keep-going (it is stopped, or every job
+#: after the fault fails on the full results file system until the space is freed, after the run).
+ENDS_RUN = ("snakemake", "power_cut", "sigterm", "results_full")
 #: How far after the last fault's job (places in the clean run's order) the next may strike in the
 #: same round; a fault with no job so near waits for the next round (more faults per round).
 SPAN = 4
@@ -121,11 +124,12 @@ class Campaign:
     """The seed's faults over rounds of fresh trees (see the module doc)."""
 
     def __init__(self, seed: int, wanted: int, work: Path, kinds=tuple(KINDS), mutate=small_study,
-                 keep: bool = False, say=print, plan: list[str] | None = None, patch=None):
+                 keep: bool = False, say=print, plan: list[str] | None = None, patch=None, args=()):
         """``plan``: the kinds to inject, each once, instead of the seed's draws (the tests);
-        ``patch(path)``: what to change in each scratch copy of the workflow (the tests)."""
+        ``patch(path)``: what to change in each scratch copy of the workflow (the tests); ``args``:
+        what each run gives after ``run`` (Snakemake targets: the tests stop at the aggregate)."""
         self.seed, self.wanted, self.work, self.kinds = seed, wanted, Path(work), list(kinds)
-        self.mutate, self.keep, self.say, self.patch = mutate, keep, say, patch
+        self.mutate, self.keep, self.say, self.patch, self.args = mutate, keep, say, patch, tuple(args)
         self.plan = list(plan) if plan is not None else None
         self.queue: list[tuple[Fault, Job]] = []
         self.tries: Counter = Counter()
@@ -139,7 +143,7 @@ class Campaign:
 
     # -- the reference
     def clean(self) -> None:
-        tree = Tree(self.work / "clean", self.mutate, self.patch)
+        tree = Tree(self.work / "clean", self.mutate, self.patch, self.args)
         try:
             t0 = time.monotonic()
             proc, out = tree.start()
@@ -181,8 +185,8 @@ class Campaign:
         """The next fault and its job, after the job at place ``after``; None: the round is over (a
         drawn fault no job of it can take waits for the next round)."""
         if self.plan is not None:
-            while self.queue and self.queue[0][1].place <= after:
-                self.plan.append(self.queue.pop(0)[0].kind)  # passed by: the next round's
+            while self.queue and _done(tree, self.queue[0][1]):
+                self.plan.append(self.queue.pop(0)[0].kind)  # its job done unstruck: the next round's
             return self.queue.pop(0) if self.queue else None
         # the faults drawn before that had no job left in their round come first, in the order drawn;
         # a drawn fault without a job left waits for the next round (at most a few: then the round
@@ -202,18 +206,23 @@ class Campaign:
     def assign(self, tree: Tree) -> None:
         """An explicit plan (tests): each of its kinds gets its own job of the round, the most
         particular kinds first, each its earliest job not taken (a benchmark where there is one, else
-        a device's provisioning or teardown: jobs a run after the last fault's reaches), then struck
+        a device's provisioning or a build: jobs a run after the last fault's reaches), then struck
         in the round's order."""
         taken, queue, left = set(), [], []
-        order = sorted(self.jobs, key=lambda j: (j.rule not in MEASURING, j.place))  # benchmarks first
+        # benchmarks first; no teardown (after a job a fault broke, a run with --keep-going never
+        # comes to its device's teardown: a fault waiting for it would let the others pass by)
+        order = sorted((j for j in self.jobs if j.rule in CHAINABLE and j.rule != "teardown_device"),
+                       key=lambda j: (j.rule not in MEASURING, j.place))
         for kind in sorted(self.plan, key=lambda k: sum(KINDS[k].hits(j) for j in self.jobs)):
-            job = next((j for j in order if j.rule in CHAINABLE and KINDS[kind].hits(j)
+            job = next((j for j in order if KINDS[kind].hits(j)
                         and j.place not in taken and not _done(tree, j)), None)
             if job is None:
                 left.append(kind)
                 continue
             taken.add(job.place)
-            queue.append((Fault(len(self.faults) + len(queue) + 1, kind, 1, PLAN_FRACTION), job))
+            # a provisioning or a build lasts a second or two: struck as soon as it is seen
+            at = PLAN_FRACTION if job.rule in MEASURING else 0.0
+            queue.append((Fault(len(self.faults) + len(queue) + 1, kind, 1, at), job))
         queue.sort(key=lambda fj: fj[1].place)
         for i, (f, _j) in enumerate(queue):
             f.index = len(self.faults) + i + 1
@@ -248,7 +257,7 @@ class Campaign:
     # -- a round
     def round(self) -> None:
         self.rounds += 1
-        tree = Tree(self.work / f"round{self.rounds}", self.mutate, self.patch)
+        tree = Tree(self.work / f"round{self.rounds}", self.mutate, self.patch, self.args)
         mine: list[Fault] = []
         if self.plan is not None:
             self.assign(tree)
@@ -269,8 +278,9 @@ class Campaign:
             self.say(f.line())
 
     def _rounds(self, tree: Tree, mine: list) -> None:
-        after, closing, idle = -1, False, 0
+        after, closing, idle, retry = -1, False, 0, []
         while True:
+            self.queue[:0], retry = retry, []
             before = raw_outputs(tree)
             t0 = time.monotonic()
             proc, out = tree.start()
@@ -283,6 +293,9 @@ class Campaign:
                 fault, job = picked
                 fault.job, fault.round, fault.run = job, self.rounds, len(tree.runs) + 1
                 strike(tree, proc, fault, self.seconds_of(fault))
+                if not fault.injected and self.plan is not None and not _done(tree, job):
+                    retry.append((fault, job))  # its job did not come, or ended early: the next run's
+                    continue
                 self.faults.append(fault)
                 mine.append(fault)
                 after = job.place
@@ -290,7 +303,7 @@ class Campaign:
                     struck.append(fault)
                     if job.rule not in CHAINABLE:
                         closing = True
-                    elif not survived(tree, proc, job):
+                    elif not survived(tree, proc, job) and (not self.keep_going or fault.kind in ENDS_RUN):
                         break  # the run goes down: the next fault strikes the next run
             run = tree.finish(proc, out, t0)
             (tree.results / FILL).unlink(missing_ok=True)  # a user frees the space, then runs again
@@ -306,6 +319,13 @@ class Campaign:
                 blame = (mine[-1].violations if mine else self.other)
                 blame.append(f"not finished: {idle} runs after the last fault")
                 break
+        self.queue[:0] = retry
+
+    @property
+    def keep_going(self) -> bool:
+        """Whether the runs go on after a failed job (Snakemake's --keep-going among ``args``): then
+        the next fault may strike the same run after one its job did not survive."""
+        return any(a in ("--keep-going", "-k") for a in self.args)
 
     @property
     def injected(self) -> int:
@@ -345,8 +365,17 @@ class Campaign:
             if f.injected and f.runs_needed is None:
                 f.violations.append("not finished: its job was never done")
 
-    def go(self) -> None:
-        self.clean()
+    def reuse(self, other: "Campaign") -> None:
+        """Another campaign's clean run of the same study as this one's reference (its jobs, cells,
+        times and victims' lives) instead of a clean run of its own (the tests: one clean run)."""
+        self.jobs, self.ref, self.clean_s = other.jobs, other.ref, other.clean_s
+        self.windows, self.fastest = dict(other.windows), dict(other.fastest)
+
+    def go(self, reference: "Campaign | None" = None) -> None:
+        if reference is None:
+            self.clean()
+        else:
+            self.reuse(reference)
         while self.injected < self.wanted:
             before = self.injected
             self.round()
