@@ -110,14 +110,11 @@ def layout(tree: Path) -> dict:
     for path in _tables(tree / "results" / STUDY / "records"):
         df = pd.read_csv(path, keep_default_na=False, na_values=[""])
         df = df.map(lambda v: v.replace(str(tree), "TREE") if isinstance(v, str) else v)
-        keys = _keys(df, ("value",))
-        out[str(path.relative_to(tree))] = (tuple(df.columns), frozenset(map(tuple, df[keys].astype(str).values)),
-                                            keys)
+        out[str(path.relative_to(tree))] = (tuple(df.columns), df, _keys(df, ("value",)))
     agg = tree / "results" / STUDY / "aggregated.csv"
     if agg.exists():
         df = pd.read_csv(agg, keep_default_na=False, na_values=[""])
-        keys = _keys(df, ("value", "mean", "std", "cv", "min", "max"))
-        out["aggregated.csv"] = (tuple(df.columns), frozenset(map(tuple, df[keys].astype(str).values)), keys)
+        out["aggregated.csv"] = (tuple(df.columns), df, _keys(df, ("value", "mean", "std", "cv", "min", "max")))
     return out
 
 
@@ -143,10 +140,13 @@ def compare_layout(ref: dict, got: dict) -> list[str]:
             bad.append(f"{name}: the clean run has none")
         elif ref[name][0] != got[name][0]:
             bad.append(f"{name}: columns differ from the clean run's")
-        elif ref[name][1] != got[name][1]:
-            extra, missing = got[name][1] - ref[name][1], ref[name][1] - got[name][1]
-            bad.append(f"{name}: {len(missing)} row(s) of the clean run missing, {len(extra)} not in it"
-                       f" (e.g. {_nearest(sorted(missing or extra)[0], extra if missing else missing, ref[name][2])})")
+        else:  # the columns that place a row in the clean run: provenance lost after a fault shows
+            keys = ref[name][2]
+            a, b = (frozenset(map(tuple, side[name][1][keys].astype(str).values)) for side in (ref, got))
+            if a != b:
+                extra, missing = b - a, a - b
+                bad.append(f"{name}: {len(missing)} row(s) of the clean run missing, {len(extra)} not in it"
+                           f" (e.g. {_nearest(sorted(missing or extra)[0], extra if missing else missing, keys)})")
     return bad
 
 
