@@ -224,8 +224,9 @@ class Campaign:
             at = PLAN_FRACTION if job.rule in MEASURING else 0.0
             queue.append((Fault(len(self.faults) + len(queue) + 1, kind, 1, at), job))
         queue.sort(key=lambda fj: fj[1].place)
+        last = max((f.index for f in self.faults), default=0)  # some of a round are struck in the next
         for i, (f, _j) in enumerate(queue):
-            f.index = len(self.faults) + i + 1
+            f.index = last + i + 1
         self.plan, self.queue = left, queue
 
     def seconds_of(self, fault: Fault) -> float:
