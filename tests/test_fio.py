@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, devices, features, fio, fiojson
@@ -237,6 +239,32 @@ def test_real_fio_appends_are_their_own_workload(tmp_path):
     agg = df.assign(n=1)
     names = set(features.feature_table(agg, {"metrics": ["lat_mean"]})["feature"])
     assert names == {"append_4K_lat_mean", "append_4K_sync_lat_mean"}
+
+
+def test_real_fio_paging_figures_of_the_default_study_parsed(tmp_path):
+    """The default study's paging-shaped figures (sources paging and msync: reads of a swap cluster
+    and of readahead windows, 1 MiB written back without and with a sync), run for real on a small
+    file, are parsed into records that the study's features find by their columns."""
+    import yaml
+
+    study = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())["studies"]["local"]
+    state = {"device": "d", "kind": "dir", "status": "ready", "target": str(tmp_path), "direct_ok": True}
+    frames = []
+    for name in ("paging", "msync"):
+        src = {**study["sources"][name], "size": "8M", "runtime": 1, "repeats": 1, "devices": ["d"]}
+        for cell in fio.expand_grid(src, {"d": {"kind": "dir", "path": str(tmp_path)}}, name):
+            out = tmp_path / f"{cell['cell']}.json"
+            fio.run(cell, state, 0, tmp_path / "j.fio", out)
+            frames.append(fio.parse(out, study="s", device="d"))
+    agg = pd.concat(frames, ignore_index=True).assign(n=1)
+    f = features.feature_table(agg, study["features"]).set_index("feature")
+    lat = f[f["metric"] == "lat_mean"]["value"]
+    assert {"randread_32K_lat_mean", "randread_128K_lat_mean", "randread_1M_lat_mean", "randwrite_1M_lat_mean",
+            "write_1M_sync_lat_mean", "write_1M_lat_mean"} == set(lat.index)
+    assert f.loc["randread_1M_lat_mean", "block_size"] == 1 << 20 and f.loc["write_1M_sync_lat_mean", "op"] == "sync"
+    assert (lat > 0).all() and lat["randread_1M_lat_mean"] > lat["randread_32K_lat_mean"]
+    bw = f[f["metric"] == "bw"]["value"]
+    assert (bw > 0).all() and bw["randread_1M_bw"] > bw["randread_32K_bw"]  # larger requests, more bytes a second
 
 
 def test_iodepth_numjobs_and_ioengine_lists_are_grid_axes():

@@ -21,7 +21,7 @@ LAYERS = [
     {"records"},
     {"importers", "importchecks", "pkb", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb",
      "ycsb_job", "devices",
-     "preflight", "blockio", "repeats", "quality", "plan"},
+     "preflight", "blockio", "paging", "repeats", "quality", "plan"},
     {"aggregate"},
     {"features", "iopath"},
     {"fits"},
