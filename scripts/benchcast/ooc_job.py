@@ -14,7 +14,6 @@ Python never re-measures.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from . import BenchcastError, protect
 
@@ -32,18 +31,19 @@ def run_job(job: dict) -> None:
     swap_size = None
     if mode == "swap":
         swap_size = s.swap_size or 2 * max(s.working_sets)
-    state_now = devices.state_record.read_state(job["state"]) if Path(job["state"]).exists() else {}
-    other = swap.others(own=[p for p in [(state_now.get("created") or {}).get("swapfile")] if p])
-    if other and mode != "memory" and s.existing_swap == "refuse":
-        names = ", ".join(o["filename"] for o in other)
-        raise BenchcastError(f"swap not made by benchcast is active ({names}): pages could go there instead "
-                             f"of to the device (swapoff it, or set existing_swap: warn)")
     raw_part = protect.atomic_path(job["raw"])
     with devices.on_device(job["device"], job["spec"], job["state"], enter_cgroup=True,
                            memory_limit=limit, swap_file=(swap_size, s.swap_priority) if swap_size else None,
                            enter_memory=False, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
+        # looked at under the machine's benchmark lock: another run's job has turned its swap off by
+        # now (a job waiting for the lock saw it on)
+        other = swap.others(own=[p for p in [state["created"].get("swapfile")] if p])
+        if other and mode != "memory" and s.existing_swap == "refuse":
+            names = ", ".join(o["filename"] for o in other)
+            raise BenchcastError(f"swap not made by benchcast is active ({names}): pages could go there instead "
+                                 f"of to the device (swapoff it, or set existing_swap: warn)")
         cg = state["created"].get("memcg")
         at = ooc.Place(
             binaries=job["binaries"], device_dir=devices.target(state), out_dir=raw_part.resolve(),
