@@ -65,34 +65,30 @@ def vmstat(path=VMSTAT) -> dict[str, int]:
     return out
 
 
-def delta(before: dict | None, after: dict | None) -> dict | None:
-    """``after - before`` for every counter both readings have, groups (dicts of counters) taken
-    apart one level down; a counter that went backwards (a device recreated) counts 0; None when
-    either reading is missing."""
-    if before is None or after is None:
+def _pairwise(x: dict | None, y: dict | None, combine) -> dict | None:
+    """``combine(x[k], y[k])`` for every counter both have, groups (dicts of counters) taken apart one
+    level down; None when either is."""
+    if x is None or y is None:
         return None
     out = {}
-    for k in before.keys() & after.keys():
-        b, a = before[k], after[k]
-        if isinstance(b, dict) or isinstance(a, dict):
-            out[k] = delta(b if isinstance(b, dict) else None, a if isinstance(a, dict) else None)
-        elif b is not None and a is not None:
-            out[k] = max(0, a - b)
+    for k in x.keys() & y.keys():
+        a, b = x[k], y[k]
+        if isinstance(a, dict) or isinstance(b, dict):
+            out[k] = _pairwise(a if isinstance(a, dict) else None, b if isinstance(b, dict) else None, combine)
+        elif a is not None and b is not None:
+            out[k] = combine(a, b)
     return out
+
+
+def delta(before: dict | None, after: dict | None) -> dict | None:
+    """``after - before`` for every counter both readings have (groups of counters taken apart); a
+    counter that went backwards (a device recreated) counts 0; None when either reading is missing."""
+    return _pairwise(before, after, lambda b, a: max(0, a - b))
 
 
 def add(total: dict | None, more: dict | None) -> dict | None:
     """Two :func:`delta` results summed, counter by counter (those both have); None if either is."""
-    if total is None or more is None:
-        return None
-    out = {}
-    for k in total.keys() & more.keys():
-        t, m = total[k], more[k]
-        if isinstance(t, dict) or isinstance(m, dict):
-            out[k] = add(t if isinstance(t, dict) else None, m if isinstance(m, dict) else None)
-        elif t is not None and m is not None:
-            out[k] = t + m
-    return out
+    return _pairwise(total, more, lambda t, m: t + m)
 
 
 def per_op(counts: dict | None, operations: float) -> list[dict]:
