@@ -12,6 +12,10 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/inputs.smk"
+include: "rules/checks.smk"
+include: "rules/outputs.smk"
+include: "rules/hooks.smk"
 include: "rules/imports.smk"
 include: "rules/devices.smk"
 include: "rules/fio.smk"

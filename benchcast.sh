@@ -145,6 +145,10 @@ case "$cmd" in
         # what Snakemake reads before the workflow can check it: --configfile files, --config items
         PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.configfiles "$@"
         stop_if_signalled "Snakemake started"
+        # the workflow read as Snakemake will read it, without its DAG: a refusal (a config key, an
+        # imported file) is the one line on stderr, with none of Snakemake's framing around it
+        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.startup "$@"
+        stop_if_signalled "Snakemake started"
         # a stopped run (SIGTERM/SIGINT) exits non-zero: no report then
         forward_signals "$VENV/bin/snakemake" "$@"
         stop_if_signalled "the report"
@@ -158,6 +162,12 @@ case "$cmd" in
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
         # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference
         cat results/*/quality/summary.txt 2>/dev/null | sed 's/^/benchcast: /' || true
+        # the answer: each spec card's validated prediction per series, or the figure it lacks
+        for answers in results/*/validation/answers.txt; do
+            [ -f "$answers" ] || continue
+            study=${answers#results/}
+            sed "s/^/benchcast: ${study%%/*}: /" "$answers"
+        done
         ;;
     test)
         setup

@@ -3,7 +3,7 @@
 Builds studies of D ``dir`` devices (1 and 10) x 2 patterns x B block sizes x R repeats (otherwise
 the local study's fio settings) in a scratch copy of the workflow, times ``snakemake -n --quiet``
 for each with the default profile and with the Slurm profile (``--profile profiles/slurm
---workflow-profile none``, as README "Running on a Slurm cluster" says; a dry run submits nothing),
+--workflow-profile none``, as docs/guide/slurm.md says; a dry run submits nothing),
 and, in the same run, a trivial Snakefile with the same number of jobs (one rule, one output per
 job). Prints the wall and CPU times and each profile's ratio to the trivial one (d/t, s/t; goal:
 <= 3); on a machine shared with other work the CPU ratios are the steadier ones.

@@ -14,6 +14,7 @@ rule aggregate:
     params:
         package=get_package_digest,
         trim=lookup(dpath="studies/{study}/aggregate/trim", within=config),
+        value=lookup(dpath="studies/{study}/aggregate/value", within=config),
     script:
         "../scripts/aggregate.py"
 
@@ -129,6 +130,28 @@ rule predict_intervals:
         "../scripts/predict_intervals.py"
 
 
+rule answers:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        predictions="results/{study}/validation/target_predictions.csv",
+        nested="results/{study}/validation/nested_selection.csv",
+        verdicts="results/{study}/validation/verdicts.csv",
+    output:
+        table="results/{study}/validation/answers.csv",
+        lines="results/{study}/validation/answers.txt",
+    log:
+        "logs/{study}/answers.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+        features=lookup(dpath="studies/{study}/features", within=config),
+        targets=lookup(dpath="studies/{study}/targets", within=config),
+        settings=lookup(dpath="studies/{study}/validate", within=config),
+    script:
+        "../scripts/answers.py"
+
+
 rule size_validation:
     input:
         aggregated="results/{study}/aggregated.csv",
@@ -159,5 +182,6 @@ ANALYSIS_RULES = [
     "extrapolate",
     "heldout",
     "predict_intervals",
+    "answers",
     "size_validation",
 ]

@@ -1,6 +1,6 @@
 # Devices: provision before the benchmarks of a device, tear down after the last one. On a cluster
 # each is a Slurm job on the device's node, and the benchmarks of a round form group jobs between
-# them (profiles/slurm: groups; each job leaves its node clean: common.smk release_devices_at_exit).
+# them (profiles/slurm: groups; each job leaves its node clean: hooks.smk release_devices_at_exit).
 
 
 rule provision_device:

@@ -1,5 +1,29 @@
-# Report: the paper-shaped tables (CSV) and the Altair charts, each declared with reported()
-# (rules/common.smk: report() with its caption).
+# Report: the answer page, the paper-shaped tables (CSV) and the Altair charts, each declared with
+# reported() (rules/outputs.smk: report() with its caption).
+
+# A study's first three subcategories, in the order a reader asks (Snakemake's report sorts them by
+# name: the numbers keep that order; the landing page shows the answer pages, report/workflow.rst).
+ANSWER = "1. Answer"
+HOW_GOOD = "2. How good is it"
+HOW_CLEAN = "3. How clean was the measurement"
+
+
+rule answer_page:
+    input:
+        answers="results/{study}/validation/answers.csv",
+        verdicts="results/{study}/validation/verdicts.csv",
+        quality="results/{study}/quality/summary.txt",
+    output:
+        page=reported("answer/answer.html", ANSWER, caption="answer"),
+        good=reported("tables/how_good.csv", HOW_GOOD, caption="how_good"),
+    log:
+        "logs/{study}/answer_page.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+    script:
+        "../scripts/answer_page.py"
 
 
 rule tables_screening:
@@ -329,10 +353,8 @@ rule quality:
     input:
         unpack(get_quality_inputs),
     output:
-        table=reported("tables/quality.csv", "Measurement quality"),
-        line=reported(
-            "quality/summary.txt", "Measurement quality", caption="quality_summary"
-        ),
+        table=reported("tables/quality.csv", HOW_CLEAN, caption="quality"),
+        line=reported("quality/summary.txt", HOW_CLEAN, caption="quality_summary"),
     log:
         "logs/{study}/quality.log",
     conda:
@@ -349,6 +371,7 @@ rule quality:
 REPORT_RULES = ["noise", "app_overview", "inventory", "quality", "device_figures"]
 REPORT_OOC_RULES = ["chart_ooc"]
 REPORT_SERIES_RULES = [
+    "answer_page",
     "tables_screening",
     "tables_prediction",
     "tables_validity",

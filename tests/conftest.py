@@ -27,6 +27,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs root (marker `root`)"))
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module (tests/browser_util.py); the modules using it skip
+    when none can be started (``browser_util.missing``)."""
+    from browser_util import Browser
+
+    b = Browser()
+    yield b
+    b.close()
+
+
 @pytest.fixture(scope="session")
 def paper_analysis():
     """The paper study analysed in memory, as the workflow's rules do: aggregated records, the

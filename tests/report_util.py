@@ -1,4 +1,6 @@
-"""Helpers of the report tests: the paper study's records run three times, with a known spread."""
+"""Helpers of the report tests: the paper study's records run three times, with a known spread; a
+small hand-made answers table and its verdicts (the answer page's inputs)."""
+import numpy as np
 import pandas as pd
 
 from analysis_util import paper_records
@@ -37,3 +39,44 @@ def svg(chart, tmp_path, name) -> str:
     text = path.read_text()
     assert text.lstrip().startswith("<svg")
     return text
+
+
+NAN = np.nan
+#: Two targets (A, B) and three series: the answer page's tests check its numbers by hand.
+ROCKS = dict(benchmark="ycsb", engine="rocksdb", workload="write-only", op="update", metric="lat_mean", unit="us",
+             threads=0)
+MARIA = dict(benchmark="ycsb", engine="mariadb", workload="read-only", op="read", metric="lat_mean", unit="us",
+             threads=1)
+
+
+def answer(target, series, data_size, status="answered", prediction=NAN, lower=NAN, upper=NAN, heldout=NAN,
+           floor=NAN, verdict="", figure="", figure_mape=NAN):
+    return dict(target=target, series=f"s{data_size}", **series, data_size=data_size, status=status,
+                prediction=prediction, lower=lower, upper=upper, model="simple" if status == "answered" else "",
+                heldout_mape=heldout, floor_mape=floor, verdict=verdict, missing_figure=figure,
+                missing_mape=figure_mape, line=f"{target} {series['engine']} {data_size}: a sentence")
+
+
+def answers() -> pd.DataFrame:
+    return pd.DataFrame([
+        answer("A", ROCKS, 2_000_000, prediction=120.0, lower=100.0, upper=150.0, heldout=12.0, floor=6.0,
+               verdict="beats the baseline (a reason)"),
+        answer("B", ROCKS, 2_000_000, status="missing figure", verdict="beats the baseline (a reason)",
+               figure="randread 16K lat_mean", figure_mape=9.5),
+        answer("A", ROCKS, 4_000_000, prediction=1234.5, lower=1000.0, upper=1500.0, heldout=14.0, floor=6.0,
+               verdict="predictable"),
+        answer("B", ROCKS, 4_000_000, prediction=2345.0, lower=2000.0, upper=2700.0, heldout=18.0, floor=7.0,
+               verdict="predictable"),
+        answer("A", MARIA, 16 * 2**20, prediction=55.5, heldout=5.0, floor=5.0, verdict="predictable"),
+        answer("B", MARIA, 16 * 2**20, status="missing figure", verdict="predictable", figure="randread 4K bw"),
+    ])
+
+
+def verdicts() -> pd.DataFrame:
+    rows = [dict(ROCKS, interior_mape=10.0, interior_floor_mape=5.0, interior_baseline_mape=30.0,
+                 verdict="predictable (within 10 %)"),
+            dict(ROCKS, interior_mape=20.0, interior_floor_mape=7.0, interior_baseline_mape=50.0,
+                 verdict="beats the baseline but misses the tolerance"),
+            dict(MARIA, interior_mape=NAN, interior_floor_mape=NAN, interior_baseline_mape=NAN,
+                 verdict="too few devices to judge (a nested choice needs 4)")]
+    return pd.DataFrame(rows)

@@ -16,7 +16,7 @@ def test_app_overview_draws_each_engine_metric_and_spread(tmp_path):
     marks = [lay["mark"]["type"] for lay in spec["vconcat"][0]["spec"]["layer"]]
     assert marks == ["errorbar", "line"]  # the repeats' spread under every line
     text = svg(chart, tmp_path, "apps")
-    assert "DRAM (tmpfs)" in text and "read lat_mean (us)" in text and "write-only" in text
+    assert "DRAM (tmpfs)" in text and "read lat_mean (s)" in text and "write-only" in text  # times in seconds
     assert "fio figures only" in svg(app_charts.app_overview(table.iloc[:0]), tmp_path, "none")
 
 

@@ -58,3 +58,33 @@ def test_compare_by_hand(tmp_path):
     assert "wall time: idle 10.0 min, busy 15.0 min (x1.50; limit x1.8)" in text
     assert "fio trimmed means: median |busy/idle - 1| = 2.0 % over 3 cells" in text
     assert "busy/idle MAPE x1.86" in text and "same verdict: 67 % of series" in text
+
+
+def test_raw_and_corrected_per_tier_and_runs_other_io_spoiled_by_hand(tmp_path):
+    """Per tier: d0 fio 100 -> 110 raw (+10 %), stated at the reference speed 100 -> 101 (+1 %); d1
+    200 -> 180 (-10 %), corrected 200 -> 198 (-1 %): median |b/a - 1| over both 10 % raw, 1 %
+    corrected. Quality: 5 fio runs spoiled, 3 of them by other I/O (other_mbps x2, other_iops x1),
+    2 by other CPU."""
+    def tree(name, fio, corrected, why):
+        t = _tree(tmp_path / name, fio, [100], [("u", "ycsb", "rocksdb", "update", 10, 4, "predictable")],
+                  [("d0", "fio", 9, 5, 4, 0)])
+        agg = pd.read_csv(t / "aggregated.csv")
+        agg["corrected"] = corrected + [float("nan")]
+        agg.to_csv(t / "aggregated.csv", index=False)
+        q = pd.read_csv(t / "tables/quality.csv").assign(why=why)
+        q.to_csv(t / "tables/quality.csv", index=False)
+        return t
+
+    a = tree("a", [100, 200], [100, 200], "")
+    b = tree("b", [110, 180], [101, 198], "other_cpu x2, other_mbps x2, other_iops x1")
+    bm = benchmark("busy_machine")
+    c = bm.compare(a, b)
+    assert c["fio"] == (pytest.approx(10.0), 2) and c["fio_corrected"] == (pytest.approx(1.0), 2)
+    tiers = c["tiers"]
+    assert tiers.loc["d0", ("fio", "raw", "signed median %")] == pytest.approx(10)
+    assert tiers.loc["d1", ("fio", "corrected", "signed median %")] == pytest.approx(-1)
+    assert tiers.loc["all", ("fio", "corrected", "median |b/a-1| %")] == pytest.approx(1)
+    assert c["remeasured"].loc["fio", ("busy", "other_io")] == 3 and c["remeasured"].loc["fio", ("idle", "other_io")] == 0
+    text = bm.report(c)
+    assert "fio at the reference speed (corrected): median |busy/idle - 1| = 1.0 % over 2 cells" in text
+    assert bm.other_io_spoiled("other_cpu x2, other_mbps x2, other_iops x1") == 3

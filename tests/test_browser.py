@@ -6,7 +6,7 @@ import json
 import pytest
 
 from benchcast import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts, tables
-from browser_util import Browser, missing
+from browser_util import missing
 from conftest import ROOT
 from report_util import repeated_agg
 
@@ -14,13 +14,6 @@ SHOTS = ROOT / "results" / "screenshots"
 FOCUS = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write", "metric": "lat_mean"}
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = Browser()
-    yield b
-    b.close()
 
 
 def render(browser, path) -> dict:
@@ -156,7 +149,7 @@ def test_chart_renders_inside_the_snakemake_report(browser, tmp_path):
 def test_every_chart_of_the_built_report_renders(browser):
     """The report a run built (results/report.html, or the file BENCHCAST_REPORT names): every
     interactive chart it embeds draws, with no console error; the application overview's is
-    screenshotted (results/screenshots/report_overview.png)."""
+    screenshotted (results/screenshots/report_overview.png). Its answer pages show their table."""
     import os
     from pathlib import Path
 
@@ -171,6 +164,10 @@ def test_every_chart_of_the_built_report_renders(browser):
     for path, uri in sorted(pages.items()):
         browser.console()
         browser.get(uri)
+        if "/answer/" in path:  # an answer page (benchcast.answer_page): a table, no chart
+            if not browser.wait("return document.querySelectorAll('.benchcast-answer table tr').length;", 30):
+                failed[path] = "no answer table"
+            continue
         state = browser.wait("const s = document.body && document.body.dataset.chart; return s !== 'loading' && s;",
                              30)
         marks = browser.js("return document.querySelectorAll('#vis.vega-embed svg.marks, #vis.vega-embed canvas')"
@@ -181,3 +178,66 @@ def test_every_chart_of_the_built_report_renders(browser):
         elif path.endswith("/app_overview.html"):
             browser.screenshot(SHOTS / f"report_{Path(path).parent.parent.name}_overview.png")
     assert not failed, failed
+
+
+LANDING = """
+report: "report/workflow.rst"
+
+
+rule all:
+    input:
+        expand("results/{study}/answer/answer.html", study=["local", "paper"]),
+
+
+rule answer:
+    input:
+        "made/{study}.html",
+    output:
+        report(
+            "results/{study}/answer/answer.html",
+            caption="report/answer.rst",
+            category="{study}",
+            subcategory="1. Answer",
+        ),
+    shell:
+        "cp {input} {output}"
+"""
+
+
+def test_the_report_opens_with_the_answer(browser, tmp_path):
+    """The report's first screen, at 1280x800: both studies' answer tables (report/workflow.rst
+    includes each answer page; report/report.css lets it take the width, the rule graph below), the
+    first table starting on the first screen, nothing wider than the window; the rule graph still
+    there, below (results/screenshots/report_landing.png)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from benchcast import answer_page
+    from readable_util import viewport
+    from report_util import answers, verdicts
+
+    for study in ("local", "paper"):
+        made = tmp_path / "made" / f"{study}.html"
+        made.parent.mkdir(exist_ok=True)
+        made.write_text(answer_page.page(study, answers(), verdicts(), [f"{study}: noise floor 6.0 %"]))
+    shutil.copytree(ROOT / "report", tmp_path / "report")
+    (tmp_path / "Snakefile").write_text(LANDING)
+    for args in ([], ["--report", "report.html", "--report-stylesheet", "report/report.css"]):
+        subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--quiet", "all", *args], cwd=tmp_path,
+                       check=True, capture_output=True)
+    viewport(browser)
+    browser.get((tmp_path / "report.html").as_uri())
+    seen = browser.wait("""const pages = [...document.querySelectorAll('.benchcast-answer')];
+        const graph = document.querySelector('#rulegraph');
+        return pages.length && graph && {ids: pages.map((p) => p.id), tops: pages.map((p) => p.getBoundingClientRect().top),
+            right: Math.max(...[...document.querySelectorAll('.benchcast-answer table')]
+                .map((t) => t.getBoundingClientRect().right)),
+            graph: graph.getBoundingClientRect().top, width: innerWidth, height: innerHeight};""", 30)
+    browser.screenshot(SHOTS / "report_landing.png")
+    assert seen, "no answer page on the report's landing page"
+    assert seen["ids"] == ["answer-local", "answer-paper"]
+    assert 0 < seen["tops"][0] < seen["height"] / 2 and seen["right"] <= seen["width"], seen
+    assert seen["graph"] > seen["tops"][1], seen  # the rule graph after the answers
+    first = browser.js("return document.querySelector('.benchcast-answer td.num').textContent;")
+    assert first == "55.5"  # the first target's first answer (mariadb read-only at 16 MiB)

@@ -40,3 +40,29 @@ def test_html_spec_cannot_close_its_script(tmp_path):
 
 def test_compact_keeps_the_columns_asked_for_floats_to_4_digits():
     assert charts.compact(pd.DataFrame({"x": [1 / 3], "y": ["a"]}), ["x"]).to_dict("list") == {"x": [0.3333]}
+
+
+def test_short_labels_are_unique_heads():
+    labels = {"dram": "DRAM (tmpfs)", "fuse150": "delayed tmpfs (FUSE: read +150 us)",
+              "fuse400": "delayed tmpfs (FUSE: read +400 us)", "disk": "project disk"}
+    assert [charts.short_label(labels, d) for d in labels] == ["DRAM", "delayed tmpfs (fuse150)",
+                                                               "delayed tmpfs (fuse400)", "project disk"]
+    assert charts.short_label({}, "zram") == "zram" and charts.short_label(None, "zram") == "zram"
+
+
+def test_axes_carry_their_unit_on_every_tick(tmp_path):
+    """Sizes in KiB/MiB where binary, MB where decimal; times drawn in seconds with SI prefixes."""
+    import altair as alt
+
+    from report_util import svg
+
+    assert charts.axis_unit("us") == (1e-6, "s") and charts.axis_unit("ops/s") == (1.0, "ops/s")
+    sizes = [2e6, 16e6, 128 * 2**20, 2**30]
+    df = pd.DataFrame({"size": sizes, "t": [150e-6, 2e-3, 10.0, 0.5]})
+    chart = alt.Chart(df).mark_point().encode(
+        x=alt.X("size:Q", scale=alt.Scale(type="log"), axis=charts.si_axis("B", charts.measured_ticks(df["size"]))),
+        y=alt.Y("t:Q", scale=alt.Scale(type="log"), axis=charts.si_axis("s", [150e-6, 2e-3, 10.0])))
+    text = svg(chart, tmp_path, "units")
+    for label in ("2MB", "16MB", "128MiB", "1GiB", "150µs", "2ms", "10s"):
+        assert f">{label}</text>" in text, label
+    assert charts.measured_ticks(range(20), most=5) == [0.0, 4.0, 8.0, 12.0, 16.0]

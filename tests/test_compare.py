@@ -29,6 +29,31 @@ B = agg("new", [
 ])
 
 
+def test_how_much_of_a_change_the_speed_explains_by_hand():
+    """disk: raw 100 -> 150 us, stated at the reference speed 100 -> 120: log 1.2 / log 1.5 = 45 % of
+    the change is left, 55 % explained; dram 10 -> 8, corrected 10 -> 8 (nothing explained); zram
+    10 -> 11, corrected 10 -> 12 (the correction made it larger: below 0); a side without corrected
+    values (measured before the probe): unknown."""
+    a = agg("old", [dict(device=d, metric="lat_mean", value=v, corrected=c)
+                    for d, v, c in (("disk", 100.0, 100.0), ("dram", 10.0, 10.0), ("zram", 10.0, 10.0),
+                                    ("slow", 5.0, float("nan")))])
+    b = agg("new", [dict(device=d, metric="lat_mean", value=v, corrected=c)
+                    for d, v, c in (("disk", 150.0, 120.0), ("dram", 8.0, 8.0), ("zram", 11.0, 12.0),
+                                    ("slow", 6.0, 6.0))])
+    cells = tables.compare_cells(a, b).set_index("device")
+    assert cells.at["disk", "corrected_ratio"] == pytest.approx(1.2)
+    assert cells.at["disk", "speed_explained"] == pytest.approx(1 - math.log(1.2) / math.log(1.5))
+    assert cells.at["dram", "speed_explained"] == pytest.approx(0.0)
+    assert cells.at["zram", "speed_explained"] < 0
+    assert math.isnan(cells.at["slow", "speed_explained"])
+    spread = tables.compare_spread(cells.reset_index())
+    row = spread[(spread["device"] == "disk")].iloc[0]
+    assert row["median_pct"] == pytest.approx(50) and row["median_pct_corrected"] == pytest.approx(20)
+    # older aggregated tables have no corrected column: the comparison still works, nothing explained
+    plain = tables.compare_cells(A, B)
+    assert plain["speed_explained"].isna().all() and plain["ratio"].notna().all()
+
+
 def test_compare_cells_by_hand(tmp_path):
     cells = tables.compare_cells(A, B)
     assert len(cells) == 2  # the cells both sides have

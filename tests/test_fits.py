@@ -258,3 +258,37 @@ def test_weighted_simple_equals_statsmodels_wls_on_relative_errors():
 def test_relative_weights_are_inverse_squares_and_nan_where_not_positive():
     assert fits.relative_weights([2.0, 0.5, 0.0, -1.0]).tolist()[:2] == [0.25, 4.0]
     assert np.isnan(fits.relative_weights([0.0, -1.0])).all()
+
+
+def test_least_squares_solves_a_design_and_says_when_it_cannot():
+    """The coefficients of an exact line and of a noisy three-column design equal numpy's and
+    statsmodels' OLS; too few rows or a rank-deficient design determine none (None)."""
+    X = np.column_stack([np.ones(4), [1.0, 2.0, 4.0, 8.0]])
+    assert np.allclose(fits.least_squares(X, 3 + 2 * X[:, 1]), [3.0, 2.0])
+    rng = np.random.default_rng(7)
+    X3 = np.column_stack([np.ones(9), rng.uniform(1, 9, 9), rng.uniform(1, 9, 9)])
+    y = X3 @ [5.0, -1.0, 0.5] + rng.normal(0, 0.1, 9)
+    assert np.allclose(fits.least_squares(X3, y), sm.OLS(y, X3).fit().params)
+    assert fits.least_squares(X3[:2], y[:2]) is None
+    assert fits.least_squares(np.column_stack([np.ones(4), np.ones(4)]), [1.0, 2.0, 3.0, 4.0]) is None
+
+
+def test_anchored_lines_by_hand():
+    """Through the point of smallest x, the median of the slopes to the others; the log residuals'
+    spread gives an interval symmetric on the log scale."""
+    Y = np.array([[28.0, 128.0, 348.0, 578.0, 1056.0]])
+    X = np.array([[0.2, 56.0, 179.0, 347.0, 546.0], [5.0, 4.0, np.nan, 2.0, 1.0]])
+    f = fits.anchored(Y, X)
+    slopes = [(y - 28.0) / (x - 0.2) for x, y in zip([56.0, 179.0, 347.0, 546.0], [128.0, 348.0, 578.0, 1056.0])]
+    assert f.a[0, 0] == pytest.approx(np.median(slopes)) and f.b[0, 0] == pytest.approx(28.0 - f.a[0, 0] * 0.2)
+    r = np.log(np.array([128.0, 348.0, 578.0, 1056.0]) / (f.a[0, 0] * np.array([56.0, 179.0, 347.0, 546.0]) + f.b[0, 0]))
+    assert f.s[0, 0] == pytest.approx(np.sqrt((r**2).sum() / 3)) and f.df[0, 0] == 3
+    # the second figure: anchored at x = 1 (the smallest), NaN skipped
+    assert f.n[0, 1] == 4 and f.b[0, 1] + f.a[0, 1] * 1.0 == pytest.approx(1056.0)
+    p, lo, hi, df = fits.anchored_predict(f, np.array([[100.0, 3.0]]), 0.05)
+    half = stats.t.ppf(0.975, 3) * f.s[0, 0] * np.sqrt(1 + 1 / 5)
+    assert lo[0, 0] == pytest.approx(p[0, 0] * np.exp(-half)) and hi[0, 0] == pytest.approx(p[0, 0] * np.exp(half))
+    # a line that is at or below 0 at a point has no log residual there: no interval, never a bound <= 0
+    g = fits.anchored(np.array([[10.0, 5.0, 1.0]]), np.array([[1.0, 2.0, 3.0]]))
+    p, lo, hi, _ = fits.anchored_predict(g, np.array([[10.0]]), 0.05)
+    assert p[0, 0] < 0 and np.isnan(lo[0, 0]) and np.isnan(hi[0, 0])

@@ -450,7 +450,7 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     names = set(features.feature_table(agg)["feature"])
     assert {"randread_4K_qd4_lat_mean", "randwrite_16K_qd4_j2_lat_mean", "randread_4K_lat_mean"} <= names
     svg = (wd / "results/local/charts/device_figures.svg").read_text()
-    assert "queue depth (fio iodepth; a line per numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
+    assert "queue depth (requests in flight: fio iodepth; a line per numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
     # an added file reruns the import and nothing measured
     (imports / "nvme_a" / "again.json").write_text((imports / "nvme_a" / "randread-1-1.json").read_text())
     # the applications: three devices per series, screened, validated, and their aggregation said

@@ -16,19 +16,19 @@ PKG = ROOT / "scripts" / "benchcast"
 #: prediction -> tables / charts. A module may import its own layer or an earlier one; a subpackage
 #: (devices, validation) is one entry, its modules in its layer.
 LAYERS = [
-    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress"},
-    {"config", "configfiles", "settings"},
-    {"records"},
+    {"benchcast", "units", "workloads", "host", "smk", "cli", "protect", "stop", "progress", "startup", "speed"},
+    {"config", "configfiles", "configdoc", "settings"},
+    {"records", "correction"},
     {"importers", "importchecks", "pkb", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb",
      "ycsb_job", "devices",
-     "preflight", "blockio", "paging", "repeats", "quality", "plan"},
+     "preflight", "blockio", "paging", "repeats", "quality", "plan", "otherio", "cpushare"},
     {"aggregate"},
     {"features", "iopath"},
-    {"fits"},
+    {"fits", "positive"},
     {"screen", "ratecap", "floor", "sizes"},
     {"validation"},
-    {"predict"},
-    {"tables"},
+    {"predict", "answers", "crossrun"},
+    {"tables", "answer_page"},
     {"charts", "paper_charts", "device_charts", "prediction_charts", "app_charts", "spread_charts"},
 ]
 

@@ -1,7 +1,7 @@
 """The package's shape (issue 38): every module of scripts/benchcast/ at most 500 lines, every
 function at most 80 lines and 8 parameters (``self`` and ``cls`` not counted; ``*args`` and
 ``**kwargs`` one each). A function that needs more takes a frozen dataclass of the group that
-travels together, or derives what it can inside."""
+travels together, or derives what it can inside. Every rule file (rules/*.smk) at most 400 lines."""
 
 import ast
 from pathlib import Path
@@ -69,3 +69,12 @@ def test_the_check_counts_lines_and_parameters_as_it_says():
         "m.star (line 86): 9 parameters (at most 8)",
     ]
     assert too_big("x = 1\n" * 501, "big") == ["big: 501 lines (at most 500)"]
+
+
+#: The workflow's rule files, each one concern (issue 53: rules/common.smk, 985 lines, was cut by concern).
+MAX_SMK_LINES = 400
+
+
+@pytest.mark.parametrize("path", sorted((PKG.parents[1] / "rules").glob("*.smk")), ids=lambda p: p.name)
+def test_each_rule_file_is_small(path):
+    assert len(path.read_text().splitlines()) <= MAX_SMK_LINES, f"{path.name}: split it by concern"

@@ -357,3 +357,42 @@ def test_a_model_is_read_from_its_columns_never_from_its_label(tmp_path, monkeyp
     pd.testing.assert_frame_equal(odd_preds, preds.assign(features=preds["features"].map(relabel),
                                                           out_of_range_features=odd_preds["out_of_range_features"]),
                                   check_dtype=False)  # a mapped column's string dtype
+
+
+def test_a_series_whose_straight_line_crosses_zero_shows_no_number_at_or_below_zero():
+    """y falls with the figure (a line with a negative slope) and a card far out on the figure: the
+    paper's line would predict below zero. Table 12 takes the next figure the card has, the
+    intervals' lower bounds are mirrored on the log scale, a prediction at or below zero is refused
+    (moved to the skipped rows with its value), and the size extrapolation refuses such points."""
+    x64 = {"a": 10.0, "b": 20.0, "c": 40.0, "d": 30.0}
+    x4 = {"a": 2.0, "b": 3.0, "c": 6.0, "d": 4.0}
+    y = {"a": 400.0, "b": 300.0, "c": 110.0, "d": 210.0}
+    agg = make_agg({d: {("randwrite", 65536, "lat_mean"): x64[d], ("randwrite", 4096, "lat_mean"): x4[d]} for d in x64},
+                   y)
+    card = {"far": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": "90 us"},
+                                {"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": "7.2 us"}]}}
+    feats = {"workloads": ["randwrite"], "block_sizes": ["4K", "64K"], "metrics": ["lat_mean"]}
+    res = screen.screen(agg, feats, None, None, 3)
+    best = res[res["rank"] == 1].iloc[0]
+    assert best["a"] * 90 + best["b"] < 0  # the best line crosses zero at the card
+    pred = predict.predict(res, card)
+    assert (pred["value"] > 0).all() and pred["choice"].tolist() == ["best in spec"]
+    sel = pd.DataFrame({"series": ["ycsb/mysql/write-only/write/lat_mean/16GB"],
+                        "selected_feature": ["randwrite_64K_lat_mean"], "paper_feature": ["randwrite_4K_lat_mean"]})
+    preds, skipped = predict.with_intervals(agg, feats, None, predict.Selections(sel, pd.DataFrame()), card,
+                                            {"level": 0.95, "candidates": "pairing", "cap_ratio": None}, [])
+    assert (preds["prediction"] > 0).all() and (preds["lower"] > 0).all()
+    refused = skipped[skipped["reason"].str.contains("at or below 0")]
+    assert refused["features"].tolist() == ["randwrite_64K_lat_mean"]
+    mirrored = preds[preds["interval_flag"].str.contains("mirrored")]
+    assert len(mirrored) and (mirrored["lower"] * mirrored["upper"]).to_numpy() == pytest.approx(
+        (mirrored["prediction"] ** 2).to_numpy())
+    # over data size: a falling line refused where it reaches zero
+    measured = pd.DataFrame([{"device": "a", **{k: v for k, v in zip(
+        ["benchmark", "engine", "workload", "threads", "op", "metric", "unit"],
+        ["ycsb", "mysql", "write-only", 0, "write", "lat_mean", "us"])}, "data_size": s * 10**9, "value": v}
+        for s, v in ((1, 300.0), (2, 200.0), (4, 20.0))])
+    _, points = predict.extrapolate(measured, pd.DataFrame(columns=["target", *measured.columns[1:]]), ["3GB", "8GB"])
+    p = points.set_index("data_size")
+    assert p.loc[3 * 10**9, "value"] > 0 and not p.loc[3 * 10**9, "refused"]
+    assert np.isnan(p.loc[8 * 10**9, "value"]) and p.loc[8 * 10**9, "refused"]

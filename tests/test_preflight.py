@@ -47,17 +47,17 @@ def test_import_sources_are_read_whole_before_any_job(tmp_path):
     subprocess.run(["fio", "--name=p", f"--directory={tmp_path}", "--rw=randread", "--bs=4k", "--size=1M",
                     "--output-format=json", f"--output={folder / 'randread-1-1.json'}"], check=True, capture_output=True)
     src = {"type": "fio_json", "files": {"a": str(folder)}}
-    preflight.check_import_source(src, ["a"])
+    preflight.imported(src, ["a"])
     (folder / "notes.json").write_text('{"hello": "world"}')
     with pytest.raises(BenchcastError, match=r"notes.json: fio JSON has no jobs"):
-        preflight.check_import_source(src, ["a"])
+        preflight.imported(src, ["a"])
     with pytest.raises(BenchcastError, match=r"notes.json: line 1: a PKB sample needs metric"):
-        preflight.check_import_source({"type": "pkb", "files": {"a": str(folder / "notes.json")}}, ["a"])
+        preflight.imported({"type": "pkb", "files": {"a": str(folder / "notes.json")}}, ["a"])
     recs = tmp_path / "recs.csv"
     recs.write_text("study,source,device,benchmark,engine,workload,block_size,threads,data_size,op,metric,unit,"
                     "value,run\ns,fio,a,fio,,randread,4096,1,0,read,lat_mean,us,-3,0\n")
     with pytest.raises(BenchcastError, match=r"recs.csv: line 2: value is negative"):
-        preflight.check_import_source({"type": "records", "files": str(recs)}, ["a"])
+        preflight.imported({"type": "records", "files": str(recs)}, ["a"])
 
 
 def test_ycsb_records_with_a_negative_value_are_refused(tmp_path):

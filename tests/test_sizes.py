@@ -24,29 +24,71 @@ def row(folds, kind, device):
 
 
 def test_three_sizes_by_hand_size_holdout_and_chain():
-    # three sizes: too few to choose a form (an inner hold-out needs two sizes below the largest
-    # but one), so the second stage is the paper's straight line
+    # three sizes: too few to judge a form (an inner hold-out needs two sizes below the largest but
+    # one), so the second stage is the nearest measured size, the baseline itself
     figures = {"A": 1.0, "B": 2.0, "C": 4.0}
     results = {"A": {1 * GB: 10, 2 * GB: 12, 4 * GB: 16},
                "B": {1 * GB: 20, 2 * GB: 22, 4 * GB: 30},
                "C": {1 * GB: 40, 2 * GB: 50, 4 * GB: 70}}
     folds, summary, forms = run(figures, results)
     b = row(folds, "size", "B")
-    # line through (1, 20), (2, 22) at 4: 26; baseline the 2 GB result, 22
-    assert (b["form"], b["held_out_size"], b["train_sizes"]) == ("line", 4 * GB, "1GB-2GB")
-    assert b["prediction"] == pytest.approx(26) and b["pct_error"] == pytest.approx(-40 / 3)
+    assert (b["form"], b["held_out_size"], b["train_sizes"]) == ("nearest", 4 * GB, "1GB-2GB")
+    assert b["prediction"] == 22 and b["pct_error"] == pytest.approx(-80 / 3)
     assert b["baseline"] == 22 and b["baseline_pct_error"] == pytest.approx(-80 / 3)
     assert b["position"] == "interior" and row(folds, "size", "A")["position"] == "extreme"
     c = row(folds, "chain", "B")
-    # first stage on A and C: at 1 GB y = 10 x -> 20; at 2 GB y = 38/3 x - 2/3 -> 74/3;
-    # second stage: the line through (1, 20), (2, 74/3) at 4 GB: 20 + 3 * 14/3 = 34
-    assert c["feature"] == "randwrite_4K_lat_mean" and c["form"] == "line"
-    assert c["prediction"] == pytest.approx(34) and c["pct_error"] == pytest.approx(40 / 3)
+    # first stage on A and C: at 1 GB y = 10 x -> 20; at 2 GB y = 38/3 x - 2/3 -> 74/3; the second
+    # stage is the nearest size: 74/3
+    assert c["feature"] == "randwrite_4K_lat_mean" and c["form"] == "nearest"
+    assert c["prediction"] == pytest.approx(74 / 3) and c["pct_error"] == pytest.approx(-160 / 9)
     assert c["baseline"] == pytest.approx(74 / 3) and c["baseline_pct_error"] == pytest.approx(-160 / 9)
     s = summary.set_index("kind")
-    assert s.loc["size", "n_devices"] == 3 and s.loc["chain", "interior_mape"] == pytest.approx(40 / 3)
+    assert s.loc["size", "n_devices"] == 3 and s.loc["chain", "interior_mape"] == pytest.approx(160 / 9)
     assert s.loc["size", "interior_baseline_mape"] == pytest.approx(80 / 3)
     assert forms["inner_mape"].isna().all() and forms["chosen"].sum() == 1
+    # the paper's straight line, asked for alone, still cannot be judged: nearest
+    assert set(sizes.validate(*_agg_screen(figures, results), forms=["line"])[0]["form"]) == {"nearest"}
+
+
+def _agg_screen(figures, results):
+    agg = make_agg({d: {FIG: x} for d, x in figures.items()}, results)
+    sc = screen.screen(agg, {"workloads": ["randwrite"], "block_sizes": [4096], "metrics": ["lat_mean"]},
+                       None, None, 2)
+    return agg, sc
+
+
+def test_the_line_reaching_zero_is_refused_not_shown():
+    # falling results: the line through 1, 2 and 4 GB reaches below zero at 8 GB
+    figures = {"A": 1.0, "B": 2.0, "C": 4.0}
+    results = {d: {1 * GB: 100 * x, 2 * GB: 60 * x, 4 * GB: 30 * x, 8 * GB: 20 * x} for d, x in figures.items()}
+    assert sizes.second_stage([1 * GB, 2 * GB, 4 * GB], [100, 60, 30], 8 * GB, "line") != sizes.second_stage(
+        [1 * GB, 2 * GB, 4 * GB], [100, 60, 30], 8 * GB, "log")
+    assert np.isnan(sizes.second_stage([1 * GB, 2 * GB, 4 * GB], [100, 60, 30], 12 * GB, "line"))
+    folds = run(figures, results)[0]
+    assert not (folds["prediction"] <= 0).any()
+
+
+def test_a_knee_the_inner_fold_cannot_see_falls_back_to_the_nearest_size():
+    """The memory line between the inner step (2 -> 4 GB, both below it) and the held-out one (4 ->
+    8 GB, across it): no form chosen below the line can say what happens across it, so the stage is
+    the nearest size, never worse than its baseline; with the line below every step both steps lie
+    above it and the forms are judged."""
+    sz = [1, 2, 4, 8]
+    figures = {"A": 1.0, "B": 2.0, "C": 3.0, "D": 5.0}
+    results = {d: {s * GB: _knee(s, 100 * x, 40 * x, m=5) for s in sz} for d, x in figures.items()}
+    assert sizes.unjudged([1 * GB, 2 * GB, 4 * GB, 8 * GB], 5 * GB) == (
+        "the inner step lies below the memory line, the held-out one across the memory line")
+    folds, summary, _ = run(figures, results, memory={"test": 5 * GB})
+    assert set(folds["form"]) == {"nearest"}
+    size = folds[folds["kind"] == "size"]
+    assert size["prediction"].tolist() == [results[d][4 * GB] for d in size["device"]]
+    assert (summary["mape"] == summary["baseline_mape"]).all()
+    assert set(summary["form_why"]) == {sizes.unjudged([1 * GB, 2 * GB, 4 * GB, 8 * GB], 5 * GB)}
+    # a memory line at 0.5 GB puts every step above it, one at 8 GB every step at or below it: the
+    # forms are judged; without a memory line nothing tells whether the held-out step crosses one
+    assert sizes.unjudged([1 * GB, 2 * GB, 4 * GB, 8 * GB], 0.5 * GB) == ""
+    assert sizes.unjudged([1 * GB, 2 * GB, 4 * GB, 8 * GB], 8 * GB) == ""
+    assert "no memory line" in sizes.unjudged([1 * GB, 2 * GB, 4 * GB, 8 * GB], None)
 
 
 def _knee(s_gb, level, slope, m=4):

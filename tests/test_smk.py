@@ -129,3 +129,13 @@ def test_the_scheduler_keeps_one_wakeup_timer(tmp_path):
         counts[coalesce] = int((wd / "timers.txt").read_text())
     assert counts["1"] <= 3 * 30 + 10, counts
     assert counts["0"] > 2 * counts["1"], counts  # the control: without it the timers multiply
+
+
+def test_builds_results_but_for_the_cure_and_the_comparison():
+    """teardown, --unlock and compare read no study's inputs: a bad imported file must not stop them."""
+    from benchcast.smk import builds_results
+
+    assert builds_results(["snakemake"]) and builds_results(["snakemake", "-n", "--config", "compare={}"])
+    assert builds_results(["snakemake", "results/paper/aggregated.csv"])
+    for args in (["teardown"], ["--unlock"], ["compare", "--config", "compare={a: {a: x, b: y}}"]):
+        assert not builds_results(["snakemake", *args])

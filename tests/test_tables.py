@@ -62,6 +62,9 @@ def test_paper_tables_8_to_14(paper_analysis):
     t13 = tables.table13(a["points"], FOCUS).set_index("data_size_gb")
     assert list(t13.columns[:3]) == ["S-SCM", "M-SCM", "Optane-P4800X"]  # hypothetical devices first
     assert t13.loc[48.0, "S-SCM"] == pytest.approx(2027.159, abs=0.05) and not t13["beyond_2x"].any()
+    refused = a["points"].assign(value=lambda d: d["value"].where(d["device"] != "M-SCM"))  # see benchcast.positive
+    t13r = tables.table13(refused, FOCUS).set_index("data_size_gb")
+    assert list(t13r.columns) == list(t13.columns) and t13r["M-SCM"].isna().all()
     t14 = tables.table14(a["fits"], FOCUS).set_index("device")
     assert t14.loc["M-SCM", "r2"] == pytest.approx(0.484443, abs=2e-5) and t14.loc["dram", "kind"] == "measured"
 

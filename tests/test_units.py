@@ -24,6 +24,11 @@ def test_size_label_round_trips_fio_sizes():
     assert units.size_label(65536) == "64K" and units.size_label(1000) == "1000"
 
 
+
+def test_size_text_as_people_write_sizes():
+    assert [units.size_text(v) for v in (16e9, 2e6, 128 * 2**20, 1000, 1001, 0, float("nan"))] == [
+        "16 GB", "2 MB", "128 MiB", "1 KB", "1001 B", "", ""]
+
 @pytest.mark.parametrize("value, metric, unit, expected", [
     ("8.9 us", "lat_mean", None, 8.9), ("0.5 ms", "clat_p99", "us", 500.0), ("413 MB/s", "bw", "B/s", 413e6),
     ("413 MB/s", "bw", "MB/s", 413.0), ("1 GiB/s", "bw", "MB/s", 1073.741824), ("550000 IOPS", "iops", None, 550000.0),

@@ -193,3 +193,12 @@ def test_median_model_of_nothing_is_nothing():
     empty = pd.DataFrame({"series": [], "target": [], "prediction": [], "_rank": []})
     out = choice.median_model(empty, by=("series", "target"))
     assert out.empty and "_rank" not in out.columns
+
+
+def test_median_model_refuses_a_prediction_at_or_below_zero():
+    ranked = pd.DataFrame({"series": ["s"] * 3, "_rank": [0, 1, 2], "prediction": [-5.0, 40.0, 60.0],
+                           "features": ["crosses", "b", "c"]})
+    got = choice.median_model(ranked)
+    # the line through zero takes no part: of the two left, the best alone
+    assert got["features"].tolist() == ["b"]
+    assert choice.median_model(ranked.assign(prediction=[0.0, np.nan, -1.0])).empty

@@ -183,6 +183,43 @@ def test_io_path_figures_are_weighted_without_the_held_out_devices_counters():
     assert set(nested["held_out"]) == set(rr)
 
 
+def test_io_shaped_model_by_hand_own_time_plus_requests_times_figures():
+    """The I/O-shaped model: an operation costs the application's own time (measured on the device
+    whose I/O-path figure is smallest) plus the requests it sends times the figure of their shape,
+    one slope for how the figures add up (the median of the slopes from that device to each other
+    one, so one quirky device does not tilt it). Computed by hand on five devices, one of them (e)
+    30 % off the line: every other device is predicted exactly, as is e's own prediction from them."""
+    rr = {"a": 2.0, "b": 20.0, "c": 40.0, "d": 25.0, "e": 60.0}
+    sync = {"a": 1.0, "b": 35.0, "c": 90.0, "d": 50.0, "e": 100.0}
+    reads = 0.5
+    y = {d: 40.0 + 1.8 * (reads * rr[d] + sync[d]) for d in rr}
+    y["e"] *= 1.3
+    agg = make_agg({d: {("randread", 16384, "lat_mean"): rr[d], ("write", 16384, "lat_mean"): sync[d]} for d in rr}, y,
+                   op="update")
+    agg.loc[agg["workload"] == "write", "op"] = "sync"
+    io = io_records({d: {"reads_per_op": reads, "read_request_size": 16384.0, "syncs_per_op": 1.0,
+                         "write_request_size": 16384.0} for d in rr})
+    agg = pd.concat([agg, io], ignore_index=True)
+    shaped = iopath.profile_candidates(agg, {})
+    folds, summary = vfolds.loo_simple(agg, shaped, io_paths=0.05, anchored=True)
+    name = vfolds.model_label(["io_path[mysql/write-only]"], vfolds.ANCHORED)
+    f = folds[folds["features"] == name].set_index("held_out")
+    x = {d: reads * rr[d] + sync[d] for d in rr}
+    for d in rr:
+        train = [o for o in rr if o != d]
+        anchor = min(train, key=lambda o: x[o])
+        slope = np.median([(y[o] - y[anchor]) / (x[o] - x[anchor]) for o in train if o != anchor])
+        assert f.at[d, "prediction"] == pytest.approx(y[anchor] + slope * (x[d] - x[anchor]))
+        if d != "e":  # the quirky device is outvoted: the others lie on the line
+            assert f.at[d, "prediction"] == pytest.approx(y[d]) or d == "a"
+    assert f.at["e", "prediction"] == pytest.approx(40.0 + 1.8 * x["e"])  # e predicted as if it had no quirk
+    # the interval: symmetric on the log scale about the prediction, above zero
+    assert (f["lower"] > 0).all()
+    assert np.log(f["upper"] / f["prediction"]).to_numpy() == pytest.approx(np.log(f["prediction"] / f["lower"]).to_numpy())
+    s = summary[summary["features"] == name].iloc[0]
+    assert s["form"] == "anchored" and np.isnan(s["r2"])
+
+
 def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
     """y = 3 x64^0.5 exactly (a power law): each log-log fold is the line through the other
     devices' logs, its prediction and interval the log-space ones taken back; it predicts every

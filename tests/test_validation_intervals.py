@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchcast import fits, records
+from benchcast import fits, positive, records
 from benchcast.validation import intervals
 
 
@@ -49,8 +49,9 @@ def test_widen_holds_the_band_keeps_a_wider_interval_and_no_negative_bound():
                          "log_spread": [np.log(1.5), np.log(1.5), np.log(1.5), np.nan, np.nan]})
     out = intervals.widen(rows)
     assert "log_spread" not in out.columns
-    assert out["lower"].tolist() == pytest.approx([100 / 1.5, 10.0, 100 / 1.5, 90.0, 0.0])
+    # the last row's bound below zero is mirrored on the log scale: 100^2 / 220, never 0 or less
+    assert out["lower"].tolist() == pytest.approx([100 / 1.5, 10.0, 100 / 1.5, 90.0, 100**2 / 220])
     assert out["upper"].tolist() == pytest.approx([150.0, 1000.0, 150.0, 110.0, 220.0])
     assert out["covered"].tolist() == [True, True, True, False, True]
     # the third row had no interval of its own: its flag says where the band comes from
-    assert out["interval_flag"].tolist() == ["", "", intervals.FLAG_BAND, "", ""]
+    assert out["interval_flag"].tolist() == ["", "", intervals.FLAG_BAND, "", positive.FLAG_MIRRORED]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, records, repeats
+from . import BenchcastError, correction, records, repeats
 from .units import HISTOGRAM_METRIC
 
 AGG_COLUMNS = records.KEY_COLUMNS + ["value", "n", "k", "mean", "std", "cv", "min", "max", "aggregation"]
@@ -36,18 +36,37 @@ def trimmed_mean(values, trim: int) -> float:
     return float(v[k : n - k].mean())
 
 
-def aggregate(recs: pd.DataFrame, trim: int) -> pd.DataFrame:
+def aggregate(recs: pd.DataFrame, trim: int, value: str | None = None) -> pd.DataFrame:
     """Aggregate a record table over ``run``: one row per measurement key.
 
     Columns: the record key columns, ``value`` (trimmed mean), ``n`` (runs), ``k`` (runs dropped at
     each end), ``mean`` and ``std`` (all runs; std with ddof=1, 0 for one run), ``cv`` (std/mean),
     ``min``, ``max``, ``aggregation`` (``trimmed mean``, or ``merged histogram`` for percentiles read
-    from the sum of every run's histogram, see the module). Vectorised: one sort and group-wise
-    positions, no per-group Python (but for the histogram merges).
+    from the sum of every run's histogram, see the module), ``corrected`` (the trimmed mean of the
+    values stated at the reference speed, :mod:`benchcast.correction`; NaN where the records have
+    none). Vectorised: one sort and group-wise positions, no per-group Python (but for the
+    histogram merges).
+
+    ``value`` ``corrected``: the analysis takes the corrected values (``raw`` or None: as measured)
+    (:func:`benchcast.correction.stated`); a histogram holds raw latencies, so the percentiles are
+    then the trimmed means of the runs' own corrected percentiles.
     """
     if trim < 0:
         raise BenchcastError(f"aggregate.trim: must be >= 0, got {trim}")
     recs = records.check(recs, where="records")
+    out = _aggregate(correction.stated(recs, value), trim, histograms=value != "corrected")
+    corrected = pd.to_numeric(recs["corrected"], errors="coerce") if "corrected" in recs else None
+    if corrected is None or corrected.isna().all():
+        return out.assign(corrected=np.nan)
+    stated = recs.assign(value=corrected)[corrected.notna().to_numpy()]
+    again = _aggregate(stated, trim, histograms=False)[records.KEY_COLUMNS + ["value"]]
+    out = out.merge(again.rename(columns={"value": "corrected"}), on=records.KEY_COLUMNS, how="left")
+    return out
+
+
+def _aggregate(recs: pd.DataFrame, trim: int, histograms: bool = True) -> pd.DataFrame:
+    """:func:`aggregate` of ``value`` (checked records), percentiles from merged histograms where
+    ``histograms``."""
     is_hist = (recs["metric"] == HISTOGRAM_METRIC).to_numpy()
     hists, recs = recs[is_hist], recs[~is_hist]
     if recs.empty:
@@ -66,7 +85,7 @@ def aggregate(recs: pd.DataFrame, trim: int) -> pd.DataFrame:
     out["k"] = np.minimum(trim, (out["n"] - 1) // 2)
     out["cv"] = repeats.cv(out["std"].to_numpy(), out["mean"].to_numpy())
     out["aggregation"] = "trimmed mean"
-    if len(hists):
+    if len(hists) and histograms:
         out = _merged_percentiles(out, recs, hists)
     return out[AGG_COLUMNS].sort_values(keys, kind="mergesort").reset_index(drop=True)
 

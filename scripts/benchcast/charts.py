@@ -118,6 +118,59 @@ def device_label(labels: dict, device: str) -> str:
     return labels.get(device, device) if labels else device
 
 
+def short_label(labels: dict, device: str) -> str:
+    """``device``'s short form, for panel headers and text beside points (the full label stays in
+    legends and tooltips): its label up to `` (`` ("DRAM", "zram", "project disk"), with the
+    device's id in parentheses where two of the study's labels share that head ("delayed tmpfs
+    (fuse150)")."""
+    heads = {d: str(lab).split(" (")[0].strip() or d for d, lab in (labels or {}).items()}
+    head = heads.get(device, str(device))
+    if list(heads.values()).count(head) > 1 and head != device:
+        return f"{head} ({device})"
+    return head
+
+
+#: Each axis unit a record's unit is drawn in (the values multiplied by the factor): times in
+#: seconds, with SI prefixes on the ticks (150µs, 2ms, 10s).
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+
+
+def axis_unit(unit: str) -> tuple[float, str]:
+    """How an axis draws values recorded in ``unit``: the factor that takes them to the drawn unit,
+    and that unit (seconds for every time unit; else ``unit`` itself)."""
+    unit = str(unit)
+    return (TIME_UNITS[unit], "s") if unit in TIME_UNITS else (1.0, unit)
+
+
+def si_axis(unit: str, ticks=None, **kw) -> alt.Axis:
+    """An axis whose tick labels carry SI prefixes and ``unit`` (150µs, 16MB, 10k IOPS): short
+    labels that do not collide, read without counting zeros; ``ticks`` its tick values where given
+    (the sizes measured), else Vega's (a log axis labels some of its ticks: the others stay blank)."""
+    sep = " " if unit and unit[0].isalpha() and len(unit) > 2 else ""
+    suffix = f"{sep}{unit}".replace("'", "\\'")
+    if ticks is not None:
+        kw["values"] = [float(t) for t in ticks]
+    decimal = label = f"format(datum.value, '.3~s') + '{suffix}'"
+    if unit == "B":  # a binary size in binary units (fio's 64M, an out-of-core 16 MiB), a round decimal one
+        for name, mult in (("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)):  # (16 MB) decimal; GiB first
+            label = (f"datum.value >= {mult} && datum.value % {mult} == 0 ? "
+                     f"format(datum.value / {mult}, '~r') + '{name}' : ({label})")
+        label = f"datum.value % 1000 == 0 ? ({decimal}) : ({label})"
+    return alt.Axis(labelExpr=f"datum.label === '' ? '' : ({label})", labelOverlap=True, **kw)
+
+
+def measured_ticks(values, most: int = 8) -> list[float]:
+    """Axis ticks at the measured values (data sizes, block sizes, queue depths), at most ``most``
+    (every k-th, the smallest kept)."""
+    vals = sorted(float(v) for v in pd.Series(values).dropna().unique())
+    step = max(1, -(-len(vals) // most))
+    return vals[::step]
+
+
+#: A data size axis's title: its ticks read 2MB, 16GB (:func:`si_axis` with unit B).
+DATA_SIZE = "data size (bytes)"
+
+
 def series_title(focus: dict, size=None) -> str:
     """A chart's title for the focus series: its keys joined by ' / ', and ' at <size>' where given."""
     parts = [focus.get("engine"), focus.get("workload"), focus.get("op"), focus.get("metric")]

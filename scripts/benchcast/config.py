@@ -346,7 +346,7 @@ def check_names(name: str, study: dict) -> None:
 def _check_focus_measured(where: str, study: dict) -> None:
     """Where every application result of a study is a run benchcast makes (YCSB, out of core), the
     focus and the pairing rules are checked against the names of its runs (:func:`measured_series`);
-    a study that imports results is checked against its files before any job runs (rules/common.smk)."""
+    a study that imports results is checked against its files before any job runs (rules/checks.smk)."""
     series = measured_series(study["sources"])
     if series is not None:
         check_series_names(where, study, series)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError
-from .charts import MAX_FIGURE_POINTS, compact, device_label, scheme
+from .charts import MAX_FIGURE_POINTS, compact, device_label, measured_ticks, scheme
 from .features import FEATURE_BENCHMARK
 from .units import canonical_factors
 
@@ -63,13 +63,6 @@ FIGURE_COLUMNS = ["label", "engine", "workload", "op", "bs_kib", "threads", "iod
                   "unit", "n", "cv", "y", "ymin", "ymax", "group", "statistic", "line"]
 
 
-def _ticks(values: pd.Series, most: int = 12) -> list:
-    """Axis ticks at the measured values (block sizes, queue depths), at most ``most`` of them."""
-    vals = sorted(float(v) for v in values.unique())
-    step = max(1, -(-len(vals) // most))
-    return vals[::step]
-
-
 def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str, shape: str | None = None) -> alt.FacetChart:
     """One row of panels per rw/op (``row``), one column per figure group (latency, IOPS,
     bandwidth); latency lines: solid mean, dashed p99, dotted p99.9; points shaped by ``shape``
@@ -81,21 +74,25 @@ def _figure_panels(df: pd.DataFrame, x: alt.X, row: str, title: str, shape: str 
         x=x,
         color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0, orient="top", columns=3),
                         scale=alt.Scale(scheme=scheme(df["label"]))),
-        strokeDash=alt.StrokeDash("statistic:N", title="statistic", sort=stats,
-                                  scale=alt.Scale(domain=stats, range=[DASHES[s] for s in stats]),
-                                  legend=alt.Legend(symbolType="stroke")),
         detail="line:N",
     )
-    if shape:
-        base = base.encode(shape=alt.Shape(f"{shape}:N", title=shape))
-    line = base.mark_line(point=True).encode(
+    # the dashes on a line layer of their own: its legend draws each dash (points on the same layer
+    # would make the legend's symbols filled points, the dash invisible)
+    line = base.mark_line().encode(
+        y=y, strokeDash=alt.StrokeDash("statistic:N", title="statistic", sort=stats,
+                                       scale=alt.Scale(domain=stats, range=[DASHES[s] for s in stats]),
+                                       legend=alt.Legend(symbolType="stroke", symbolStrokeColor="black",
+                                                         symbolStrokeWidth=1.5, symbolSize=300)))
+    points = base.mark_point(filled=True, size=20).encode(
         y=y, tooltip=["label", "engine", "workload", "op", "bs_kib", "threads", "iodepth", "numjobs", "metric", "value",
                       "unit", "n", "cv"])
+    if shape:
+        points = points.encode(shape=alt.Shape(f"{shape}:N", title=shape))
     band = base.mark_errorbar(ticks=True).encode(y=alt.Y("ymin:Q", title=None), y2="ymax:Q")
-    return (band + line).properties(width=240, height=170).facet(
+    return (band + line + points).properties(width=240, height=170).facet(
         row=alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")),
         column=alt.Column("group:N", title=None),
-    ).resolve_scale(y="independent").properties(title=title)
+    ).resolve_scale(x="independent", y="independent").properties(title=title)  # every panel its own ticks
 
 
 def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGURE_POINTS) -> alt.Chart:
@@ -131,7 +128,7 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
     bs = compact(bs, FIGURE_COLUMNS + ["rw"])
     title = "by block size" + (f" ({left} lines of {left + bs['line'].nunique()} not drawn)" if left else "")
     by_bs = _figure_panels(bs, alt.X("bs_kib:Q", title="block size (KiB)", scale=alt.Scale(type="log", base=2),
-                                     axis=alt.Axis(values=_ticks(bs["bs_kib"]))), "rw", title)
+                                     axis=alt.Axis(values=measured_ticks(bs["bs_kib"], 12))), "rw", title)
     q = df[df.groupby(["device", "engine", "workload", "block_size", "op", "metric"])["threads"]
            .transform("nunique") > 1].copy()
     q["line"] = q["line"] + "|j" + q["numjobs"].astype(str)
@@ -153,7 +150,7 @@ def device_figures(table: pd.DataFrame, labels=None, max_points: int = MAX_FIGUR
     if left:
         note += (", " if note else "") + f"{left} lines of {left + q['line'].nunique()} left out"
     title = "by queue depth" + (f" ({note})" if note else "")
-    by_qd = _figure_panels(q, alt.X("iodepth:Q", title="queue depth (fio iodepth; a line per numjobs)",
-                                    scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=_ticks(q["iodepth"]))),
-                           "rw_bs", title, shape="numjobs" if q["numjobs"].nunique() > 1 else None)
+    x = alt.X("iodepth:Q", title="queue depth (requests in flight: fio iodepth; a line per numjobs)",
+              scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=measured_ticks(q["iodepth"], 12)))
+    by_qd = _figure_panels(q, x, "rw_bs", title, shape="numjobs" if q["numjobs"].nunique() > 1 else None)
     return alt.vconcat(by_bs, by_qd)

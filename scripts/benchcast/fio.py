@@ -318,7 +318,7 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
             return _skip(cell, why, jobfile, output)
         t0 = time.perf_counter()
         with quality.sample(output, state["created"].get("cpucg"),
-                            {"benchmark": "fio", "device": device_id, "cell": cell["cell"], "run": repeat}):
+                            {"benchmark": "fio", "device": device_id, "cell": cell["cell"], "run": repeat}, state):
             run(cell, state, repeat, jobfile, output)
         return time.perf_counter() - t0
 

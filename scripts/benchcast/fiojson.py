@@ -315,12 +315,23 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
         raise BenchcastError(f"{path}: fio job did no I/O")
     here = host.machine()
     prov = {"fio_version": data.get("fio version", ""), "kernel": here["kernel"], "cpu_model": here["cpu_model"],
-            "device_model": "", "mount_options": "", "jobname": job.get("jobname", "")}
+            "device_model": "", "mount_options": "", "jobname": job.get("jobname", ""),
+            "cpu_share": cpu_share(job)}
     prov.update(provenance or {})
     from . import records  # pandas: only where records are made, so fio runs start fast
 
     return records.make(rows, study=study, source=source, device=device, benchmark="fio", run=int(run),
                         **keys, **prov)
+
+
+def cpu_share(job: dict) -> float:
+    """The share of the job's time its thread(s) spent on a CPU (fio's ``usr_cpu + sys_cpu``, per
+    cent of the job's runtime), within [0, 1]; NaN where fio did not report it."""
+    try:
+        share = (float(job["usr_cpu"]) + float(job["sys_cpu"])) / 100
+    except (KeyError, TypeError, ValueError):
+        return float("nan")
+    return min(max(share, 0.0), 1.0)
 
 
 def _sync_rows(st) -> list[dict]:

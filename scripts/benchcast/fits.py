@@ -13,7 +13,8 @@ Convention, everywhere in benchcast: a simple model is the paper's ``Y = a X + b
   residual degrees of freedom predicts, but its interval is undefined: NaN with ``interval_flag``
   saying why, never raised. :func:`ols_loo` is the same fit and interval in plain arrays for
   leave-one-group-out validation, where thousands of small fits would spend their time in
-  statsmodels' bookkeeping (tested equal to statsmodels).
+  statsmodels' bookkeeping (tested equal to statsmodels). :func:`least_squares` solves one
+  design matrix without intervals: the second stage over data size (:mod:`benchcast.sizes`).
 * :func:`check_device_figures` is the rule how many device figures a model may use;
   :func:`extrapolation_flags` flags predictions outside the measured range.
 """
@@ -158,6 +159,73 @@ def simple_predict(fit: SimpleFits, x0, alpha: float = 0.05, relative: bool = Fa
 
 
 # --------------------------------------------------------------------------------------------
+# Lines through the fastest device (the program's own time measured there), vectorised
+# --------------------------------------------------------------------------------------------
+
+
+class AnchoredFits(NamedTuple):
+    """Lines ``Y = a X + b`` through each pair's point of smallest X (the anchor), every array T x F:
+    ``a`` the median of the slopes from the anchor to the other points, ``b`` so that the line
+    passes through the anchor, ``n`` points used, ``s`` the standard deviation of the other points'
+    log residuals (log(y / line); NaN below three points or where the line is not positive at a
+    point), ``df`` its degrees of freedom (n - 2)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    n: np.ndarray
+    s: np.ndarray
+    df: np.ndarray
+
+
+def anchored(Y, X) -> AnchoredFits:
+    """Lines of every row of Y (T x D) on every row of X (F x D) through the point of smallest X,
+    with the median slope to the other points (:class:`AnchoredFits`; NaN where a pair has no two
+    points with different X). The anchor is the device where the figure is smallest: what the
+    application costs there is its own time, and each other device adds its figure's difference
+    times one slope; the median keeps one device's quirk (a rate cap, a compressing RAM disk) out
+    of the slope that predicts the others."""
+    Y = np.asarray(Y, dtype=float)[:, None, :]
+    X = np.asarray(X, dtype=float)[None, :, :]
+    shape = np.broadcast_shapes(Y.shape, X.shape)
+    Yb, Xb = np.broadcast_to(Y, shape), np.broadcast_to(X, shape)
+    ok = np.isfinite(Yb) & np.isfinite(Xb)
+    ia = np.argmin(np.where(ok, Xb, np.inf), axis=2)[..., None]
+    xa = np.take_along_axis(Xb, ia, axis=2)
+    ya = np.take_along_axis(Yb, ia, axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dx = Xb - xa
+        slopes = np.where(ok & (dx > 0), (Yb - ya) / dx, np.nan)
+        n_slopes = np.isfinite(slopes).sum(axis=2)
+        a = np.where(n_slopes > 0, np.nanmedian(np.where(n_slopes[..., None] > 0, slopes, 0.0), axis=2), np.nan)
+        b = ya[..., 0] - a * xa[..., 0]
+        line = a[..., None] * Xb + b[..., None]
+        r = np.where(ok & (dx > 0), np.log(Yb / line), np.nan)
+        n = ok.sum(axis=2)
+        df = n - 2
+        # NaN where the line is at or below 0 at a point: no log residual there
+        whole = np.isfinite(r).sum(axis=2) == n_slopes
+        s = np.where((df > 0) & whole, np.sqrt(np.nansum(r**2, axis=2) / np.where(df > 0, df, 1)), np.nan)
+    return AnchoredFits(a, b, n, s, df)
+
+
+def anchored_predict(fit: AnchoredFits, x0, alpha: float = 0.05):
+    """Predict ``a x0 + b`` with a (1 - alpha) interval symmetric on the log scale: the prediction
+    times exp(+-t s sqrt(1 + 1/n)), ``s`` the log residuals' spread (:class:`AnchoredFits`); always
+    above 0 where the prediction is. Returns (prediction, lower, upper, resid_df) as
+    :func:`simple_predict`; the bounds NaN without residual df."""
+    x0 = np.asarray(x0, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        pred = fit.a * x0 + fit.b
+        df = fit.df
+        t = _t_quantiles(1 - alpha / 2, np.where(df > 0, df, 1))
+        half = t * fit.s * np.sqrt(1 + 1 / np.maximum(fit.n, 1))
+        good = (df > 0) & (pred > 0) & np.isfinite(half)
+        lo = np.where(good, pred * np.exp(-half), np.nan)
+        hi = np.where(good, pred * np.exp(half), np.nan)
+    return pred, lo, hi, np.maximum(df, 0)
+
+
+# --------------------------------------------------------------------------------------------
 # Multiple regression (statsmodels OLS)
 # --------------------------------------------------------------------------------------------
 
@@ -294,6 +362,16 @@ def _by_values(f):
         return of_values(X.shape, X.tobytes())
 
     return remembered
+
+
+def least_squares(X, y) -> np.ndarray | None:
+    """The least-squares coefficients of ``y`` on the design matrix ``X`` (rows x columns, an
+    intercept column included by the caller; ``np.linalg.lstsq``); None where they are not
+    determined: fewer rows than columns, or a rank-deficient design."""
+    X = np.asarray(X, dtype=float)
+    if len(X) < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+        return None
+    return np.linalg.lstsq(X, np.asarray(y, dtype=float), rcond=None)[0]
 
 
 @_by_values

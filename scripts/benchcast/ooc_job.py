@@ -36,7 +36,8 @@ def run_job(job: dict) -> None:
                            memory_limit=limit, swap_file=(swap_size, s.swap_priority) if swap_size else None,
                            enter_memory=False, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
-                           {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])}):
+                           {"benchmark": "ooc", "device": job["device"], "mode": mode, "run": int(job["repeat"])},
+                           state):
         # looked at under the machine's benchmark lock: another run's job has turned its swap off by
         # now (a job waiting for the lock saw it on)
         other = swap.others(own=[p for p in [state["created"].get("swapfile")] if p])

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError
-from .charts import MEASURED, TARGET, compact, device_label, series_title
+from .charts import MEASURED, TARGET, compact, device_label, scheme, series_title
 from .tables import focus_size, select
 from .units import size_label
 
@@ -41,16 +41,17 @@ def fig3_scatter(agg, screened, pred, feats, focus, size, labels=None) -> alt.La
     base_line = alt.Chart(line).mark_line(color="gray", strokeDash=[4, 3]).encode(
         x=alt.X("x:Q", title=xt), y=alt.Y("y:Q", title=yt)
     )
+    # the devices in the legend, not as text beside their points: close points' names would collide
     dots = alt.Chart(allp).mark_point(size=120, filled=True).encode(
         x="x:Q",
         y="y:Q",
-        color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=[MEASURED, TARGET], range=["#4c78a8", "#e45756"])),
+        color=alt.Color("label:N", title="device", legend=alt.Legend(labelLimit=0),
+                        scale=alt.Scale(scheme=scheme(allp["label"]))),
         shape=alt.Shape("kind:N", title=None, scale=alt.Scale(domain=[MEASURED, TARGET], range=["circle", "diamond"])),
         tooltip=["label", "x", "y", "kind"],
     )
-    text = alt.Chart(allp).mark_text(align="left", dx=8, dy=-6, fontSize=11).encode(x="x:Q", y="y:Q", text="label:N")
     title = f"{series_title(focus, size)}: Y = {fit['a']:.4g} X + {fit['b']:.4g}, R² = {fit['r2']:.4f}"
-    return (base_line + dots + text).interactive().properties(width=480, height=320, title=title)
+    return (base_line + dots).interactive().properties(width=480, height=320, title=title)
 
 
 def fig4_data_size(agg, pred, points, focus, labels=None) -> alt.LayerChart:
@@ -67,9 +68,10 @@ def fig4_data_size(agg, pred, points, focus, labels=None) -> alt.LayerChart:
         raise BenchcastError(f"report.focus: no results over data size for {focus}")
     df["gb"] = df["data_size"] / 1e9
     df["label"] = [device_label(labels, d) for d in df["device"]]
+    unit = select(agg, focus)["unit"].iloc[0] if len(select(agg, focus)) else ""
     enc = dict(
         x=alt.X("gb:Q", title="data size (GB)"),
-        y=alt.Y("value:Q", title=f"{focus.get('op', '')} {focus.get('metric', '')}"),
+        y=alt.Y("value:Q", title=f"{focus.get('op', '')} {focus.get('metric', '')} ({unit})"),
         color=alt.Color("label:N", title="device"),
     )
     lines = alt.Chart(df[df["point"] == "run"]).mark_line(point=True).encode(

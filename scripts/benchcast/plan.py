@@ -2,7 +2,7 @@
 :class:`Run` per run, built once from the validated config; and the one layout of the runs' result
 paths, which both formats and parses them.
 
-The rules' ``get_*`` functions (``rules/common.smk``), their wildcard constraints
+The rules' ``get_*`` functions (``rules/common.smk``, ``rules/inputs.smk``), their wildcard constraints
 (:func:`wildcard_constraints`), the preflight check and the record scripts all read paths through
 :func:`pattern`, :meth:`Run.path` and :func:`parse`; which devices a source measures is decided
 here (:func:`measured_devices`) and nowhere else.

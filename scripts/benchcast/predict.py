@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import BenchcastError, fits, ratecap, records
+from .positive import FLAG_REFUSED, positive_rows
 from .features import (
     WORKLOAD_VARIABLES,
     feature_matrix,
@@ -54,7 +55,9 @@ def predict(screened: pd.DataFrame, targets: dict) -> pd.DataFrame:
 
     Per series the best-R^2 feature is used when the spec card has it (``choice`` = ``best``);
     otherwise the best-R^2 feature the card provides (``best in spec``); a series with no fitted
-    feature in the card gets no row. ``outside_range`` flags a spec figure outside the range the
+    feature in the card gets no row. A line that predicts the card at or below 0 is refused (a
+    result cannot be zero, :mod:`benchcast.positive`): the next feature by R^2 the card has
+    predicts it, ``best in spec``. ``outside_range`` flags a spec figure outside the range the
     fit was measured on.
     """
     keys = records.SERIES_COLUMNS
@@ -63,10 +66,11 @@ def predict(screened: pd.DataFrame, targets: dict) -> pd.DataFrame:
     cand = fitted.merge(spec, on="feature", how="inner")
     if cand.empty:
         return pd.DataFrame(columns=PREDICT_COLUMNS)
+    cand = cand.assign(value=cand["a"] * cand["x"] + cand["b"])
+    cand = cand[cand["value"] > 0]  # a line that reaches 0 there is refused (benchcast.positive)
     cand = cand.sort_values(keys + ["target", "rank"], kind="mergesort")
     chosen = cand.groupby(keys + ["target"], sort=False).head(1).copy()
     chosen["choice"] = np.where(chosen["rank"] == 1, "best", "best in spec")
-    chosen["value"] = chosen["a"] * chosen["x"] + chosen["b"]
     chosen["outside_range"] = (chosen["x"] < chosen["x_min"]) | (chosen["x"] > chosen["x_max"])
     order = {t: i for i, t in enumerate(targets)}
     chosen["_o"] = chosen["target"].map(order)
@@ -91,7 +95,8 @@ def extrapolate(measured: pd.DataFrame, predicted: pd.DataFrame, data_sizes, how
     three sizes is fitted Y = a * size + b, sizes in GB (``how='log2'``: on log2 of the size).
     Returns ``(fits, points)``: fits has a, b, r2, n, the measured size range and ``kind``
     (measured/target); points has the predicted values at ``data_sizes`` with a flag where the size
-    is beyond twice the largest size fitted.
+    is beyond twice the largest size fitted, and ``refused`` where the line reaches 0 or below there
+    (no value: a result cannot be zero, :mod:`benchcast.positive`).
     """
     fam = [c for c in records.SERIES_COLUMNS if c != "data_size"]
     m = measured[["device"] + records.SERIES_COLUMNS + ["value"]].assign(kind="measured")
@@ -113,12 +118,13 @@ def extrapolate(measured: pd.DataFrame, predicted: pd.DataFrame, data_sizes, how
              "size_min": int(g["data_size"].min()), "size_max": int(g["data_size"].max())}
         )
         for s in sizes:
+            value = a * _x([s], how)[0] + b
             points.append(
-                {**base, "data_size": s, "value": a * _x([s], how)[0] + b,
-                 "beyond_2x": s > 2 * int(g["data_size"].max())}
+                {**base, "data_size": s, "value": value if value > 0 or np.isnan(value) else np.nan,
+                 "beyond_2x": s > 2 * int(g["data_size"].max()), "refused": not (value > 0 or np.isnan(value))}
             )
     fit_cols = ["device", "kind"] + fam + ["a", "b", "r2", "n", "size_min", "size_max"]
-    pt_cols = ["device", "kind"] + fam + ["data_size", "value", "beyond_2x"]
+    pt_cols = ["device", "kind"] + fam + ["data_size", "value", "beyond_2x", "refused"]
     return pd.DataFrame(fit_rows, columns=fit_cols), pd.DataFrame(points, columns=pt_cols)
 
 
@@ -179,8 +185,19 @@ def with_intervals(agg, features, series, chosen: Selections, targets, settings,
         preds.append(widen(p.assign(log_spread=spread_of(p, spread, Y, at="target"))))
         skipped.append(s)
     # one column order whichever kinds predicted anything (which models are chosen depends on the data)
-    return (pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS),
-            pd.concat(skipped, ignore_index=True).reindex(columns=TARGET_SKIPPED_COLUMNS))
+    preds = pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS)
+    preds, refused = _refuse_nonpositive(preds)
+    return preds, pd.concat([*skipped, refused], ignore_index=True).reindex(columns=TARGET_SKIPPED_COLUMNS)
+
+
+def _refuse_nonpositive(preds: pd.DataFrame):
+    """(predictions, skipped rows): a prediction at or below 0 refused and moved to the skipped rows
+    with the value it had; a lower bound at or below 0 mirrored on the log scale
+    (:func:`benchcast.positive.positive_rows`)."""
+    bad = ~(preds["prediction"].to_numpy(dtype=float) > 0) & preds["prediction"].notna().to_numpy()
+    refused = preds[bad].assign(reason=[f"predicted {v:.4g} {u}: at or below 0, refused ({FLAG_REFUSED})"
+                                        for v, u in zip(preds.loc[bad, "prediction"], preds.loc[bad, "unit"])])
+    return positive_rows(preds[~bad]).reset_index(drop=True), refused
 
 
 def predict_targets_nested(agg: pd.DataFrame, nested: pd.DataFrame, targets: Mapping, alpha: float = 0.05,
@@ -260,8 +277,11 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
         t = fits.log_positive if log else np.asarray
         d = pd.DataFrame({"y": Y[series], "x": F[fig]})  # the devices with both, in the fit's space
         ok = np.isfinite(t(d["y"])) & np.isfinite(t(d["x"]))
-        fit = fits.fit_ols(fits.design_matrix(pd.DataFrame({fig: t(d.loc[ok, "x"])}), [fig]), t(d.loc[ok, "y"]),
-                           relative=rel)
+        if form.anchored:
+            fit = fits.anchored(d.loc[ok, "y"].to_numpy()[None, :], d.loc[ok, "x"].to_numpy()[None, :])
+        else:
+            fit = fits.fit_ols(fits.design_matrix(pd.DataFrame({fig: t(d.loc[ok, "x"])}), [fig]), t(d.loc[ok, "y"]),
+                               relative=rel)
         rng = fits.feature_ranges(d.loc[ok, ["x"]].rename(columns={"x": fig}))
         for tname in T.index:
             xv = T.at[tname, fig] if fig in T.columns else np.nan
@@ -269,7 +289,7 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
                 skipped.append({"series": series, "choice": choice, "model": "simple", "features": fid,
                                 "target": tname, "reason": f"target has no figure {fig}"})
                 continue
-            p = fits.predict_ols(fit, pd.DataFrame({fig: [t(xv)]}), alpha).iloc[0]
+            p = _anchored_row(fit, xv, alpha) if form.anchored else fits.predict_ols(fit, pd.DataFrame({fig: [t(xv)]}), alpha).iloc[0]
             if log:
                 p[["prediction", "lower", "upper"]] = np.exp(p[["prediction", "lower", "upper"]].astype(float))
             g = fits.extrapolation_flags(pd.DataFrame({fig: [xv]}), rng).iloc[0]
@@ -277,6 +297,14 @@ def predict_targets_simple(agg: pd.DataFrame, selection: pd.DataFrame, targets: 
                          "features": fid, "target": tname, "x": xv, **p.to_dict(), "n_devices": int(ok.sum()),
                          **g.to_dict()})
     return pd.DataFrame(rows), pd.DataFrame(skipped, columns=["series", "choice", "model", "features", "target", "reason"])
+
+
+def _anchored_row(fit: fits.AnchoredFits, x0: float, alpha: float) -> pd.Series:
+    """One prediction of an anchored line (:func:`benchcast.fits.anchored_predict`) as
+    :func:`benchcast.fits.predict_ols` gives one row."""
+    pred, lo, hi, df = (float(v[0, 0]) for v in fits.anchored_predict(fit, np.array([[x0]]), alpha))
+    return pd.Series({"prediction": pred, "lower": lo, "upper": hi, "resid_df": df,
+                      "interval_flag": "" if df > 0 else fits.FLAG_ZERO_DF})
 
 
 def _simple_models(selection: pd.DataFrame, choice: str):

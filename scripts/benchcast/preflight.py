@@ -29,46 +29,19 @@ def check_file(path: str) -> None:
         records.read(path)
 
 
-def check_import(fio_csv: str, app_csv: str, devices) -> None:
-    """Check the paper-shaped tables an import rule will read."""
-    from . import importers
-
-    importers.soga2018(fio_csv, app_csv, study="check", source="check", benchmark="check", devices=devices)
-
-
-def check_import_source(src: dict, devices=None, key: str | None = None) -> None:
-    """Check the files an import source of kind fio_json, pkb, records or ycsb_output will read: the
-    import itself, run without writing anything (:mod:`benchcast.importers`, :mod:`benchcast.pkb`);
-    ``key``: the source's config key, named by an error of one of its entries."""
-    from . import importers, pkb
-
-    kind, files = src["type"], src.get("files")
-    if kind == "fio_json":
-        importers.fio_json(files, study="check", source="check")
-    elif kind == "pkb":
-        pkb.pkb(files, study="check", source="check", ycsb=src.get("ycsb"))
-    elif kind == "records":
-        importers.record_files(files, study="check", source="check", devices=devices, rename=src.get("rename"))
-    elif kind == "ycsb_output":
-        importers.ycsb_output(src["runs"], study="check", source="check", devices=devices, key=key)
-
-
 #: An application result's cell: its series (as :func:`import_names`), metric, data size, device,
 #: and its value (one per run).
 CELL = ("benchmark", "engine", "workload", "op", "metric", "data_size", "device", "value")
 
 
-def import_names(src: dict, devices=None) -> tuple[set, set, set, set] | None:
+def import_names(src: dict, devices=None, key: str | None = None) -> tuple[set, set, set, set]:
     """What an import source brings, for the checks of spec cards, feature names, devices and the
     report's focus before any job runs, in one read: (figures, series, cells, devices). Figures as
     (workload, block size, metric) of its device figures; series as (benchmark, engine, workload,
     op) of its application results; cells the application results (:data:`CELL` tuples); devices
-    the ids its rows name. Read by the import itself, its checks included (``devices``: the
-    study's); None where it refuses a file: its own check (before any job,
-    :func:`check_import_source`) then names it."""
-    recs = imported(src, devices)
-    if recs is None:
-        return None
+    the ids its rows name. Read by the import itself, its checks included (:func:`imported`: a
+    file it refuses is a :class:`BenchcastError` naming it)."""
+    recs = imported(src, devices, key)
     fio = (recs["benchmark"] == "fio").to_numpy()
     figures = {(w, int(bs), m) for w, bs, m in recs.loc[fio, ["workload", "block_size", "metric"]].itertuples(index=False)}
     apps = recs.loc[~fio, list(CELL)]
@@ -90,15 +63,18 @@ def check_imported_devices(where: str, devices: dict, seen: set) -> None:
 IMPORT_KINDS = ("soga2018", "fio_json", "pkb", "records", "ycsb_output")
 
 
-def imported(src: dict, devices=None):
-    """The records an import source of kind soga2018, fio_json, pkb, records or ycsb_output brings, read by the
-    import itself (its checks included); None where it refuses a file (its own check names it)."""
+def imported(src: dict, devices=None, key: str | None = None):
+    """The records an import source of kind soga2018, fio_json, pkb, records or ycsb_output brings,
+    read by the import itself, its checks included, without writing anything: before any job runs,
+    a file it refuses is a :class:`BenchcastError` naming the file (and line), while every earlier
+    result is still in place. ``devices``: the study's; ``key``: the source's config key, named by
+    an error of one of its ``runs`` entries."""
     from . import importers, pkb
 
     kind = src["type"]
     try:
         if kind == "ycsb_output":
-            return importers.ycsb_output(src["runs"], study="check", source="check", devices=devices)
+            return importers.ycsb_output(src["runs"], study="check", source="check", devices=devices, key=key)
         if kind == "soga2018":
             return importers.soga2018(src["fio"], src["app"], "check", "check", src["benchmark"], devices)
         if kind == "fio_json":
@@ -106,8 +82,8 @@ def imported(src: dict, devices=None):
         if kind == "pkb":
             return pkb.pkb(src["files"], study="check", source="check", ycsb=src.get("ycsb"))
         return importers.record_files(src["files"], "check", "check", devices=devices, rename=src.get("rename"))
-    except (BenchcastError, OSError):
-        return None
+    except OSError as exc:
+        raise BenchcastError(f"{exc.filename or src}: cannot read ({(exc.strerror or str(exc)).lower()})") from None
 
 
 def check_series_selection(where: str, series: dict | None, cells: set) -> None:
@@ -219,15 +195,13 @@ def check_figure_devices(where: str, study: dict, least: int) -> None:
     setting, numjobs 4 or randrw where the others hold numjobs 1 or randread: nothing could be
     screened, and the report's charts failed after the analysis was rewritten). Figures are grouped
     by workload, block size, metric, iodepth and numjobs (a feature's name tells apart at least
-    these). Nothing to say where a source measures, or an import refuses a file (its own check)."""
+    these). Nothing to say where a source measures."""
     import pandas as pd
 
     feats, devices = study["features"], list(study.get("devices", {})) or None
     if any(src["type"] not in IMPORT_KINDS for src in study["sources"].values()):
         return
     parts = [imported(src, devices) for src in study["sources"].values()]
-    if any(p is None for p in parts):
-        return
     recs = pd.concat(parts, ignore_index=True)
     every = set(devices or recs.loc[recs["benchmark"] == "fio", "device"])
     sizes = {parse_size(b) for b in feats["block_sizes"]}

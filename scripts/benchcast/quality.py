@@ -10,6 +10,12 @@ Around each fio, YCSB and out-of-core run, :func:`sample` reads, at its start an
   (:mod:`benchcast.devices.benchcg`): ``other_cpu`` = busy CPU of the machine minus that, in CPUs
   (1.0: one core busy all the run long with work that is not the benchmark's).
 
+- other work on the measured device (:mod:`benchcast.otherio`): ``other_iops`` and ``other_mbps``,
+  the requests and bytes of the device's counters the benchmark did not send, and ``io_counters``,
+  which device was counted or why none was (a tmpfs, a FUSE file system);
+- the machine's speed (:mod:`benchcast.speed`): the probe's times just before and just after the
+  run, in the job's process (``cpu_ms_before`` ... ``mem_ms_after``).
+
 The record is a small JSON file beside the run's output (:func:`sidecar`), written when the run
 succeeded; it is never a measurement record, so it never enters the aggregate, features or series.
 :func:`collect` reads them back into a table (one row per run) for the quality report and the
@@ -25,6 +31,8 @@ import os
 import time
 from pathlib import Path
 
+from . import otherio, speed
+
 PRESSURE = Path("/proc/pressure")
 STAT = Path("/proc/stat")
 RESOURCES = ("cpu", "io", "memory")
@@ -32,7 +40,9 @@ RESOURCES = ("cpu", "io", "memory")
 PREFIX = "quality-"
 #: The figures of one interference record, in this order.
 FIGURES = [f"{r}_{k}" for r in RESOURCES for k in ("some", "full")] + ["steal", "other_cpu", "niced_cpu",
-                                                                   "bench_cpu", "waited_s"]
+                                                                   "bench_cpu", "waited_s", *otherio.FIGURES]
+#: What else a record holds, as the quality table's columns: the probe's times, what was counted.
+RECORDED = [*speed.FIGURES, "io_counters"]
 
 
 def pressure_totals() -> dict[str, float]:
@@ -102,19 +112,27 @@ def sidecar(output) -> Path:
 
 
 @contextlib.contextmanager
-def sample(output, cgroup=None, keys: dict | None = None):
-    """Around one measured run: snapshot before, and after a run that succeeded write its record
-    (:func:`figures` plus ``keys``, e.g. study, device, cell, run) to :func:`sidecar` of ``output``
-    (under a temporary name, renamed when whole). A failed run writes nothing."""
+def sample(output, cgroup=None, keys: dict | None = None, state: dict | None = None):
+    """Around one measured run: the speed probe and a snapshot before, and after a run that
+    succeeded a snapshot and the probe again, then its record (:func:`figures`, other work on the
+    device of ``state`` (:mod:`benchcast.otherio`), the probe's times, plus ``keys``, e.g. study,
+    device, cell, run) to :func:`sidecar` of ``output`` (under a temporary name, renamed when
+    whole). A failed run writes nothing."""
     from . import protect
 
     path = sidecar(output)
     protect.clear_partial(path)
     waited = wait_before_run()
-    start = snapshot(cgroup)
+    before = speed.probe("before")
+    started = time.time()  # when it ran: the runs of a tree in the order the machine saw them
+    start, io_start = snapshot(cgroup), otherio.snapshot(state)
     yield path
+    end, io_end = snapshot(cgroup), otherio.snapshot(state)
+    after = speed.probe("after")
     shield = ",".join(f"{k}={v}" for k, v in sorted(guard()["shield"].items()))
-    rec = {**(keys or {}), **figures(start, snapshot(cgroup)), "waited_s": waited, "shield": shield}
+    figs = figures(start, end)
+    rec = {**(keys or {}), **figs, **otherio.figures(io_start, io_end, figs["wall_s"]), **before, **after,
+           "waited_s": waited, "shield": shield, "started": round(started, 3)}
     part = protect.atomic_path(path)
     part.parent.mkdir(parents=True, exist_ok=True)
     part.write_text(json.dumps(rec, sort_keys=True) + "\n")
@@ -160,6 +178,7 @@ def start_look() -> None:
     ensuring the device) is then the look's time, rather than a pause of :data:`LOOK_S` before the
     run (about a minute over a default run's 330 measured runs)."""
     global _LOOK_START
+    speed.prepare()  # the probe's buffers, before the job enters any memory cgroup
     _LOOK_START = _look_mark()
 
 
@@ -279,7 +298,7 @@ def table(outputs, thresholds: dict, repeats: int) -> "pd.DataFrame":
     runs["run"] = [int(Path(o).name.split(".")[0].removeprefix("run")) for o in runs["output"]]
     sel = select(runs, thresholds, repeats)
     figs = pd.DataFrame([read(o) or {} for o in sel["output"]], index=sel.index)
-    for col in ["wall_s", *FIGURES]:
+    for col in ["wall_s", *FIGURES, *RECORDED]:
         sel[col] = figs[col] if col in figs else math.nan
     return sel
 
@@ -294,7 +313,8 @@ def used_outputs(tab: "pd.DataFrame") -> set[str]:
 RUN_PATH = __import__("re").compile(r"(?:^|/)(?P<type>fio|ycsb|ooc)/(?P<source>[^/]+)/(?P<device>[^/]+)/")
 SUMMARY_COLUMNS = ["device", "benchmark", "runs", "recorded", "spoiled", "measured_again", "flagged_cells",
                    "why", "other_cpu_median", "other_cpu_max", "cpu_some_median", "io_some_median",
-                   "memory_some_max", "steal_max"]
+                   "memory_some_max", "steal_max", "io_counters", "other_mbps_median", "other_mbps_max",
+                   "cpu_ms_median", "mem_ms_median"]
 
 
 def summary(tables: "pd.DataFrame") -> "pd.DataFrame":
@@ -322,8 +342,22 @@ def summary(tables: "pd.DataFrame") -> "pd.DataFrame":
             "other_cpu_median": g["other_cpu"].median(), "other_cpu_max": g["other_cpu"].max(),
             "cpu_some_median": g["cpu_some"].median(), "io_some_median": g["io_some"].median(),
             "memory_some_max": g["memory_some"].max(), "steal_max": g["steal"].max(),
+            **_io_and_speed(g),
         })
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def _io_and_speed(g: "pd.DataFrame") -> dict:
+    """A device's runs: what its other I/O was counted on (or why it was not: a tmpfs, FUSE), the
+    other I/O seen (MB/s), and the speed probe's median times (ms, before and after each run)."""
+    import pandas as pd
+
+    col = lambda c: pd.to_numeric(g[c], errors="coerce") if c in g else pd.Series(math.nan, index=g.index)  # noqa: E731
+    counted = g["io_counters"].dropna().astype(str) if "io_counters" in g else pd.Series(dtype=str)
+    return {"io_counters": counted.mode().iloc[0] if len(counted) else "",
+            "other_mbps_median": col("other_mbps").median(), "other_mbps_max": col("other_mbps").max(),
+            "cpu_ms_median": pd.concat([col("cpu_ms_before"), col("cpu_ms_after")]).median(),
+            "mem_ms_median": pd.concat([col("mem_ms_before"), col("mem_ms_after")]).median()}
 
 
 def floor_line(verdicts: "pd.DataFrame", tolerance: float) -> str:

@@ -17,10 +17,14 @@ A *family* is a series without its data size (benchmark, engine, workload, op, m
 The second stage's form is one of :data:`FORMS`, chosen per family by held-out error, not by R^2:
 every form predicts the largest of the smaller sizes from the ones below it (on every device of a
 ``size`` row; on the other devices only for a ``chain`` row) and the form with the lowest mean
-absolute percent error is used; with too few sizes to choose (fewer than four) it is the paper's
-straight line. ``knee`` and ``piecewise`` need the memory the application's data crosses (a source's
+absolute percent error is used, ``nearest`` (the result at the largest smaller size, the baseline)
+among them. Where the inner step cannot judge the held-out one (:func:`unjudged`: too few sizes, no
+memory line, or the two steps on different sides of it) the stage is ``nearest`` and the column
+``form_why`` says why: a form chosen where it cannot be judged loses to the nearest size as often as
+not. ``knee`` and ``piecewise`` need the memory the application's data crosses (a source's
 ``memory_limit``); ``miss`` needs it and the device reads per operation measured at the smaller
-sizes (:mod:`benchcast.blockio` records); without them only ``line`` and ``log`` compete.
+sizes (:mod:`benchcast.blockio` records); without them only ``nearest``, ``line`` and ``log``
+compete. A prediction at or below zero is refused (NaN).
 
 A row's ``position`` is as in :func:`benchcast.validation.verdicts.tiers`: ``extreme`` where the
 device's result at the held-out size is the family's lowest or highest there, ``interior`` otherwise.
@@ -38,22 +42,27 @@ from .blockio import OP, memory_of
 from .features import feature_matrix, series_table
 from .units import size_label
 
-#: Second-stage forms, size s in GB and m the memory limit in GB: ``line`` y = a s + b (the
+#: Second-stage forms, size s in GB and m the memory limit in GB: ``nearest`` y = the result at
+#: the largest size fitted; ``line`` y = a s + b (the
 #: paper's); ``log`` y = a log2 s + b; ``knee`` y = a max(s, m) + b (flat below the memory line,
 #: a line above it); ``piecewise`` y = a s + c max(s - m, 0) + b (a line whose slope changes at
 #: the memory line); ``miss`` y = a miss(s) + b (:func:`miss_ratio`: the miss ratio of a cache of m
 #: under uniform access to a footprint f s, f fitted to the measured device reads per operation by
 #: :func:`footprint`). On ties (and NaN errors) the earlier form wins.
-FORMS = ("line", "log", "knee", "piecewise", "miss")
+FORMS = ("nearest", "line", "log", "knee", "piecewise", "miss")
+#: The result at the largest size fitted, as it is: the baseline as a form of its own, and what
+#: the stage falls back to where no form can be judged (:func:`unjudged`).
+NEAREST = "nearest"
 #: The footprints (the data's size in the engine / its nominal size) :func:`footprint` tries: 1/4 to
 #: 16, 200 a doubling.
 FOOTPRINTS = 2.0 ** (np.arange(-400, 801) / 200)
 FAMILY = [c for c in records.SERIES_COLUMNS if c != "data_size"]
 #: The columns that name a family's runs (their device I/O records share them).
 RUN = ["benchmark", "engine", "workload", "threads"]
-FOLD_COLUMNS = ["kind", *FAMILY, "device", "held_out_size", "train_sizes", "memory", "feature", "form", "truth",
+FOLD_COLUMNS = ["kind", *FAMILY, "device", "held_out_size", "train_sizes", "memory", "feature", "form", "form_why",
+                "truth",
                 "prediction", "pct_error", "baseline", "baseline_pct_error", "position"]
-SUMMARY_COLUMNS = ["kind", *FAMILY, "held_out_size", "train_sizes", "memory", "forms", "n_devices", "mape",
+SUMMARY_COLUMNS = ["kind", *FAMILY, "held_out_size", "train_sizes", "memory", "forms", "form_why", "n_devices", "mape",
                    "baseline_mape", "interior_mape", "interior_baseline_mape", "extreme_mape",
                    "extreme_baseline_mape"]
 FORM_COLUMNS = [*FAMILY, "form", "inner_mape", "n_curves", "chosen", "footprint"]
@@ -103,17 +112,22 @@ def design(sizes, form: str, memory: float | None, footprint: float | None = Non
 
 
 def second_stage(sizes, values, at, form: str, memory: float | None = None, footprint: float | None = None) -> float:
-    """The form fitted by least squares on (sizes, values), predicting size ``at``; NaN where it
-    cannot be fitted (no memory or footprint for the form, fewer points than coefficients, a
-    rank-deficient design: e.g. a knee with every size on one side of the memory line, a miss
-    ratio of 0 at every size)."""
+    """The form fitted by least squares (:func:`benchcast.fits.least_squares`, the one fitting core)
+    on (sizes, values), predicting size ``at``; NaN where it cannot be fitted (no memory or
+    footprint for the form, fewer points than coefficients, a rank-deficient design: e.g. a knee
+    with every size on one side of the memory line, a miss ratio of 0 at every size) or predicts
+    at or below 0 (refused: a result cannot be zero). ``nearest``: the value at the largest of
+    ``sizes``."""
     sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
     ok = np.isfinite(values)
+    if form == NEAREST:
+        return float(values[ok][np.argmax(sizes[ok])]) if ok.any() else np.nan
     X = design(sizes[ok], form, memory, footprint)
-    if X is None or len(X) < X.shape[1] or np.linalg.matrix_rank(X) < X.shape[1]:
+    coef = None if X is None else fits.least_squares(X, values[ok])
+    if coef is None:
         return np.nan
-    coef = np.linalg.lstsq(X, values[ok], rcond=None)[0]
-    return float(design([at], form, memory, footprint)[0] @ coef)
+    pred = float(design([at], form, memory, footprint)[0] @ coef)
+    return pred if pred > 0 else np.nan  # a result cannot be zero: refused (benchcast.positive)
 
 
 def pct_error(prediction, truth):
@@ -134,10 +148,38 @@ def form_errors(curves, memory: float | None, footprint: float | None = None, fo
     return pd.DataFrame(rows)
 
 
-def choose_form(errors: pd.DataFrame) -> str:
-    """The form with the lowest inner MAPE (:func:`form_errors`); ``line`` where none has one."""
+def choose_form(errors: pd.DataFrame, unjudged: str = "") -> tuple[str, str]:
+    """(form, why): the form with the lowest inner MAPE (:func:`form_errors`; the earlier on ties)
+    and ''; ``nearest`` and why where none has one, or where the inner fold cannot judge the forms
+    (``unjudged``, :func:`unjudged`)."""
     ok = errors.dropna(subset=["inner_mape"])
-    return "line" if ok.empty else str(ok.loc[ok["inner_mape"].idxmin(), "form"])
+    if unjudged:
+        return NEAREST, unjudged
+    if ok.empty:
+        return NEAREST, "too few sizes to judge a form"
+    return str(ok.loc[ok["inner_mape"].idxmin(), "form"]), ""
+
+
+def unjudged(sizes, memory: float | None) -> str:
+    """Why the inner fold (the largest of the training ``sizes`` predicted from the smaller ones)
+    cannot judge a form for the outer one (the held-out size, the last of ``sizes``, from all the
+    training ones), '' where it can: both steps on the same side of the memory line, or both across
+    it. A form chosen on a step below the line says nothing of the step across it (MariaDB's pool),
+    nor one across it of a step above it (RocksDB's block cache); without a memory line, nothing
+    tells whether the held-out step crosses one (the paper's imported results)."""
+    if len(sizes) < 3:
+        return ""
+    if memory is None:
+        return "no memory line to tell whether the held-out size crosses one"
+
+    def side(a, b):  # -1 at or below the line, 1 at or above it, 0 across
+        return -1 if b <= memory else 1 if a >= memory else 0
+
+    names = {-1: "below the memory line", 1: "above the memory line", 0: "across the memory line"}
+    inner, outer = side(sizes[-3], sizes[-2]), side(sizes[-2], sizes[-1])
+    if inner == outer:
+        return ""
+    return f"the inner step lies {names[inner]}, the held-out one {names[outer]}"
 
 
 def _curves(wide: pd.DataFrame, sizes, min_points: int = 3):
@@ -190,7 +232,7 @@ def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str |
     pos = _positions(have)
     fp = footprint(_seen(requests, train), memory)
     errors = form_errors(_curves(wide, train), memory, fp, forms)
-    form = choose_form(errors)
+    form, why = choose_form(errors, unjudged(sizes, memory))
     form_rows.append(errors.assign(chosen=errors["form"] == form, footprint=np.nan if fp is None else fp, **key))
     rows = []
     for dev, truth in have.items():
@@ -200,8 +242,8 @@ def _family_folds(key: dict, wide: pd.DataFrame, F: pd.DataFrame, feature: str |
             continue
         pred = second_stage(np.asarray(train)[ok], v[ok], held, form, memory, fp)
         near = v[ok][-1]
-        rows.append({"kind": "size", **base, "device": dev, "feature": "", "form": form, "truth": truth,
-                     "prediction": pred, "baseline": near, "position": pos[dev]})
+        rows.append({"kind": "size", **base, "device": dev, "feature": "", "form": form, "form_why": why,
+                     "truth": truth, "prediction": pred, "baseline": near, "position": pos[dev]})
     if feature is not None and feature in F.columns:
         rows += _chain(base, wide, F[feature], feature, requests, forms)
     return rows
@@ -227,14 +269,16 @@ def _chain(base: dict, wide: pd.DataFrame, x: pd.Series, feature: str, requests:
         Ytr = wide.loc[others, train].to_numpy(dtype=float).T  # sizes x other devices
         fit = fits.simple(Ytr, x[others].to_numpy(dtype=float)[None, :], min_n=2)
         stage1 = fit.a[:, 0] * x[dev] + fit.b[:, 0]  # the held-out device at each training size
+        stage1 = np.where(stage1 > 0, stage1, np.nan)  # at or below 0: refused (benchcast.positive)
         fp = footprint(_seen(requests, train, without=dev), memory)
-        form = choose_form(form_errors(_curves(wide.loc[others], train), memory, fp, forms))
+        form, why = choose_form(form_errors(_curves(wide.loc[others], train), memory, fp, forms),
+                                unjudged(sizes, memory))
         ok = np.isfinite(stage1)
         pred = (second_stage(np.asarray(train)[ok], stage1[ok], held, form, memory, fp) if ok.sum() >= 2
                 else np.nan)
         near = stage1[ok][-1] if ok.any() else np.nan
-        rows.append({"kind": "chain", **base, "device": dev, "feature": feature, "form": form, "truth": truth,
-                     "prediction": pred, "baseline": near, "position": pos[dev]})
+        rows.append({"kind": "chain", **base, "device": dev, "feature": feature, "form": form, "form_why": why,
+                     "truth": truth, "prediction": pred, "baseline": near, "position": pos[dev]})
     return rows
 
 
@@ -298,7 +342,8 @@ def summarise(folds: pd.DataFrame) -> pd.DataFrame:
     for key, g in folds.groupby(["kind", *FAMILY], sort=False):
         inner, outer = g[g["position"] == "interior"], g[g["position"] != "interior"]
         rows.append({**dict(zip(["kind", *FAMILY], key)), **g.iloc[0][["held_out_size", "train_sizes", "memory"]],
-                     "forms": "+".join(sorted(g["form"].unique())), "n_devices": len(g),
+                     "forms": "+".join(sorted(g["form"].unique())),
+                     "form_why": "; ".join(w for w in g["form_why"].unique() if w), "n_devices": len(g),
                      "mape": _mape(g["pct_error"]), "baseline_mape": _mape(g["baseline_pct_error"]),
                      "interior_mape": _mape(inner["pct_error"]),
                      "interior_baseline_mape": _mape(inner["baseline_pct_error"]),

@@ -79,6 +79,19 @@ def dry_run_requested(argv=None) -> bool:
     return False
 
 
+#: Targets and options of a Snakemake command that builds no study's results: the cure after a
+#: killed run (``teardown``, ``--unlock``) and the side-by-side of finished trees (``compare``).
+NO_RESULTS = ("teardown", "compare", "--unlock")
+
+
+def builds_results(argv=None) -> bool:
+    """Whether the snakemake command line builds a study's results, so that the study's inputs (its
+    spec cards and names against what its sources bring, its imported files) must be good before
+    anything runs: not for ``teardown``, ``compare`` or ``--unlock``, which read none of them (a
+    bad imported file must not stand in the way of cleaning up after a killed run)."""
+    return not any(arg in NO_RESULTS for arg in (sys.argv if argv is None else argv)[1:])
+
+
 #: Options with which Snakemake does not lock the working directory (or clears its lock).
 NO_LOCK_OPTIONS = ("--unlock", "--nolock", "--report", "--lint", "--list-rules", "--summary",
                    "--detailed-summary", "--list-target-rules", "--dag", "--rulegraph", "--filegraph")

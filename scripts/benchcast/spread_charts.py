@@ -28,7 +28,7 @@ def noise(table: pd.DataFrame, threshold: float, repeated: int, labels=None,
                   + " x" + df["threads"].astype(str) + " size " + df["data_size"].astype(str))
     base = alt.Chart(df)
     ticks = base.mark_tick(thickness=2, size=14).encode(
-        x=alt.X("cv:Q", title="coefficient of variation of the repeats", axis=alt.Axis(format="%")),
+        x=alt.X("cv:Q", title="coefficient of variation of the repeats (%)", axis=alt.Axis(format="%")),
         y=alt.Y("label:N", title=None, axis=alt.Axis(labelLimit=0)),
         color=alt.Color("metric:N", title="metric", legend=alt.Legend(columns=2)),
         tooltip=["label", "benchmark", "cell", "op", "metric", "unit", "value", "n", "cv", "min", "max"],
@@ -75,7 +75,7 @@ def compare(cells: pd.DataFrame, names: tuple[str, str], max_cells: int, labels=
     scale = alt.Scale(type="log", domain=[min(lo, 1.0) * 0.9, max(hi, 1.0) * 1.1], clamp=True)
     order = list(df["cell"])
     y = alt.Y("cell:N", title=None, sort=order, axis=alt.Axis(labelLimit=0))
-    x = alt.X("ratio:Q", title=f"{b} / {a} (trimmed means; 1 = unchanged)", scale=scale)
+    x = alt.X("ratio:Q", title=f"{b} / {a} (ratio of trimmed means; 1 = unchanged)", scale=scale)
     color = alt.Color("changed:N", title=None, scale=alt.Scale(
         domain=["outside both spreads", "within spread"], range=["#e45756", "#4c78a8"]))
     base = alt.Chart(df)

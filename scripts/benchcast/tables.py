@@ -146,7 +146,9 @@ def table13(points: pd.DataFrame, focus: dict) -> pd.DataFrame:
     if sel.empty:
         return pd.DataFrame(columns=["data_size_gb", "beyond_2x"])
     order = list(dict.fromkeys(list(sel.loc[sel["kind"] == "target", "device"]) + list(sel["device"])))
-    wide = sel.pivot_table(index="data_size", columns="device", values="value", aggfunc="first")[order]
+    # a refused value (NaN, see benchcast.positive) keeps its device's column, empty
+    wide = sel.pivot_table(index="data_size", columns="device", values="value", aggfunc="first", dropna=False)
+    wide = wide.reindex(columns=order)
     wide.columns.name = None
     flag = sel.groupby("data_size")["beyond_2x"].any().rename("beyond_2x")
     wide = wide.join(flag).reset_index()
@@ -395,7 +397,7 @@ def inventory(recs: pd.DataFrame) -> pd.DataFrame:
 #: studies, or of two runs of one, has the same key).
 COMPARE_KEY = ["benchmark", "engine", "workload", "block_size", "threads", "iodepth", "numjobs", "data_size", "op",
                "metric", "unit", "device"]
-COMPARE_SPREAD = ["value", "n", "cv", "min", "max"]
+COMPARE_SPREAD = ["value", "n", "cv", "min", "max", "corrected"]
 
 
 def compare_cells(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
@@ -417,10 +419,23 @@ def compare_cells(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     out = side(a, "a").merge(side(b, "b"), on=COMPARE_KEY + ["pair"], how="inner").drop(columns="pair")
     out["ratio"] = out["value_b"] / out["value_a"].astype(float).where(out["value_a"] != 0)
     out["outside_spread"] = (out["min_b"] > out["max_a"]) | (out["max_b"] < out["min_a"])
+    out["corrected_ratio"] = out["corrected_b"].astype(float) / out["corrected_a"].astype(float).where(
+        out["corrected_a"] != 0)
+    out["speed_explained"] = speed_explained(out["ratio"], out["corrected_ratio"])
     dist = np.abs(np.log(out["ratio"].where(out["ratio"] > 0)))
     return out.assign(_d=dist.fillna(-1.0)).sort_values(
         ["_d"] + COMPARE_KEY, ascending=[False] + [True] * len(COMPARE_KEY), kind="mergesort"
     ).drop(columns="_d").reset_index(drop=True)
+
+
+def speed_explained(ratio, corrected_ratio) -> pd.Series:
+    """How much of the change between two runs the speed reference explains, per cell: the share of
+    the log ratio that stating both at the reference speed removes, 1 - log(corrected ratio) /
+    log(ratio) (1: all of it, 0: none, below 0: the correction made the change larger, above 1: it
+    overshot); NaN where a side has no corrected value or nothing changed."""
+    r, c = (pd.to_numeric(pd.Series(x), errors="coerce").astype(float) for x in (ratio, corrected_ratio))
+    lr, lc = np.log(r.where(r > 0)), np.log(c.where(c > 0))
+    return (1 - lc / lr.where(lr != 0)).rename("speed_explained")
 
 
 def compare_summary(a: pd.DataFrame, b: pd.DataFrame, cells: pd.DataFrame) -> dict:
@@ -432,7 +447,7 @@ def compare_summary(a: pd.DataFrame, b: pd.DataFrame, cells: pd.DataFrame) -> di
 
 
 SPREAD_COLUMNS = ["benchmark", "engine", "op", "metric", "device", "cells", "mean_abs_pct", "median_abs_pct",
-                  "p90_abs_pct", "median_pct"]
+                  "p90_abs_pct", "median_pct", "median_abs_pct_corrected", "median_pct_corrected"]
 
 
 def compare_spread(cells: pd.DataFrame) -> pd.DataFrame:
@@ -444,12 +459,18 @@ def compare_spread(cells: pd.DataFrame) -> pd.DataFrame:
     d = cells.loc[cells["ratio"].notna(), ["benchmark", "engine", "op", "metric", "device"]].astype(str)
     d["pct"] = 100 * (cells["ratio"].dropna().astype(float) - 1)
     d["abs"] = d["pct"].abs()
+    ok = cells["ratio"].notna().to_numpy()
+    corrected = cells["corrected_ratio"] if "corrected_ratio" in cells else pd.Series(np.nan, index=cells.index)
+    d["pct_c"] = 100 * (pd.to_numeric(corrected, errors="coerce").to_numpy(dtype=float)[ok] - 1)
+    d["abs_c"] = d["pct_c"].abs()
     parts = []
     for by in (["benchmark", "metric"], ["benchmark", "engine", "op", "metric"],
                ["benchmark", "engine", "op", "metric", "device"]):
         g = d.groupby(by, sort=True)
         part = pd.DataFrame({"cells": g.size(), "mean_abs_pct": g["abs"].mean(), "median_abs_pct": g["abs"].median(),
-                             "p90_abs_pct": g["abs"].quantile(0.9), "median_pct": g["pct"].median()}).reset_index()
+                             "p90_abs_pct": g["abs"].quantile(0.9), "median_pct": g["pct"].median(),
+                             "median_abs_pct_corrected": g["abs_c"].median(),
+                             "median_pct_corrected": g["pct_c"].median()}).reset_index()
         parts.append(part.assign(**{c: "all" for c in SPREAD_COLUMNS[:5] if c not in by}))
     out = pd.concat(parts, ignore_index=True)[SPREAD_COLUMNS] if len(d) else pd.DataFrame(columns=SPREAD_COLUMNS)
     return out.sort_values(SPREAD_COLUMNS[:5], key=lambda c: c.map(lambda v: (v != "all", v)),

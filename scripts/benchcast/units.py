@@ -25,6 +25,22 @@ def size_label(nbytes: int, decimal: bool = False) -> str:
     return str(n)
 
 
+def size_text(nbytes) -> str:
+    """A data size as people write it, for tables and tick labels: '16 GB' where a decimal unit
+    divides it, else '128 MiB' where a binary one does, else '1000 B'; '' for none (0, NaN)."""
+    try:
+        n = int(nbytes)
+    except (TypeError, ValueError, OverflowError):
+        return ""
+    if n <= 0:
+        return ""
+    label = size_label(n, decimal=True)
+    if label != str(n):
+        return f"{label[:-2]} {label[-2:]}"
+    label = size_label(n)
+    return f"{label[:-1]} {label[-1]}iB" if label != str(n) else f"{n} B"
+
+
 _SUFFIX = {
     "": 1,
     "B": 1,

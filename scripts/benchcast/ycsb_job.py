@@ -18,7 +18,7 @@ from . import protect
 def run_job(job: dict) -> None:
     import pandas as pd
 
-    from . import devices, quality, records, settings, ycsb
+    from . import cpushare, devices, quality, records, settings, ycsb
 
     s = settings.ycsb(job["source"], job["source_name"])  # the validated config's source
     # raw files and records go under temporary names, renamed when the run is complete: a killed
@@ -39,12 +39,17 @@ def run_job(job: dict) -> None:
                            memory_limit=s.memory_limit, shield=quality.guard()["shield"]) as state, \
             quality.sample(job["records"], state["created"].get("cpucg"),
                            {"benchmark": "ycsb", "device": job["device"], "engine": job["engine"],
-                            "data_size": int(job["size"]), "run": int(job["repeat"])}):
+                            "data_size": int(job["size"]), "run": int(job["repeat"])}, state):
         s = _direct_io(s, job, state)
         at = ycsb.Place(device_dir=devices.target(state), jar=Path(job["jar"]).resolve(),
                         out_dir=raw_part.resolve(), study=job["study"], device=job["device"],
                         runs=(int(job["repeat"]),), io_counter=lambda: devices.io_counters(state))
-        recs = ycsb.run_ycsb(job["engine"], int(job["size"]), s, at)
+        sampler = cpushare.sampled(state["created"].get("cpucg"))  # each workload's CPU share
+        try:
+            recs = ycsb.run_ycsb(job["engine"], int(job["size"]), s, at)
+        finally:
+            sampler.stop()
+        recs = cpushare.ycsb_shares(recs, sampler)
     if s.fast_load:  # a load without its syncs measures nothing of the device: raw files only
         recs = recs[recs["workload"] != "load"]
     # the memory cgroup the server and client ran in, where there was one (no column otherwise)

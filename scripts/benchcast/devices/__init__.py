@@ -319,9 +319,7 @@ def io_counters(state_or_path) -> dict[str, int] | None:
     state = _state(state_or_path)
     if state.get("kind") == "delayed":
         return delayed.counters(state)
-    dev = state.get("block_device")
-    if not dev and str(state.get("mounted_from", "")).startswith("/dev/"):
-        dev = state["mounted_from"]
+    dev = blockinfo.device_of(state)
     counts = blockinfo.block_counters(dev) if dev else None
     if counts is not None and state.get("kind") == "throttled":
         counts.update(throttled.charged(state) or {})

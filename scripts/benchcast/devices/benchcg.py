@@ -9,6 +9,13 @@ cgroup with the ``cpu`` controller (``cpu.stat`` usage, ``cpu.weight``). Each pa
 the device's state record (``created.cpucg``, ``created.cpucg_weight``) before it exists, so device
 teardown (and ``teardown-all`` after a killed run) removes it like the memory cgroup
 (:mod:`.memlimit`); nothing else is ever removed.
+
+The I/O the benchmark's processes send to the measured block device is counted in a cgroup of
+their own too (:func:`count_io`, ``created.cpucg_io``), so that the device's counters less it are
+other work on the device (:mod:`benchcast.otherio`): cgroup v1 counts a cgroup's requests only
+while it has a throttle rule on the device, so it gets one that never throttles (:data:`NO_LIMIT`
+bytes per second); cgroup v2 counts them in the CPU cgroup once its parent enables ``io``. A
+throttled device's benchmark runs in the tier's own cgroup, which counts them already.
 """
 
 from __future__ import annotations
@@ -17,9 +24,12 @@ import os
 from pathlib import Path
 
 from .. import BenchcastError
-from . import base, cgroups, state_record
+from . import base, blockinfo, cgroups, state_record
 
-KEYS = ("cpucg", "cpucg_weight")
+KEYS = ("cpucg", "cpucg_weight", "cpucg_io")
+#: The throttle rule that makes cgroup v1 count a cgroup's requests to a device: 1 TiB/s of reads,
+#: which no device here reaches.
+NO_LIMIT = 1 << 40
 
 
 def layout() -> dict | None:
@@ -70,7 +80,64 @@ def create(rec: state_record.Recorder, cpu_shares: int | None = None) -> list[Pa
         made.append(cg)
     if cpu_shares is not None:
         set_weight(rec, made[-1], where["version"], cpu_shares)
-    return made
+    return made + count_io(rec, where, made)
+
+
+def counted_device(state: dict) -> str | None:
+    """The block device whose requests the benchmark's own cgroup counts (:func:`count_io`): the
+    device's own or its file system's; None for a tmpfs or a FUSE device (no block device of its
+    own) and for a throttled device, whose tier cgroup counts its benchmark's requests."""
+    if state.get("kind") in ("throttled", "delayed"):
+        return None
+    dev = blockinfo.device_of(state)
+    return dev if dev and os.path.exists(dev) else None
+
+
+def count_io(rec: state_record.Recorder, where: dict, made: list[Path]) -> list[Path]:
+    """Count what the benchmark's processes send to the measured block device: cgroup v1, a blkio
+    cgroup of their own with a rule that never throttles (:data:`NO_LIMIT`), to join beside
+    ``made``; v2, ``io`` enabled for the CPU cgroup of ``made``. Returns the cgroups to join more
+    ([] when there is no block device, no blkio hierarchy, or the kernel refuses)."""
+    dev = counted_device(rec.state)
+    if dev is None or not made:
+        return []
+    mm = blockinfo.majmin(dev)
+    if where["version"] == 2:
+        try:
+            ctl = made[0].parent / "cgroup.subtree_control"
+            if "io" not in ctl.read_text().split():
+                ctl.write_text("+io")
+        except OSError as exc:
+            rec.note(f"no I/O count for the benchmark: {ctl}: {exc.strerror}")
+        return []
+    root = cgroups.CGROUP_ROOT / "blkio"
+    if not (root / "blkio.throttle.read_bps_device").exists():
+        return []
+    cg = cgroups.own_cgroup("blkio", 1) / f"benchcast-cpu-{rec.device}-{os.getpid()}"
+    if cg.exists():
+        raise rec.error("cpucg_io", f"{cg} already exists")
+    rec.set("cpucg_io", str(cg))
+    try:
+        cg.mkdir()
+        (cg / "blkio.throttle.read_bps_device").write_text(f"{mm} {NO_LIMIT}")
+    except OSError as exc:
+        rec.note(f"no I/O count for the benchmark: {cg}: {exc.strerror}")
+        errors: list = []
+        if cgroups.cgroup_remove(str(cg), errors):
+            rec.drop("cpucg_io")
+        return []
+    return [cg]
+
+
+def io_cgroup(state: dict) -> Path | None:
+    """The cgroup that counts the benchmark's requests to the measured device, None without one."""
+    created = state.get("created", {})
+    if created.get("cpucg_io"):
+        return Path(created["cpucg_io"])
+    cpu = created.get("cpucg")
+    if cpu and (Path(cpu) / "io.stat").exists():
+        return Path(cpu)
+    return None
 
 
 def set_weight(rec: state_record.Recorder, cg: Path, version: int, cpu_shares: int) -> None:

@@ -17,6 +17,16 @@ def majmin(dev: str) -> str:
     return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
 
 
+def device_of(state: dict) -> str | None:
+    """The block device below a provisioned device (``state``): its own (zram, loop, a throttled
+    tier's backing device) or, for a directory, its file system's; None for a tmpfs or a FUSE
+    file system (no block device of their own)."""
+    dev = state.get("block_device")
+    if not dev and str(state.get("mounted_from", "")).startswith("/dev/"):
+        dev = state["mounted_from"]
+    return dev or None
+
+
 def block_counters(dev: str) -> dict[str, int] | None:
     """The kernel's I/O counters of block device ``dev`` since it appeared (``/sys/class/block/<name>/stat``:
     reads, read_bytes, writes, write_bytes, syncs = flush requests); None when it has none."""
@@ -29,6 +39,54 @@ def block_counters(dev: str) -> dict[str, int] | None:
         return None
     return {"reads": f[0], "read_bytes": f[2] * 512, "writes": f[4], "write_bytes": f[6] * 512,
             "syncs": f[15] if len(f) >= 17 else 0}
+
+
+def cgroup_io(cg, mm: str) -> dict[str, int] | None:
+    """The requests and bytes the processes of cgroup ``cg`` sent to the block device ``mm``
+    (major:minor) so far (reads, read_bytes, writes, write_bytes): cgroup v1
+    ``blkio.throttle.io_serviced`` and ``io_service_bytes`` (counted only while the cgroup has a
+    throttle rule on that device), v2 ``io.stat``; None when the cgroup or its statistics are gone.
+    Only bios issued by the cgroup's own processes count: a file system's journal thread and
+    background writeback are not theirs."""
+    cg = Path(cg)
+    try:
+        if (cg / "blkio.throttle.io_serviced").exists():
+            out = {"reads": 0, "writes": 0, "read_bytes": 0, "write_bytes": 0}
+            for fname, suffix in (("blkio.throttle.io_serviced", "s"), ("blkio.throttle.io_service_bytes", "_bytes")):
+                for f in (line.split() for line in (cg / fname).read_text().splitlines()):
+                    if len(f) == 3 and f[0] == mm and f[1] in ("Read", "Write"):
+                        out[f"{f[1].lower()}{suffix}"] = int(f[2])
+            return out
+        for line in (cg / "io.stat").read_text().splitlines():
+            f = line.split()
+            if f and f[0] == mm:
+                kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+                return {"reads": int(kv.get("rios", 0)), "writes": int(kv.get("wios", 0)),
+                        "read_bytes": int(kv.get("rbytes", 0)), "write_bytes": int(kv.get("wbytes", 0))}
+        return {"reads": 0, "writes": 0, "read_bytes": 0, "write_bytes": 0}
+    except (OSError, ValueError):
+        return None
+
+
+JBD2 = Path("/proc/fs/jbd2")
+
+
+def journal(dev: str) -> dict[str, int] | None:
+    """The ext4/jbd2 journal of the file system on block device ``dev``: transactions committed so
+    far (``commits``) and the blocks logged per transaction on average (``logged_blocks``), from
+    ``/proc/fs/jbd2/<name>-<inode>/info``; None when the device has no such journal."""
+    name = os.path.basename(os.path.realpath(dev))
+    for info in sorted(JBD2.glob(f"{name}-*/info")):
+        try:
+            lines = info.read_text().splitlines()
+        except OSError:
+            return None
+        logged = [int(line.split()[0]) for line in lines if line.strip().endswith("logged blocks per transaction")]
+        try:
+            return {"commits": int(lines[0].split()[0]), "logged_blocks": logged[0] if logged else 0}
+        except (IndexError, ValueError):
+            return None
+    return None
 
 
 def signatures(dev: str) -> list[str]:

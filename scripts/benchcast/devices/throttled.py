@@ -144,29 +144,26 @@ def enter(state: dict) -> Path:
 
 def charged(state: dict) -> dict[str, int] | None:
     """The requests to the device that the cap has charged to the tier's cgroup so far
-    (charged_reads, charged_writes): cgroup v1 ``blkio.throttle.io_serviced``, v2 ``io.stat``
-    rios/wios. Only bios issued by processes in the cgroup count; the file system's journal thread
-    and background writeback are not, so the device's own counters can be larger. None when the
-    cgroup or its statistics are gone."""
+    (charged_reads, charged_writes; :func:`.blockinfo.cgroup_io`: cgroup v1
+    ``blkio.throttle.io_serviced``, v2 ``io.stat`` rios/wios). Only bios issued by processes in the
+    cgroup count; the file system's journal thread and background writeback are not, so the
+    device's own counters can be larger. None when the cgroup or its statistics are gone."""
+    io = own_io(state)
+    return None if io is None else {"charged_reads": io["reads"], "charged_writes": io["writes"]}
+
+
+def own_io(state: dict) -> dict[str, int] | None:
+    """What the tier's cgroup (the benchmark's processes, which run in it) sent to the device so far:
+    :func:`.blockinfo.cgroup_io`; None when there is no cgroup or it is gone."""
     cg = state.get("created", {}).get("cgroup")
     dev = state.get("block_device")
     if not cg or not dev:
         return None
     try:
         mm = blockinfo.majmin(dev)
-        if state.get("cgroup_version", 1) == 1:
-            text = (Path(cg) / "blkio.throttle.io_serviced").read_text()
-            found = {f[1]: int(f[2]) for f in (line.split() for line in text.splitlines())
-                     if len(f) == 3 and f[0] == mm}
-            return {"charged_reads": found.get("Read", 0), "charged_writes": found.get("Write", 0)}
-        for line in (Path(cg) / "io.stat").read_text().splitlines():
-            f = line.split()
-            if f and f[0] == mm:
-                kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
-                return {"charged_reads": int(kv.get("rios", 0)), "charged_writes": int(kv.get("wios", 0))}
-        return {"charged_reads": 0, "charged_writes": 0}
-    except (OSError, ValueError):
+    except OSError:
         return None
+    return blockinfo.cgroup_io(cg, mm)
 
 
 def teardown(rec: state_record.Recorder) -> list[str]:

@@ -17,11 +17,13 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError
-from ..features import POOL_PER_WORKLOAD, series_matrix
-from ..iopath import IO_PATH
+from ..positive import positive_rows
+from ..features import POOL_PER_WORKLOAD, feature_matrix, series_matrix
+from ..iopath import IO_PATH, io_path_figures, io_path_weights
 from ..records import SERIES_COLUMNS
 from .folds import LINE, MODEL_COLUMNS, figures_of, loo_simple, multiple_inner
 from .intervals import families, inner_errors, interval_spread, spread_of
+from .matching import matched_scores
 
 
 def _choose(summary: pd.DataFrame, by, r2_col: str, complete: pd.Series) -> pd.DataFrame:
@@ -115,6 +117,8 @@ class Nested:
     level: float | None = None
     loglog: bool = False
     relative: bool = False
+    anchored: bool = False
+    match: bool = False
     io_paths: float | None = None
     pool_by: tuple[str, ...] = tuple(POOL_PER_WORKLOAD)
     read_fraction: Mapping | None = None
@@ -155,11 +159,17 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
         raise BenchcastError("nested choice: multiple models (mfolds) but no max_figures (validate.max_figures)")
     for d in pd.unique(folds["held_out"]):
         rest = table[table["device"] != d]
-        ifolds, inner = loo_simple(rest, candidates, io_paths=how.io_paths, loglog=how.loglog, relative=how.relative)
+        ifolds, inner = loo_simple(rest, candidates, io_paths=how.io_paths, loglog=how.loglog, relative=how.relative,
+                                   anchored=how.anchored)
         minner = None
         if multiple:
             minner = multiple_inner(rest, mcandidates, how.pool_by, how.read_fraction, how.max_figures)
-        s = rank_models(rest, inner, None if minner is None else fold_scores(minner), top=how.top, share=how.share)
+        if how.match:  # scored on the inner folds of d's kind (interior or extreme)
+            scores = matched_scores(_inner_folds(ifolds, inner, minner), _figures(table, how.io_paths), d)
+            s = rank_models(rest, None, top=how.top, share=how.share, scores=scores)
+        else:
+            s = rank_models(rest, inner, None if minner is None else fold_scores(minner), top=how.top,
+                            share=how.share)
         rows = []
         for model, outer in (("simple", folds), ("multiple", mfolds)):
             chosen = s.loc[s["model"] == model, ["series", "features", "_rank"]]
@@ -177,8 +187,29 @@ def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: 
     return pd.concat(parts, ignore_index=True)
 
 
-def rank_models(table: pd.DataFrame, summary: pd.DataFrame, mscores: pd.DataFrame | None = None, top: int = 1,
-                share=()) -> pd.DataFrame:
+def _inner_folds(ifolds: pd.DataFrame, inner: pd.DataFrame, minner: pd.DataFrame | None) -> pd.DataFrame:
+    """The inner folds of simple (``ifolds``, what each model is from its summary ``inner``) and
+    multiple models (``minner``) as one table for :func:`benchcast.validation.matching.matched_scores`."""
+    what = inner[["series", "features", *MODEL_COLUMNS, "io_path"]].drop_duplicates(["series", "features"])
+    cols = ["series", "features", "held_out", "prediction", "pct_error"]
+    parts = [ifolds[cols].merge(what, on=["series", "features"]).assign(model="simple")]
+    if minner is not None and len(minner):
+        parts.append(minner[cols + ["figures"]].assign(model="multiple", form=LINE.name, io_path=False))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _figures(table: pd.DataFrame, io_paths: float | None) -> pd.DataFrame:
+    """Every device's figures (device x figure), the applications' I/O-path figures among them (weighted
+    by all devices' counters: for telling where a device lies, not for predicting it)."""
+    F = feature_matrix(table)
+    if io_paths is None:
+        return F
+    weights = io_path_weights(table, None, io_paths)
+    return F if weights.empty else F.join(io_path_figures(F, weights))
+
+
+def rank_models(table: pd.DataFrame, summary: pd.DataFrame | None, mscores: pd.DataFrame | None = None, top: int = 1,
+                share=(), scores: pd.DataFrame | None = None) -> pd.DataFrame:
     """The ``top`` best models of every series of ``table`` by leave-one-device-out MAPE over its
     devices: the choosing step of :func:`nested_choice`, which calls it on the devices other than the
     held-out one, and of :func:`benchcast.validation.study.run_study`'s ``nested_selection``, which
@@ -190,12 +221,16 @@ def rank_models(table: pd.DataFrame, summary: pd.DataFrame, mscores: pd.DataFram
     :func:`benchcast.validation.folds.multiple_inner`), which compete too (a simple model before a
     multiple one on a tie); ``share`` as in :func:`nested_choice`. Columns series,
     features, model, mape (the score, shared where ``share``), _rank (0 the best) and
-    :data:`benchcast.validation.folds.MODEL_COLUMNS` (what the model is)."""
-    complete = summary["n_predicted"] == summary["n_folds"]
-    scores = [summary.loc[complete, ["series", "features", "mape", *MODEL_COLUMNS, "io_path"]].assign(model="simple")]
-    if mscores is not None:
-        scores.append(mscores.assign(model="multiple", io_path=False))
-    s = pd.concat(scores, ignore_index=True).dropna(subset=["mape"])
+    :data:`benchcast.validation.folds.MODEL_COLUMNS` (what the model is). ``scores``: the scores
+    already made (:func:`benchcast.validation.matching.matched_scores`), instead of ``summary`` and
+    ``mscores``."""
+    if scores is None:
+        complete = summary["n_predicted"] == summary["n_folds"]
+        parts = [summary.loc[complete, ["series", "features", "mape", *MODEL_COLUMNS, "io_path"]].assign(model="simple")]
+        if mscores is not None:
+            parts.append(mscores.assign(model="multiple", io_path=False))
+        scores = pd.concat(parts, ignore_index=True)
+    s = scores.dropna(subset=["mape"])
     if share:
         s = shared_scores(s, series_matrix(table)[1], share)
     s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
@@ -257,8 +292,10 @@ def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFra
 def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
     """Per series (per group of the columns ``by``), the row whose ``prediction`` is the median of
     the best-ranked rows: of the largest odd number of them (``_rank`` 0 is the best; 1 row or 2:
-    the best alone). Returns the rows without ``_rank``, in the order of their group's first
-    appearance."""
+    the best alone). A row whose prediction is missing or at or below 0 takes no part (a result
+    that cannot be zero: that model is refused there, :mod:`benchcast.positive`). Returns the rows
+    without ``_rank``, in the order of their group's first appearance."""
+    ranked = ranked[ranked["prediction"].to_numpy(dtype=float) > 0]
     if ranked.empty:
         return ranked.drop(columns="_rank")
     out = []
@@ -271,7 +308,9 @@ def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
 def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.DataFrame:
     """The held-out predictions of the selected models only (simple per series, multiple per pool),
     with the paper's choice and the nested choice (:func:`nested_choice`) as further kinds: what
-    the validity chart, coverage and tier tables are about."""
+    the validity chart, coverage and tier tables are about. No prediction or bound at or below 0
+    (:func:`benchcast.positive.positive_rows`: refused, or the lower bound mirrored, and the flag
+    says which)."""
     parts = [] if nested is None else [nested.assign(kind=KIND_NESTED)]
     for kind, col in ((KIND_HELDOUT, "selected_feature"), (KIND_PAPER, "paper_feature")):
         # as the folds' text, also when nothing was selected (an empty column reads as numbers)
@@ -283,5 +322,5 @@ def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.Data
         parts.append(mfolds.merge(sel, on=["pool", "features"]).assign(kind=KIND_MULTIPLE))
     cols = ["kind", "series", *SERIES_COLUMNS, "model", "features", "held_out", "truth", "prediction",
             "lower", "upper", "abs_error", "pct_error", "covered", "interval_flag"]
-    out = pd.concat(parts, ignore_index=True)
+    out = positive_rows(pd.concat(parts, ignore_index=True))
     return out[[c for c in cols if c in out.columns]]

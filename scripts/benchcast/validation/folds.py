@@ -93,6 +93,7 @@ class Form:
     prefix: str
     log: bool = False
     relative: bool = False
+    anchored: bool = False
 
 
 #: A straight line y = a x + b (every multiple model's form too).
@@ -101,8 +102,11 @@ LINE = Form("line", "")
 LOGLOG = Form("log-log", "log-log ", log=True)
 #: A straight line fitted on relative errors (weights 1 / y^2).
 RELATIVE = Form("relative", "relative ", relative=True)
+#: A line through the fastest training device with the median slope to the others
+#: (:func:`benchcast.fits.anchored`); its interval is symmetric on the log scale.
+ANCHORED = Form("anchored", "anchored ", anchored=True)
 #: Each form by its name.
-FORMS = {f.name: f for f in (LINE, LOGLOG, RELATIVE)}
+FORMS = {f.name: f for f in (LINE, LOGLOG, RELATIVE, ANCHORED)}
 
 
 def model_label(figures, form: Form = LINE) -> str:
@@ -164,6 +168,20 @@ def _series_inputs(series: str, cands: list, y: np.ndarray, X: np.ndarray, devs,
     return _Series(series, cands, cells, y, XT, devs, fold_X, paths, baseline_mape)
 
 
+def _fit(form: Form, Y, X, weights=None):
+    """The fits of ``form`` of every row of Y on every row of X (in the form's space)."""
+    if form.anchored:
+        return fits.anchored(Y, X)
+    return fits.simple(Y, X, min_n=2, weights=weights)
+
+
+def _predict(form: Form, fit, x0, alpha: float):
+    """(prediction, lower, upper, resid_df) of a fit of :func:`_fit` at ``x0``."""
+    if form.anchored:
+        return fits.anchored_predict(fit, x0, alpha)
+    return fits.simple_predict(fit, x0, alpha, relative=form.relative)
+
+
 def _fit_form(s: _Series, form: Form, alpha: float, acc: dict, whole_acc: dict) -> None:
     """Every fold of one form of line of the series ``s``, and its fit on all devices, appended to
     ``acc`` and ``whole_acc``."""
@@ -173,14 +191,14 @@ def _fit_form(s: _Series, form: Form, alpha: float, acc: dict, whole_acc: dict) 
     names = np.asarray([model_label([c], form) for c in s.cands], dtype=object)
     yt, Xt = t(s.y), t(s.XT)
     w = fits.relative_weights(s.y)[None, :] if rel else None
-    whole = fits.simple(yt[None, :], Xt, min_n=2, weights=w)
+    whole = _fit(form, yt[None, :], Xt, w)
     for i, XF in s.fold_X.items():
         y_train = yt.copy()
         y_train[i] = np.nan
         XFt = t(XF) if s.paths else Xt
-        fit = fits.simple(y_train[None, :], XFt, min_n=2, weights=w)
+        fit = _fit(form, y_train[None, :], XFt, w)
         x0, x0t = XF[:, i], XFt[:, i]
-        pred, lo, hi, df = (v[0] for v in fits.simple_predict(fit, x0t[None, :], alpha, relative=rel))
+        pred, lo, hi, df = (v[0] for v in _predict(form, fit, x0t[None, :], alpha))
         pred, lo, hi = back(pred), back(lo), back(hi)
         m = fit.n[0]
         const = (m >= 2) & np.isnan(fit.a[0])
@@ -204,7 +222,7 @@ def _fit_form(s: _Series, form: Form, alpha: float, acc: dict, whole_acc: dict) 
     whole_acc["figures"].append(s.cells)
     whole_acc["io_path"].append(np.isin(np.arange(len(names)), s.paths))
     whole_acc["n_devices"].append(np.isfinite(Xt).sum(axis=1))
-    whole_acc["r2"].append(whole.r2[0])
+    whole_acc["r2"].append(whole.r2[0] if hasattr(whole, "r2") else np.full(len(names), np.nan))
     whole_acc["slope"].append(whole.a[0])
     whole_acc["intercept"].append(whole.b[0])
     whole_acc["baseline_mape"].append(np.repeat(s.baseline_mape, len(names)))
@@ -231,7 +249,7 @@ def _simple_tables(acc: dict, whole_acc: dict, keys: pd.DataFrame):
 
 
 def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths: float | None = None,
-               loglog: bool = False, relative: bool = False):
+               loglog: bool = False, relative: bool = False, anchored: bool = False):
     """Leave-one-device-out validation of every simple model y = a + b x (x one candidate feature).
 
     ``candidates``: see :func:`benchcast.features.candidate_features` (None: all features). The
@@ -253,6 +271,11 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     (labelled 'relative feature'): the line a percent error judges, which a slow device's large result
     does not pull away from the fast ones; its interval's spread scales with the prediction.
 
+    ``anchored``: every candidate is also fitted as a line through the training device of smallest
+    figure with the median slope to the others (:func:`benchcast.fits.anchored`), of form
+    :data:`ANCHORED`: the application's own time where the figure is smallest, plus the figure's
+    difference times one slope that one quirky device cannot pull; ``r2`` NaN.
+
     Returns (folds, summary) with columns :data:`SIMPLE_FOLD_COLUMNS` and
     :data:`SIMPLE_SUMMARY_COLUMNS`, :data:`MODEL_COLUMNS` and ``io_path``. ``baseline_mape``
     (one per series) is the held-out MAPE of predicting each device by the mean of the other
@@ -267,7 +290,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     F, path_folds = _io_path_folds(agg, F, devices, io_paths)
     acc: dict[str, list] = {c: [] for c in _FOLD_FIELDS}
     whole_acc: dict[str, list] = {c: [] for c in _WHOLE_FIELDS}
-    forms = [LINE] + [LOGLOG] * loglog + [RELATIVE] * relative
+    forms = [LINE] + [LOGLOG] * loglog + [RELATIVE] * relative + [ANCHORED] * anchored
     measured = F.notna().to_numpy()
     for series in Y.columns:
         key = keys.loc[series].to_dict()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import fits
+from ..positive import positive_rows
 from ..records import SERIES_COLUMNS
 
 FLAG_BAND = "no interval of the model's own: the band of held-out errors beyond the measured devices"
@@ -90,10 +90,9 @@ def widen(rows: pd.DataFrame) -> pd.DataFrame:
     with each interval widened to hold prediction * exp(-log_spread) .. prediction * exp(log_spread)
     (a model's own interval kept where it is wider; where it has none, the band alone, and
     ``interval_flag`` says so: :data:`FLAG_BAND`), without ``log_spread``; ``covered`` recomputed
-    where the rows have a truth. Rows without a spread or a
-    positive prediction keep their interval. A positive prediction's lower bound below zero is
-    zero: every result is a positive quantity (a latency, a rate), whatever a straight line's
-    symmetric interval says."""
+    where the rows have a truth. Rows without a spread or a positive prediction keep their
+    interval. Every result is a positive quantity (a latency, a rate), whatever a straight line's
+    symmetric interval says: :func:`benchcast.positive.positive_rows` (no number at or below 0)."""
     if "log_spread" not in rows.columns:
         return rows
     out = rows.drop(columns="log_spread")
@@ -102,12 +101,9 @@ def widen(rows: pd.DataFrame) -> pd.DataFrame:
     ok = np.isfinite(q) & (p > 0)
     with np.errstate(over="ignore", invalid="ignore"):
         lo, hi = p * np.exp(-q), p * np.exp(q)
-    lower = np.where(ok, np.fmin(rows["lower"].astype(float), lo), rows["lower"].astype(float))
-    out["lower"] = np.where((p > 0) & (lower < 0), 0.0, lower)
+    out["lower"] = np.where(ok, np.fmin(rows["lower"].astype(float), lo), rows["lower"].astype(float))
     out["upper"] = np.where(ok, np.fmax(rows["upper"].astype(float), hi), rows["upper"].astype(float))
     if "interval_flag" in out.columns:
         band_only = ok & rows["lower"].isna().to_numpy() & rows["upper"].isna().to_numpy()
         out["interval_flag"] = np.where(band_only, FLAG_BAND, out["interval_flag"])
-    if "truth" in out.columns and "covered" in out.columns:
-        out["covered"] = fits.covered(out["truth"], out["lower"], out["upper"])
-    return out
+    return positive_rows(out)

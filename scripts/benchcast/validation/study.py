@@ -55,6 +55,8 @@ class Settings:
     nested_top: int
     loglog: bool
     relative: bool
+    anchored: bool
+    nested_match: bool
     nested_share: tuple[str, ...]
     cap_ratio: float | None
     size_forms: tuple[str, ...]
@@ -144,12 +146,13 @@ def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str
     table = study_table(agg, study.features, study.series)
     candidates, mcandidates = _candidates(agg, screened, study)
     folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths, loglog=s.loglog,
-                                relative=s.relative)
+                                relative=s.relative, anchored=s.anchored)
     selection = select_simple(summary)
     rf = read_fractions()
     mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
                                               read_fraction=rf, max_figures=s.max_figures)
     how = Nested(top=s.nested_top, share=s.nested_share, level=s.level, loglog=s.loglog, relative=s.relative,
+                 anchored=s.anchored, match=s.nested_match,
                  io_paths=io_paths, pool_by=tuple(pool_by), read_fraction=rf, max_figures=s.max_figures)
     nested = nested_choice(table, folds, candidates, mfolds, mcandidates, how)
     Y, keys = series_matrix(table)

@@ -1,0 +1,120 @@
+"""How good are the predictions, against the measurement's own noise? Per finished tree.
+
+For every tree given (a study's results folder, e.g. ``results/local``), per family of series (YCSB:
+engine x read or write operations; out of core: the mode): the nested choice's held-out MAPE on
+interior tiers (a device the model never saw), its noise floor (``interior_floor_mape``, what a perfect
+model would still miss from the truths' own scatter) and their ratio, the baseline; the size stage
+(largest data size held out) against the nearest measured size; and how many predictions or interval
+bounds of a positive quantity a user is shown at or below zero (chosen folds, target predictions, size
+folds, extrapolation, Table 12's predictions).
+
+    .venv/bin/python benchmarks/model.py TREE [TREE ...]                # the tree's own outputs
+    .venv/bin/python benchmarks/model.py TREE ... --again               # the analysis again, this code
+    .venv/bin/python benchmarks/model.py TREE ... --again --set anchored=false --set nested_match=true
+
+``--again`` reruns the held-out and size validation on the tree's ``aggregated.csv`` and ``screen.csv``
+with the study's settings from ``--config`` (and ``--set`` overrides of its ``validate`` keys): nothing
+is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+from benchcast import config, settings, sizes, validation  # noqa: E402
+
+
+def family(t: pd.DataFrame) -> pd.Series:
+    """'mariadb read', 'rocksdb write' for YCSB series; the mode ('swap', 'mmap') out of core."""
+    ycsb = t["benchmark"].eq("ycsb")
+    kind = np.where(t["op"].eq("read"), "read", "write")
+    return pd.Series(np.where(ycsb, t["engine"].astype(str) + " " + kind, t["engine"].astype(str)), index=t.index)
+
+
+def per_family(verdicts: pd.DataFrame, size_summary: pd.DataFrame) -> pd.DataFrame:
+    v = verdicts[verdicts["metric"] == "lat_mean"].assign(family=lambda d: family(d))
+    g = v.groupby("family")
+    out = pd.DataFrame({"series": g.size(), "judged": g["interior_mape"].count(), "mape": g["interior_mape"].mean(),
+                        "floor": g["interior_floor_mape"].mean(), "baseline": g["interior_baseline_mape"].mean()})
+    out["ratio"] = out["mape"] / out["floor"]
+    s = size_summary[(size_summary["kind"] == "size") & (size_summary["metric"] == "lat_mean")]
+    s = s.assign(family=family(s)).groupby("family")
+    out["size_mape"], out["size_nearest"] = s["mape"].mean(), s["baseline_mape"].mean()
+    return out
+
+
+def per_tier(tiers: pd.DataFrame) -> pd.DataFrame:
+    """Per family and held-out device, the nested choice's interior MAPE (where the excess over the
+    floor comes from), and per family the MAPE without its worst device."""
+    t = tiers[(tiers["metric"] == "lat_mean") & (tiers["position"] == "interior")]
+    t = t.assign(family=family(t), ape=t["nested_pct_error"].abs())
+    wide = t.pivot_table(index="family", columns="held_out", values="ape", aggfunc="mean")
+    worst = wide.idxmax(axis=1)
+    wide["without worst"] = [t[(t["family"] == f) & (t["held_out"] != worst[f])]["ape"].mean() for f in wide.index]
+    wide["worst"] = worst
+    return wide
+
+
+def nonpositive(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per output, its predictions and its bounds at or below zero."""
+    rows = []
+    for name, t in tables.items():
+        cols = [c for c in ("prediction", "lower", "upper", "value") if c in t.columns]
+        rows.append({"output": name, **{c: int((pd.to_numeric(t[c], errors="coerce") <= 0).sum()) for c in cols}})
+    return pd.DataFrame(rows).set_index("output").fillna(0).astype(int)
+
+
+def again(tree: Path, study: dict) -> dict[str, pd.DataFrame]:
+    agg = pd.read_csv(tree / "aggregated.csv")
+    screened = pd.read_csv(tree / "screen.csv")
+    out = validation.run_study(validation.Study.of(study), agg=agg, screened=screened)
+    folds, summary, _ = sizes.validate(agg, screened, study["features"], study.get("series"),
+                                       settings.memory_lines(study["sources"]), study["validate"]["size_forms"])
+    return {**out, "size_folds": folds, "size_summary": summary}
+
+
+def stored(tree: Path) -> dict[str, pd.DataFrame]:
+    v = tree / "validation"
+    names = ["verdicts", "tiers", "chosen_folds", "size_folds", "size_summary", "target_predictions"]
+    out = {n: pd.read_csv(v / f"{n}.csv") for n in names if (v / f"{n}.csv").exists()}
+    for n, f in (("predictions", "predictions.csv"), ("extrapolation", "extrapolation.csv")):
+        if (tree / f).exists():
+            out[n] = pd.read_csv(tree / f)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("trees", nargs="+")
+    p.add_argument("--config", default=str(Path(__file__).resolve().parents[1] / "config" / "config.yaml"))
+    p.add_argument("--study", default="local")
+    p.add_argument("--again", action="store_true", help="the analysis again with this code (nothing measured)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a validate key (YAML value)")
+    args = p.parse_args(argv)
+    cfg = yaml.safe_load(Path(args.config).read_text())
+    for item in args.set:
+        key, _, value = item.partition("=")
+        cfg["studies"][args.study].setdefault("validate", {})[key] = yaml.safe_load(value)
+    study = config.validate(cfg)["studies"][args.study]
+    pd.set_option("display.width", 200)
+    for tree in map(Path, args.trees):
+        t = again(tree, study) if args.again else stored(tree)
+        print(f"== {tree}{' (analysed again)' if args.again else ''}")
+        print(per_family(t["verdicts"], t["size_summary"]).round(1).to_string())
+        print(per_tier(t["tiers"]).round(1).to_string())
+        shown = {k: t[k] for k in ("chosen_folds", "target_predictions", "size_folds", "predictions", "extrapolation")
+                 if k in t}
+        print(nonpositive(shown).to_string())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,16 @@
+"""Rule script: the study's answer page (the report's first entry; its landing page shows it too)
+and how good the predictions are per family, as a table."""
+from pathlib import Path
+
+from benchcast import answer_page, smk, tables
+
+
+def main(sm):
+    answers = tables.read_table(sm.input.answers, answer_page.ANSWER_COLUMNS)
+    verdicts = tables.read_table(sm.input.verdicts)
+    quality = Path(sm.input.quality).read_text().splitlines()
+    Path(sm.output.page).write_text(answer_page.page(sm.wildcards.study, answers, verdicts, quality))
+    tables.write_report_table(answer_page.how_good(verdicts), sm.output.good)
+
+
+smk.run(main, snakemake)  # noqa: F821

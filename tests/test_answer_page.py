@@ -1,0 +1,79 @@
+"""Tests of benchcast.answer_page: the report's answer page from a small hand-made answers table
+(two targets, three series) and verdicts table, every number checked by hand."""
+import numpy as np
+import pytest
+
+from benchcast import BenchcastError, answer_page
+from report_util import answers, verdicts
+
+
+def test_the_answer_table_by_hand():
+    t = answer_page.answer_table(answers())
+    assert list(t.columns) == ["application", "result", "data size", "A", "B", "held-out error", "noise floor",
+                               "verdict"]
+    # one row per series, in the series' key order: mariadb before rocksdb, then by data size
+    assert list(t["application"]) == ["mariadb read-only", "rocksdb write-only", "rocksdb write-only"]
+    assert list(t["result"]) == ["read lat_mean (us)", "update lat_mean (us)", "update lat_mean (us)"]
+    assert list(t["data size"]) == ["16 MiB, 1 thread", "2 MB", "4 MB"]
+    maria, small, large = t.to_dict("records")
+    assert maria["A"] == "55.5" and maria["B"] == "needs randread 4K bw"  # no interval, no error known
+    assert small["A"] == "120 [100-150]" and small["B"] == "needs randread 16K lat_mean (held-out 9.5 %)"
+    assert large["A"] == "1,230 [1,000-1,500]" and large["B"] == "2,340 [2,000-2,700]"
+    # the procedures that answered: one error, or the lowest-highest where the targets' differ
+    assert (small["held-out error"], small["noise floor"]) == ("12 %", "6 %")
+    assert (large["held-out error"], large["noise floor"]) == ("14-18 %", "6-7 %")
+    assert small["verdict"] == "beats the baseline" and large["verdict"] == "predictable"
+
+
+def test_how_good_per_family_by_hand():
+    g = answer_page.how_good(verdicts()).set_index("family")
+    rocks = g.loc["rocksdb update lat_mean (us)"]
+    assert rocks["series"] == 2
+    assert rocks["held-out error (%)"] == pytest.approx(15.0) and rocks["noise floor (%)"] == pytest.approx(6.0)
+    assert rocks["ratio"] == pytest.approx(2.5) and rocks["baseline error (%)"] == pytest.approx(40.0)
+    assert set(rocks["verdicts"].split(", ")) == {"1 predictable", "1 beats the baseline but misses the tolerance"}
+    maria = g.loc["mariadb read lat_mean (us)"]
+    assert np.isnan(maria["held-out error (%)"]) and maria["verdicts"] == "1 too few devices to judge"
+    assert answer_page.how_good(verdicts().iloc[:0]).empty
+
+
+def test_the_page_leads_with_the_answer():
+    page = answer_page.page("local", answers(), verdicts(), ["local: noise floor 6.0 % is within the 10 % tolerance"])
+    assert page.isascii()
+    answer, good, clean = (page.index(s) for s in ("what the application would do on A, B", "How good is it",
+                                                   "How clean was the measurement"))
+    assert answer < good < clean
+    assert "4 of 6 target and series pairs have a validated prediction" in page
+    assert 'title="A rocksdb 4000000: a sentence"' in page  # each cell's sentence as its tooltip
+    assert "needs randread 16K lat_mean" in page and "noise floor 6.0 %" in page
+    assert "<li>B: 1 of 3 series answered; for 2 more" in page
+    assert "<td colspan=\"6\">rocksdb write-only: update lat_mean (us)</td>" in page.replace(' class="group"', "")
+
+
+def test_each_card_in_one_line():
+    assert answer_page.target_lines(answers()) == [
+        "A: 3 of 3 series answered",
+        "B: 1 of 3 series answered; for 2 more its card needs randread 16K lat_mean (1), randread 4K bw (1)"]
+
+
+def test_never_a_number_that_cannot_be_true():
+    """A latency is above zero: a prediction at or below zero is not shown, a lower bound at or
+    below zero opens the interval below."""
+    a = answers()
+    a.loc[0, "lower"] = -3.0
+    a.loc[2, "prediction"] = -1.0
+    t = answer_page.answer_table(a)
+    assert t.loc[1, "A"] == "120 [up to 150]" and t.loc[2, "A"] == "no prediction above zero"
+    assert "-" not in "".join(t["A"].str.replace(r"\d-\d", "", regex=True))
+
+
+def test_a_bad_answers_table_is_named():
+    with pytest.raises(BenchcastError, match="missing column.*missing_figure"):
+        answer_page.answer_table(answers().drop(columns=["missing_figure"]))
+    with pytest.raises(BenchcastError, match="status 'maybe'"):
+        answer_page.answer_table(answers().assign(status="maybe"))
+
+
+def test_numbers_as_people_read_them():
+    assert [answer_page.number(v) for v in (1666.49, 15.24, 0.012345, 2.5e6)] == ["1,670", "15.2", "0.0123",
+                                                                                   "2,500,000"]
