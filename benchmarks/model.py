@@ -14,7 +14,12 @@ folds, extrapolation, Table 12's predictions).
 
 ``--again`` reruns the held-out and size validation on the tree's ``aggregated.csv`` and ``screen.csv``
 with the study's settings from ``--config`` (and ``--set`` overrides of its ``validate`` keys): nothing
-is measured.
+is measured. ``--devices``, ``--block-sizes``, ``--drop-source`` and ``--cells`` analyse the tree's
+records again instead (``TREE/records``, aggregated and screened here), with fewer tiers, figures or
+sources: what a smaller config would have predicted from the same runs.
+
+    .venv/bin/python benchmarks/model.py TREE --devices zram,fuse150,disk,fuse400,slow --block-sizes 4K,16K,64K
+    .venv/bin/python benchmarks/model.py TREE --drop-source paging --cells zcap,loop=randread:4K,write:16K
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from benchcast import config, settings, sizes, validation  # noqa: E402
+from benchcast import aggregate, config, records, screen, settings, sizes, validation  # noqa: E402
+from benchcast.units import parse_size  # noqa: E402
 
 
 def family(t: pd.DataFrame) -> pd.Series:
@@ -45,6 +51,9 @@ def per_family(verdicts: pd.DataFrame, size_summary: pd.DataFrame) -> pd.DataFra
     out = pd.DataFrame({"series": g.size(), "judged": g["interior_mape"].count(), "mape": g["interior_mape"].mean(),
                         "floor": g["interior_floor_mape"].mean(), "baseline": g["interior_baseline_mape"].mean()})
     out["ratio"] = out["mape"] / out["floor"]
+    # the share of judged series whose model beats the baseline
+    beats = v["interior_mape"] < v["interior_baseline_mape"]
+    out["beats_pct"] = 100 * beats.groupby(v["family"]).sum() / out["judged"]
     s = size_summary[(size_summary["kind"] == "size") & (size_summary["metric"] == "lat_mean")]
     s = s.assign(family=family(s)).groupby("family")
     out["size_mape"], out["size_nearest"] = s["mape"].mean(), s["baseline_mape"].mean()
@@ -72,9 +81,30 @@ def nonpositive(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("output").fillna(0).astype(int)
 
 
-def again(tree: Path, study: dict) -> dict[str, pd.DataFrame]:
-    agg = pd.read_csv(tree / "aggregated.csv")
-    screened = pd.read_csv(tree / "screen.csv")
+def kept_records(tree: Path, devices: list[str], drop_sources: list[str], cells: str) -> pd.DataFrame:
+    """The tree's records on ``devices`` (all if empty), without the fio sources ``drop_sources``;
+    ``cells`` ('zcap,loop=randread:4K,write:16K'): on those devices only those fio cells."""
+    recs = records.read_many(sorted(tree.glob("records/*/*.csv")))
+    if devices:
+        recs = recs[recs["device"].isin(devices)]
+    recs = recs[~recs["source"].isin([f"fio:{s}" for s in drop_sources])]
+    if cells:
+        on, _, pairs = cells.partition("=")
+        keep = {(rw, parse_size(bs)) for rw, bs in (c.split(":") for c in pairs.split(","))}
+        ok = [(w, b) in keep for w, b in zip(recs["workload"], recs["block_size"])]
+        elsewhere = ~(recs["benchmark"].eq("fio") & recs["device"].isin(on.split(",")))
+        recs = recs[elsewhere | pd.Series(ok, index=recs.index)]
+    return recs
+
+
+def again(tree: Path, study: dict, recs: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    if recs is None:
+        agg = pd.read_csv(tree / "aggregated.csv")
+        screened = pd.read_csv(tree / "screen.csv")
+    else:
+        s = validation.Study.of(study)
+        agg = aggregate.aggregate(recs, trim=s.trim)
+        screened = screen.screen(agg, s.features, s.series, s.pairing, s.min_devices)
     out = validation.run_study(validation.Study.of(study), agg=agg, screened=screened)
     folds, summary, _ = sizes.validate(agg, screened, study["features"], study.get("series"),
                                        settings.memory_lines(study["sources"]), study["validate"]["size_forms"])
@@ -98,16 +128,27 @@ def main(argv=None) -> int:
     p.add_argument("--study", default="local")
     p.add_argument("--again", action="store_true", help="the analysis again with this code (nothing measured)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a validate key (YAML value)")
+    p.add_argument("--devices", default="", help="from the records: only these tiers (comma-separated)")
+    p.add_argument("--block-sizes", default="", help="from the records: these features.block_sizes")
+    p.add_argument("--drop-source", action="append", default=[], help="from the records: without this fio source")
+    p.add_argument("--cells", default="", help="from the records: DEVICES=RW:BS,... only those fio cells there")
     args = p.parse_args(argv)
+    from_records = bool(args.devices or args.block_sizes or args.drop_source or args.cells)
     cfg = yaml.safe_load(Path(args.config).read_text())
     for item in args.set:
         key, _, value = item.partition("=")
         cfg["studies"][args.study].setdefault("validate", {})[key] = yaml.safe_load(value)
+    if args.block_sizes:
+        cfg["studies"][args.study]["features"]["block_sizes"] = args.block_sizes.split(",")
     study = config.validate(cfg)["studies"][args.study]
     pd.set_option("display.width", 200)
     for tree in map(Path, args.trees):
-        t = again(tree, study) if args.again else stored(tree)
-        print(f"== {tree}{' (analysed again)' if args.again else ''}")
+        if from_records:
+            recs = kept_records(tree, [d for d in args.devices.split(",") if d], args.drop_source, args.cells)
+            t = again(tree, study, recs)
+        else:
+            t = again(tree, study) if args.again else stored(tree)
+        print(f"== {tree}{' (analysed again)' if args.again or from_records else ''}")
         print(per_family(t["verdicts"], t["size_summary"]).round(1).to_string())
         print(per_tier(t["tiers"]).round(1).to_string())
         shown = {k: t[k] for k in ("chosen_folds", "target_predictions", "size_folds", "predictions", "extrapolation")

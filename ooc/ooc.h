@@ -20,6 +20,7 @@ struct ooc_args {
     int reps;          /* passes (STREAM: sets of the four kernels; stencil: sweeps) */
     const char *file;  /* NULL: malloc; else the arrays are a shared mapping of this file */
     long long block;   /* bytes written between two writebacks of a mapping (the paper's M_SYNC) */
+    int marks;         /* --marks: stop at each phase's edges until the caller has read its counters */
 };
 
 static double ooc_now(void) {
@@ -35,21 +36,47 @@ static void ooc_die(const char *what) {
 }
 
 static void ooc_usage(const char *prog) {
-    fprintf(stderr, "usage: %s --bytes N --reps R [--mmap FILE [--sync-block BYTES]]\n", prog);
+    fprintf(stderr, "usage: %s --bytes N --reps R [--mmap FILE [--sync-block BYTES]] [--marks]\n", prog);
     exit(64);
 }
 
 static struct ooc_args ooc_parse(int argc, char **argv) {
-    struct ooc_args a = {0, 0, NULL, 1 << 20};
+    struct ooc_args a = {0, 0, NULL, 1 << 20, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--bytes") && i + 1 < argc) a.bytes = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) a.reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--mmap") && i + 1 < argc) a.file = argv[++i];
         else if (!strcmp(argv[i], "--sync-block") && i + 1 < argc) a.block = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--marks")) a.marks = 1;
         else ooc_usage(argv[0]);
     }
     if (a.bytes <= 0 || a.reps <= 0 || a.block < 8) ooc_usage(argv[0]);
     return a;
+}
+
+/* With --marks, an edge of a phase (init, a kernel's pass, the final sync; edge "begin" or "end"):
+ * "#mark PHASE EDGE" on stdout, then wait for one byte on stdin, the caller's sign that it has read
+ * the kernel's counters (paging, the device's requests). Outside every timed region: a pass's clock
+ * starts after its begin mark and stops before its end mark, and the program's total leaves out the
+ * time spent at marks (ooc_marked). A closed stdin lets the program go on. */
+static double ooc_marked = 0.0; /* seconds spent waiting at marks: left out of the program's total */
+
+static void ooc_mark(const struct ooc_args *a, const char *phase, const char *edge) {
+    if (!a->marks) return;
+    double t = ooc_now();
+    printf("#mark %s %s\n", phase, edge);
+    fflush(stdout);
+    char c;
+    while (read(0, &c, 1) < 0 && errno == EINTR) {
+    }
+    ooc_marked += ooc_now() - t;
+}
+
+/* The program's start: the init phase's begin mark, then the clock its total is measured from. */
+static double ooc_start(const struct ooc_args *a) {
+    ooc_mark(a, "init", "begin");
+    ooc_marked = 0.0;
+    return ooc_now();
 }
 
 /* One block of `bytes` for all the arrays: anonymous memory (malloc, may be swapped), or a file

@@ -21,7 +21,7 @@ LAYERS = [
     {"records", "correction"},
     {"importers", "importchecks", "pkb", "fio", "fiojson", "ycsb", "ycsbout", "hdr", "ooc", "ooc_job", "mariadb",
      "ycsb_job", "devices",
-     "preflight", "blockio", "repeats", "quality", "plan", "otherio", "cpushare", "recover"},
+     "preflight", "blockio", "paging", "repeats", "quality", "plan", "otherio", "cpushare", "recover"},
     {"aggregate"},
     {"features", "iopath"},
     {"fits", "positive"},

@@ -3,11 +3,13 @@ their JSON line parsed into records; a program killed for want of memory is name
 
 from __future__ import annotations
 
+import json
 import shutil
+import time
 
 import pytest
 
-from benchcast import BenchcastError, ooc, records
+from benchcast import BenchcastError, ooc, paging, records
 from devices_util import clean, needs_root  # noqa: F401
 from test_memlimit import needs_memcg
 
@@ -68,6 +70,45 @@ def test_mmap_mode_maps_a_file_in_the_device_directory_and_removes_it(binaries, 
     assert set(df["engine"]) == {"mmap"} and (df["sync_s"] >= 0).all()
     assert not list(tmp_path.glob("benchcast-ooc-*"))
     assert '"mode": "mmap"' in (tmp_path / "raw" / f"stream-{2 * MB}.out").read_text()
+
+
+def test_marks_read_the_counters_at_each_phase_outside_the_timed_passes(binaries, tmp_path):
+    """With counters, the program stops at both edges of each phase (init, every pass, the final
+    sync) while they are read; the waits are in no pass and not in the program's runtime, and each
+    kernel's increases come back per pass (two passes summed, halved), the whole run's per run."""
+    seen = []
+
+    def counters():
+        time.sleep(0.05)
+        seen.append(paging.vmstat())
+        return {"vmstat": {"pswpin": 10 * len(seen)}, "memcg": None, "device": None}
+
+    at = ooc.Place(binaries, tmp_path, tmp_path / "raw", study="s", device="d", counters=counters)
+    df = ooc.run_ooc(["stream"], [2 * MB], "memory", 2, at)
+    marks = json.loads((tmp_path / "raw" / f"stream-{2 * MB}.marks.json").read_text())
+    edges = [(m["phase"], m["edge"]) for m in marks]
+    kernels = [(k, e) for k in ("copy", "scale", "add", "triad") for e in ("begin", "end")]
+    assert edges == [("init", "begin"), ("init", "end"), *kernels, *kernels, ("sync", "begin"), ("sync", "end")]
+    assert len(seen) == 20 and "#mark copy begin" in (tmp_path / "raw" / f"stream-{2 * MB}.out").read_text()
+    runtime = df.loc[df["metric"] == "runtime", "value"].iloc[0]  # ms
+    lat = df[(df["op"] == "pass") & (df["metric"] == "lat_mean")].set_index("workload")["value"]  # us
+    assert runtime < 20 * 50 / 2 and (lat < 50_000).all()  # 20 waits of 50 ms are 1 s
+    io = df[df["op"] == paging.OP].set_index("workload")
+    assert set(io["metric"]) == {"swap_ins_per_op"}  # no memcg, no device counters: no rows of theirs
+    # each pass of a kernel reads 10 more at its end than at its begin; the run 190 from first to last
+    assert (io.loc[["copy", "scale", "add", "triad"], "value"] == 10).all() and io.at["stream", "value"] == 190
+    assert (io["unit"] == "pages/op").all() and set(io["data_size"]) == {2 * MB} and set(io["engine"]) == {"memory"}
+    assert df[df["op"] == "device"].empty
+
+
+def test_a_failing_counter_reading_fails_the_run_without_stopping_the_program(binaries, tmp_path):
+    def broken():
+        raise OSError("memory.stat: gone")
+
+    at = ooc.Place(binaries, tmp_path, tmp_path / "raw", study="s", device="d", counters=broken, timeout=60)
+    with pytest.raises(BenchcastError, match=r"stream-1048576.out: reading the counters at a mark: memory.stat: gone"):
+        ooc.run_ooc(["stream"], [MB], "memory", 1, at)
+    assert '"program": "stream"' in (tmp_path / "raw" / f"stream-{MB}.out").read_text()  # it ran to its end
 
 
 @pytest.mark.parametrize("text, message", [

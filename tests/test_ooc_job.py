@@ -38,6 +38,12 @@ def job(tmp, device, spec, mode, binaries, **source):
             "records": str(out / "run0.csv"), "raw": str(out / "run0")}
 
 
+def per_pass(recs: pd.DataFrame) -> pd.DataFrame:
+    """The kernels' paging and device records, per pass: index (data size, kernel), a column per metric."""
+    io = recs[recs["op"].isin(["paging", "device"]) & recs["workload"].isin(["copy", "scale", "add", "triad"])]
+    return io.pivot_table(index=["data_size", "workload"], columns="metric", values="value")
+
+
 def finish(j):
     """Tear the job's device down (the workflow's teardown rule) and say what its state still lists."""
     devices.teardown(j["state"])
@@ -56,6 +62,15 @@ def test_swap_on_zram_pages_beyond_the_limit_and_leaves_nothing(binaries, clean)
     assert (recs["memory_limit"].astype(int) == 16 * MB).all() and (recs["swap_size"].astype(int) == 64 * MB).all()
     assert all(Path(p).is_file() for p in recs["raw"]), recs["raw"].tolist()  # where they are, not where they were written
     assert swaps() == [] and finish(j) == {}
+    # each pass's paging: beyond the limit the kernels fault their pages back from swap on the
+    # device; under it nothing pages (the memory cgroup's and the device's own counters)
+    io = per_pass(recs)
+    over, under = io.loc[32 * MB], io.loc[8 * MB]
+    assert (over["major_faults_per_op"] > 1000).all() and (over["swap_ins_per_op"] > 1000).all(), over
+    assert (over["reads_per_op"] > 1000).all() and (over["read_request_size"] >= 4096).all(), over
+    assert (over["swap_outs_per_op"] > 0).all() and (over["writes_per_op"] > 0).all(), over
+    assert (under["major_faults_per_op"] == 0).all() and (under["reads_per_op"] == 0).all(), under
+    assert (under["swap_ins_per_op"] == 0).all() and (under["writes_per_op"] == 0).all(), under
 
 
 @needs_root
@@ -68,6 +83,17 @@ def test_mmap_on_a_loop_device_writes_its_file_there(binaries, clean):
     assert set(recs["engine"]) == {"mmap"} and lat[32 * MB] > lat[8 * MB]
     assert (recs["swap_size"].astype(int) == 0).all()
     assert finish(j) == {}
+    # beyond the limit a pass faults its file's pages back (readahead windows from the loop device)
+    # and writes them back with a flush per msync; under it no pass faults, and what it reads from
+    # the device (the file system's own blocks as writeback allocates) is not the file's pages
+    io = per_pass(recs)
+    over, under = io.loc[32 * MB], io.loc[8 * MB]
+    assert (over["major_faults_per_op"] > 0).all() and (over["refaults_file_per_op"] > 0).all(), over
+    assert (over["reads_per_op"] > 0).all() and (over["read_request_size"] > 4096).all(), over
+    assert (over["swap_ins_per_op"] == 0).all() and (over["syncs_per_op"] > 0).all(), over
+    assert (under["major_faults_per_op"] == 0).all(), under
+    assert (under["reads_per_op"] * under["read_request_size"] < 0.01 * 8 * MB).all(), under
+    assert (io["writes_per_op"] > 0).all()  # the msync of every MiB written, under the limit too
 
 
 @needs_root
@@ -79,6 +105,26 @@ def test_a_failing_run_removes_swap_and_limit_and_tears_the_device_down(binaries
         pytest.skip("swap benchcast did not make is active here")
     j = job(clean, "zr", ZRAM, "swap", binaries, working_sets=["64M"], swap_size="4M")
     with pytest.raises(BenchcastError, match="killed"):
+        ooc_job.run_job(j)
+    st = devices.state_record.read_state(j["state"])
+    assert st["status"] == "torn_down" and st["created"] == {} and swaps() == []
+    assert not Path(j["records"]).exists()
+
+
+@needs_root
+@needs_memcg
+def test_a_failure_at_a_mark_removes_swap_and_limit_and_tears_the_device_down(binaries, clean, monkeypatch):
+    """The counters cannot be read at a mark: the program runs to its end, the job fails naming the
+    run, and its swap file and memory cgroup are gone, the device torn down, no records."""
+    if swap.active():
+        pytest.skip("swap benchcast did not make is active here")
+
+    def gone(state, cgroup):
+        raise OSError(f"{cgroup}/memory.stat: gone")
+
+    monkeypatch.setattr(ooc_job, "counters", gone)
+    j = job(clean, "zr", ZRAM, "swap", binaries, working_sets=["8M"])
+    with pytest.raises(BenchcastError, match=r"stream-8388608.out: reading the counters at a mark: .*memory.stat: gone"):
         ooc_job.run_job(j)
     st = devices.state_record.read_state(j["state"])
     assert st["status"] == "torn_down" and st["created"] == {} and swaps() == []

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from . import BenchcastError, blockio, config, ooc, records
+from . import BenchcastError, blockio, config, ooc, paging, records
 from .units import figure_value, size_label
 from .settings import match_rule  # noqa: F401  (re-exported)
 from .workloads import feature_name, rw_op  # noqa: F401  (feature_name: re-exported)
@@ -192,7 +192,8 @@ def series_table(agg: pd.DataFrame, features: Mapping | None = None, series: Map
     _need(agg, _AGG_NEEDED, "aggregated table")
     series = series or {}
     df = agg[agg["benchmark"] != (features or {}).get("benchmark", FEATURE_BENCHMARK)]
-    df = df[df["op"] != blockio.OP]  # what a run did to the device describes it; it is no result
+    # what a run did to the device and to memory describes it; it is no result
+    df = df[~df["op"].isin([blockio.OP, paging.OP])]
     # nor is an out-of-core program's in-memory reference run, whatever device it ran beside
     df = df[~((df["benchmark"] == ooc.BENCHMARK) & (df["engine"] == ooc.REFERENCE_MODE))]
     df = _select(df, "benchmark", series.get("benchmarks"))

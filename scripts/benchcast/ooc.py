@@ -24,13 +24,15 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from . import BenchcastError, cli, units
+from . import BenchcastError, blockio, cli, paging, units
 from . import records as rec
 from .devices import memlimit
 
@@ -118,34 +120,77 @@ def parse(text: str, where: str, **columns) -> pd.DataFrame:
     return rec.make(rows, **base)
 
 
-def run_program(binary, working_set: int, reps: int, *, prefix, mmap_file=None, timeout: float | None = None,
-                cgroup=None, columns: dict | None = None) -> pd.DataFrame:
-    """Run one program once, inside the memory cgroup ``cgroup`` if given (the program alone: the
-    limit is its own); ``PREFIX.out`` / ``.err`` / ``.cmd`` keep what it printed. A program killed
-    by the kernel (out of memory: a limit below the working set and no swap) or ending non-zero
-    raises, naming the files."""
+@dataclass(frozen=True)
+class Place:
+    """Where and how one out-of-core job runs: the built ``binaries`` (program -> path), mmap files
+    in ``device_dir``, raw outputs in ``out_dir``, records named ``study``, ``device`` and ``run``
+    with ``provenance`` on every row; each program inside the memory cgroup ``cgroup`` (made by the
+    caller with the swap file: :func:`benchcast.devices.on_device`) for at most ``timeout`` s; a
+    program the kernel kills runs again after ``kill_pause`` seconds, up to ``kill_retries`` times;
+    with ``counters`` (a function returning the counters of memory and the device: groups
+    ``device``, :func:`benchcast.devices.io_counters`, ``memcg`` and ``vmstat``, :mod:`benchcast.paging`),
+    read at each edge of a program's phases."""
+
+    binaries: dict
+    device_dir: Path
+    out_dir: Path
+    study: str
+    device: str
+    run: int = 0
+    cgroup: Path | None = None
+    timeout: float | None = None
+    provenance: dict = field(default_factory=dict)
+    kill_retries: int = 0
+    kill_pause: float = 0.0
+    counters: Callable[[], dict] | None = None
+
+
+def run_program(binary, working_set: int, reps: int, *, prefix, at: Place, mmap_file=None,
+                columns: dict | None = None) -> pd.DataFrame:
+    """Run one program once, inside the memory cgroup ``at.cgroup`` if given (the program alone: the
+    limit is its own), for at most ``at.timeout`` s; ``PREFIX.out`` / ``.err`` / ``.cmd`` keep what it
+    printed. With ``at.counters``, the program stops at the edges of its phases (``--marks``) while
+    the counters are read, and its records include what each pass and the whole run did to memory
+    and the device (:func:`io_records`; every reading in ``PREFIX.marks.json``). A program killed by
+    the kernel (out of memory: a limit below the working set and no swap) or ending non-zero raises,
+    naming the files."""
     prefix = Path(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    cmd = command(binary, working_set, reps, mmap_file)
+    cmd = command(binary, working_set, reps, mmap_file) + (["--marks"] if at.counters else [])
     prefix.with_name(prefix.name + ".cmd").write_text(" ".join(cmd) + "\n")
     out_path, err_path = (prefix.with_name(prefix.name + s) for s in (".out", ".err"))
     started = time.monotonic()
-    ooms = memlimit.oom_kills(cgroup) if cgroup else None
+    marks: list[dict] = []
+    ooms = memlimit.oom_kills(at.cgroup) if at.cgroup else None
     with open(out_path, "w") as out, open(err_path, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                preexec_fn=memlimit.joiner(cgroup) if cgroup else None)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if at.counters else out, stderr=err, text=True,
+                                stdin=subprocess.PIPE if at.counters else subprocess.DEVNULL,
+                                preexec_fn=memlimit.joiner(at.cgroup) if at.cgroup else None)
+        failed: list[BaseException] = []
+        follower = threading.Thread(target=_follow, args=(proc, out, at.counters, marks, failed), daemon=True)
+        if at.counters:
+            follower.start()
         try:
-            rc = proc.wait(timeout=timeout)
+            rc = proc.wait(timeout=at.timeout)
         except BaseException:
             proc.kill()
             proc.wait()
             raise
+        finally:
+            if at.counters:
+                follower.join()
+                proc.stdin.close()
     if rc == -signal.SIGKILL:
-        raise ProgramKilled(f"{out_path}: {Path(cmd[0]).name} was killed: {_kill_cause(cgroup, ooms)}")
+        raise ProgramKilled(f"{out_path}: {Path(cmd[0]).name} was killed: {_kill_cause(at.cgroup, ooms)}")
     if rc != 0:
         tail = " | ".join(err_path.read_text(errors="replace").strip().splitlines()[-3:])
         raise BenchcastError(f"{out_path}: {Path(cmd[0]).name} exited with {rc}: {tail}")
+    if failed:
+        raise BenchcastError(f"{out_path}: reading the counters at a mark: {failed[0]}")
     df = parse(out_path.read_text(), str(out_path), **(columns or {}))
+    if at.counters:
+        prefix.with_name(prefix.name + ".marks.json").write_text(json.dumps(marks) + "\n")
+        df = pd.concat([df, io_records(df, marks, str(out_path))], ignore_index=True)
     df["wall_s"] = round(time.monotonic() - started, 3)
     df["raw"] = str(out_path)
     return df
@@ -162,25 +207,60 @@ def _kill_cause(cgroup, before: int | None) -> str:
     return "SIGKILL from outside (not its memory cgroup's OOM killer)"
 
 
-@dataclass(frozen=True)
-class Place:
-    """Where and how one out-of-core job runs: the built ``binaries`` (program -> path), mmap files
-    in ``device_dir``, raw outputs in ``out_dir``, records named ``study``, ``device`` and ``run``
-    with ``provenance`` on every row; each program inside the memory cgroup ``cgroup`` (made by the
-    caller with the swap file: :func:`benchcast.devices.on_device`) for at most ``timeout`` s; a
-    program the kernel kills runs again after ``kill_pause`` seconds, up to ``kill_retries`` times."""
+#: What a program prints at each edge of a phase when run with ``--marks``: ``#mark PHASE EDGE``.
+MARK = "#mark "
+#: The phases of a run that are not a kernel's pass: initialising the arrays, the final msync.
+SETUP_PHASES = ("init", "sync")
 
-    binaries: dict
-    device_dir: Path
-    out_dir: Path
-    study: str
-    device: str
-    run: int = 0
-    cgroup: Path | None = None
-    timeout: float | None = None
-    provenance: dict = field(default_factory=dict)
-    kill_retries: int = 0
-    kill_pause: float = 0.0
+
+def _follow(proc, out, counters, marks: list, failed: list) -> None:
+    """Copy the program's output to ``out``; at each of its marks (:data:`MARK`) read ``counters()``
+    into ``marks`` and let the program go on (a line on its stdin)."""
+    for line in proc.stdout:
+        out.write(line)
+        if not line.startswith(MARK):
+            continue
+        try:
+            snap = counters()
+        except Exception as exc:  # noqa: BLE001 - raised after the run: the program must not wait forever
+            failed.append(exc)
+            snap = None
+        _, phase, edge = line.split()
+        marks.append({"phase": phase, "edge": edge, "counters": snap})
+        try:
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+        except OSError:  # the program is gone
+            pass
+
+
+def io_records(result: pd.DataFrame, marks: list[dict], where: str) -> pd.DataFrame:
+    """What a run did to memory and the device, from the counters read at its marks: per kernel, per
+    pass (the increases of its passes summed, over their number), and for the whole run (workload =
+    the program, per run, from its first mark to its last), as ``device`` records
+    (:func:`benchcast.blockio.per_op`) and ``paging`` records (:func:`benchcast.paging.per_op`),
+    with the columns of ``result`` (the run's own records)."""
+    begun: dict[str, dict] = {}
+    totals: dict[str, tuple[int, dict | None]] = {}
+    for m in marks:
+        if m["edge"] == "begin":
+            begun[m["phase"]] = m["counters"]
+        elif m["phase"] in begun:
+            n, total = totals.get(m["phase"], (0, {}))
+            d = paging.delta(begun.pop(m["phase"]), m["counters"])
+            totals[m["phase"]] = (n + 1, d if n == 0 else paging.add(total, d))
+    runs = result[result["op"] == "run"]
+    if len(marks) < 2 or runs.empty:
+        raise BenchcastError(f"{where}: the run's marks are missing or incomplete ({len(marks)} read)")
+    per = {k: v for k, v in totals.items() if k not in SETUP_PHASES}
+    per[runs["workload"].iloc[0]] = (1, paging.delta(marks[0]["counters"], marks[-1]["counters"]))
+    rows = []
+    for workload, (n, d) in per.items():
+        dev = (d or {}).get("device")
+        rows += [{"workload": workload, **r} for r in
+                 blockio.per_op(dict.fromkeys(dev, 0) if dev else None, dev, n) + paging.per_op(d, n)]
+    meta = result.drop(columns=["op", "metric", "unit", "value", "workload"]).iloc[0].to_dict()
+    return rec.check(pd.DataFrame([{**meta, **r} for r in rows], columns=list(result.columns)), where=where)
 
 
 def run_ooc(programs, working_sets, mode: str, reps: int, at: Place) -> pd.DataFrame:
@@ -198,7 +278,7 @@ def run_ooc(programs, working_sets, mode: str, reps: int, at: Place) -> pd.DataF
                 try:
                     frames.append(run_program(
                         at.binaries[program], int(ws), reps, prefix=Path(at.out_dir) / f"{program}-{int(ws)}",
-                        mmap_file=mapped, timeout=at.timeout, cgroup=at.cgroup,
+                        mmap_file=mapped, at=at,
                         columns={"study": at.study, "device": at.device, "engine": mode, "data_size": int(ws),
                                  "run": at.run, **at.provenance}))
                     break

@@ -100,6 +100,17 @@ def oom_kills(cg) -> int | None:
     return None
 
 
+def stat(cg) -> dict[str, int]:
+    """The cgroup's own event and page counters (``memory.stat``: pgfault, pgmajfault,
+    workingset_refault_anon ...; v1's hierarchical ``total_*`` lines left out)."""
+    out = {}
+    for line in (Path(cg) / "memory.stat").read_text().splitlines():
+        name, _, value = line.partition(" ")
+        if value and not name.startswith("total_"):
+            out[name] = int(value)
+    return out
+
+
 def remove(rec: state_record.Recorder, errors: list) -> None:
     """Remove the recorded memory cgroup (:func:`benchcast.devices.cgroups.cgroup_remove`) and drop it
     from the record once gone."""
