@@ -698,12 +698,15 @@ def test_import_names_read_from_the_files_before_any_job(tmp_path):
     assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")})[:2] == (figs, series)
     renamed = {"type": "records", "files": str(tmp_path / "paper.csv"), "rename": {"dram": "ram"}}
     assert preflight.import_names(renamed)[3] == {"3d_xpoint", "ram", "nand_flash"}  # after the rename
-    # what the import refuses is its own check's to name: no names then
+    # what the import refuses, its own check names: the file, before any job
     (tmp_path / "old.json").write_text("{")
-    assert preflight.import_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}}) is None
+    with pytest.raises(BenchcastError, match="old.json: fio JSON is truncated or malformed"):
+        preflight.import_names({"type": "fio_json", "files": {"d": str(tmp_path / "old.json")}})
     (tmp_path / "paper.csv").write_text((tmp_path / "paper.csv").read_text().splitlines()[0] + "\n")
-    assert preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")}) is None
-    assert preflight.import_names({**soga, "fio": str(tmp_path / "paper.csv")}) is None
+    with pytest.raises(BenchcastError, match="paper.csv"):
+        preflight.import_names({"type": "records", "files": str(tmp_path / "paper.csv")})
+    with pytest.raises(BenchcastError, match="paper.csv"):
+        preflight.import_names({**soga, "fio": str(tmp_path / "paper.csv")})
 
 
 def test_a_record_file_with_a_ycsb_workload_that_does_not_exist_is_refused_at_its_line(tmp_path):

@@ -23,7 +23,8 @@ def ooc_relative(table: pd.DataFrame, labels=None) -> alt.Chart:
     df["short"] = [short_label(labels, d) for d in df["device"]]
     width = max(110, min(200, 1000 // max(1, df["short"].nunique()) - 20))
     base = alt.Chart(df).encode(
-        x=alt.X("ratio:Q", title="working set / memory limit (ratio)", scale=alt.Scale(type="log", base=2)),
+        # on three lines: a column is 110-200 px wide (seven tiers of the local study: 122 px)
+        x=alt.X("ratio:Q", title=["working set /", "memory limit", "(ratio)"], scale=alt.Scale(type="log", base=2)),
         y=alt.Y("relative:Q", title="slowdown (ratio)", scale=alt.Scale(type="log")),
         color=alt.Color("engine:N", title="mode", legend=alt.Legend(orient="top")),
         tooltip=["label", "engine", "workload", "data_size", "ratio", "value", "memory_value", "relative", "cv"],

@@ -247,11 +247,15 @@ def cut_short(data: dict, cell: dict) -> str | None:
     """Why a run fio reported as done did not run its whole time, or None: fio writes its JSON and
     exits 0 when a job's process is killed (it then reports the job with the time it had run, from
     0 ms), so a job whose runtime (``job_runtime``, in ms, after the ramp) is below the cell's
-    ``runtime`` (all of its runs are time based) was cut short."""
+    ``runtime`` (all of its runs are time based) was cut short - unless it appends
+    (``file_append``) and moved its whole ``size`` per job: such a job ends when its file is full."""
     want = float(cell["runtime"]) * 1000
+    appends = "file_append" in (cell.get("extra") or {})
+    whole = float(cell["size"]) * int(cell.get("numjobs", 1)) if appends else float("inf")
     for k, job in enumerate(data.get("jobs") or []):
         ran = job.get("job_runtime")
-        if isinstance(ran, (int, float)) and ran < 0.9 * want:
+        moved = sum(float((job.get(d) or {}).get("io_bytes", 0)) for d in ("read", "write", "trim"))
+        if isinstance(ran, (int, float)) and ran < 0.9 * want and moved < whole:
             return f"jobs[{k}] ({job.get('jobname', '')}) ran {ran:g} ms of its {want:g} ms (its process killed?)"
     return None
 
