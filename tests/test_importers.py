@@ -454,7 +454,9 @@ def test_study_mixing_imported_fio_folders_and_a_measured_device(bench_fio_tree,
     svg = (wd / "results/local/charts/device_figures.svg").read_text()
     assert "queue depth (requests in flight: fio iodepth; a line per numjobs)" in svg and "bench-fio folder B (16K, json+)" in svg
     # an added file reruns the import and nothing measured
-    (imports / "nvme_a" / "again.json").write_text((imports / "nvme_a" / "randread-1-1.json").read_text())
+    again = json.loads((imports / "nvme_a" / "randread-1-1.json").read_text())  # a repeat, not a copy:
+    again["jobs"][0]["read"]["lat_ns"]["mean"] *= 1.01  # an identical job is refused as one imported twice
+    (imports / "nvme_a" / "again.json").write_text(json.dumps(again))
     # the applications: three devices per series, screened, validated, and their aggregation said
     app = pd.read_csv(wd / "results/local/records/ycsb_output/their_ycsb.csv")
     assert set(app["device"]) == {"nvme_a"} and "lat_hdr" in set(app["metric"])

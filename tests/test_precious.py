@@ -211,6 +211,7 @@ def test_planning_zram_and_blockdev_as_an_ordinary_user_succeeds():
                              "write_iops": 100},
                 }
                 local["sources"] = {k: v for k, v in local["sources"].items() if k == "fio"}
+                local["sources"]["fio"].pop("devices", None)  # the default's tiers: every device here
                 grid.update(local["sources"]["fio"])
                 local.pop("report", None)
                 cfg["studies"] = {"local": local}
