@@ -157,15 +157,20 @@ def test_sigkill_leaves_recorded_swap_and_limit_that_teardown_all_removes(binari
     assert devices.state_record.read_state(j["state"])["created"] == {}
 
 
+def their_swap_file(path: Path) -> Path:
+    """A 16 MiB swap file benchcast did not make (not yet on)."""
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=16", "status=none"], check=True)
+    path.chmod(0o600)
+    subprocess.run(["mkswap", str(path)], check=True, capture_output=True)
+    return path
+
+
 @needs_root
 @needs_memcg
 def test_swap_benchcast_did_not_make_is_refused_or_recorded_and_never_touched(binaries, clean):
     if swap.active():
         pytest.skip("swap benchcast did not make is active here")
-    theirs = clean / "their-swap"
-    subprocess.run(["dd", "if=/dev/zero", f"of={theirs}", "bs=1M", "count=16", "status=none"], check=True)
-    theirs.chmod(0o600)
-    subprocess.run(["mkswap", str(theirs)], check=True, capture_output=True)
+    theirs = their_swap_file(clean / "their-swap")
     subprocess.run(["swapon", str(theirs)], check=True)
     try:
         j = job(clean, "zr", ZRAM, "swap", binaries, working_sets=["8M"])
@@ -191,10 +196,7 @@ def test_the_swap_of_a_benchmark_holding_the_machine_lock_is_waited_out(binaries
 
     if swap.active():
         pytest.skip("swap benchcast did not make is active here")
-    theirs = clean / "their-swap"
-    subprocess.run(["dd", "if=/dev/zero", f"of={theirs}", "bs=1M", "count=16", "status=none"], check=True)
-    theirs.chmod(0o600)
-    subprocess.run(["mkswap", str(theirs)], check=True, capture_output=True)
+    theirs = their_swap_file(clean / "their-swap")
     held = threading.Event()
 
     def other_run():
