@@ -68,6 +68,21 @@ def test_server_is_shut_down_when_the_body_raises(tmpfs, tmp_path):
     assert_no_processes_under(tmpfs)
 
 
+def test_a_server_killed_under_the_body_fails_it_in_one_line(tmpfs, tmp_path):
+    """A server that died while the body ran (here between statements, as a SIGKILL between YCSB's
+    phases or during the shutdown would leave it) fails the context, naming the server and its end,
+    even though the body itself raised nothing: what was measured beside it is not kept."""
+    with pytest.raises(BenchcastError, match=r"had ended \(code -9\) before its shutdown; what was measured"):
+        with mariadb.server(tmpfs / "data", tmp_path / "run", SMALL) as srv:
+            os.kill(srv.pid, signal.SIGKILL)
+            srv._proc.wait(10)
+    assert not (tmp_path / "run" / mariadb.PID_FILE).exists()
+    assert_no_processes_under(tmpfs)
+    with mariadb.server(tmpfs / "data2", tmp_path / "run2", SMALL) as srv:  # a clean shutdown: None
+        pass
+    assert srv.stop() is None
+
+
 def test_start_refuses_a_used_datadir_and_reports_a_server_that_cannot_start(tmpfs, tmp_path):
     (tmpfs / "data").mkdir()
     (tmpfs / "data" / "junk").write_text("x")

@@ -251,7 +251,7 @@ def cut_short(data: dict, cell: dict) -> str | None:
     (``file_append``) and moved its whole ``size`` per job: such a job ends when its file is full."""
     want = float(cell["runtime"]) * 1000
     appends = "file_append" in (cell.get("extra") or {})
-    whole = float(cell["size"]) * int(cell.get("numjobs", 1)) if appends else float("inf")
+    whole = float(cell["size"]) * int(cell["numjobs"]) if appends else float("inf")
     for k, job in enumerate(data.get("jobs") or []):
         ran = job.get("job_runtime")
         moved = sum(float((job.get(d) or {}).get("io_bytes", 0)) for d in ("read", "write", "trim"))

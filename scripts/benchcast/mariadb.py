@@ -124,6 +124,7 @@ class MariaDBServer:
     version: str = ""
     _proc: subprocess.Popen | None = field(default=None, repr=False)
     _socket_tmp: str | None = field(default=None, repr=False)
+    _ended: bool = field(default=False, repr=False)
 
     @property
     def error_log(self) -> Path:
@@ -161,9 +162,12 @@ class MariaDBServer:
             return self._proc.poll() is None
         return _alive(self.pid)
 
-    def stop(self, timeout: float = 60) -> None:
+    def stop(self, timeout: float = 60) -> str | None:
         """Shut down: SIGTERM (mariadbd's normal shutdown; ``mariadb-admin shutdown`` would add a
-        second, as it polls the pid file once a second), then SIGKILL, each with a bounded wait."""
+        second, as it polls the pid file once a second), then SIGKILL, each with a bounded wait.
+        Returns how the server ended other than by that shutdown (it had exited, or a signal not ours
+        ended it while it shut down), or None: a result measured beside such a server is not kept."""
+        unexpected = None
         try:
             if self.running():
                 self._signal(signal.SIGTERM)
@@ -171,12 +175,18 @@ class MariaDBServer:
                     self._signal(signal.SIGKILL)
                     if not self._wait(10):
                         raise BenchcastError(f"mariadb {self.datadir}: pid {self.pid} survived SIGKILL")
+                elif self._proc is not None and self._proc.returncode not in (0, -signal.SIGTERM):
+                    unexpected = f"ended with code {self._proc.returncode} during its shutdown"
+            elif self._proc is not None and not self._ended:
+                unexpected = f"had ended (code {self._proc.returncode}) before its shutdown"
         finally:
+            self._ended = True
             if not self.running():
                 (self.run_dir / PID_FILE).unlink(missing_ok=True)
                 if self._socket_tmp:
                     shutil.rmtree(self._socket_tmp, ignore_errors=True)
                     self._socket_tmp = None
+        return unexpected
 
     def _signal(self, sig) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -370,12 +380,21 @@ def server(datadir, run_dir, settings: dict | None = None, *, stop_timeout: floa
         with contextlib.suppress(ValueError):  # not in the main thread
             old = signal.signal(signal.SIGTERM, _raise_exit)
         yield srv
-    finally:
+    except BaseException:
         try:
             srv.stop(timeout=stop_timeout)
         finally:
             if old is not None:
                 signal.signal(signal.SIGTERM, old)
+        raise
+    try:
+        unexpected = srv.stop(timeout=stop_timeout)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    if unexpected:
+        raise BenchcastError(f"mariadb {srv.datadir}: the server {unexpected}; what was measured beside it "
+                             "is not kept")
 
 
 def _raise_exit(signum, frame):
