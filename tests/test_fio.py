@@ -305,7 +305,7 @@ def test_a_fio_output_of_a_killed_job_is_cut_short():
     # a job that appends ends when its file is full, early but whole: 4 MiB written in 232 ms
     full = fio_json()
     full["jobs"][0].update(job_runtime=232, write={**full["jobs"][0].get("write", {}), "io_bytes": 4 << 20})
-    appends = {"runtime": 1, "size": 4 << 20, "extra": {"fdatasync": 1, "file_append": 1}}
+    appends = {"runtime": 1, "size": 4 << 20, "numjobs": 1, "extra": {"fdatasync": 1, "file_append": 1}}
     assert fio.cut_short(full, appends) is None
     assert fio.cut_short(full, {**appends, "size": 8 << 20}).startswith("jobs[0]")
     assert fio.cut_short(full, {"runtime": 1, "size": 4 << 20}).startswith("jobs[0]")  # time based: loops
