@@ -143,11 +143,11 @@ case "$cmd" in
         setup
         stop_if_signalled "Snakemake started"
         # what Snakemake reads before the workflow can check it: --configfile files, --config items
-        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.configfiles "$@"
+        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.config.configfiles "$@"
         stop_if_signalled "Snakemake started"
         # the workflow read as Snakemake will read it, without its DAG: a refusal (a config key, an
         # imported file) is the one line on stderr, with none of Snakemake's framing around it
-        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.startup "$@"
+        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.core.startup "$@"
         stop_if_signalled "Snakemake started"
         # a stopped run (SIGTERM/SIGINT) exits non-zero: no report then
         forward_signals "$VENV/bin/snakemake" "$@"

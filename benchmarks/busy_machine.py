@@ -15,7 +15,7 @@ in the clone), then prints side by side:
   those of them other work on the measured device spoiled (``other_mbps``, ``other_iops``);
 * per tier (device), the median |busy/idle - 1| of the fio and YCSB trimmed means, raw and stated at
   the reference speed (``corrected``, issue 50), and their signed medians;
-* with ``--crossrun``: the cross-run table (:mod:`benchcast.crossrun`): a model fitted in the first
+* with ``--crossrun``: the cross-run table (:mod:`benchcast.prediction.crossrun`): a model fitted in the first
   tree predicts each device of the second from that tree's figures, raw and corrected, beside the
   same procedure within the first tree (interior MAPE per family).
 
@@ -24,7 +24,7 @@ in the clone), then prints side by side:
     .venv/bin/python benchmarks/busy_machine.py --compare A B --crossrun        # and the cross-run table
 
 A default run takes about 22 minutes idle: the whole comparison about 55 minutes. Needs root, like the
-default study; run it on an otherwise idle machine (``benchcast.quality.machine_now`` is printed
+default study; run it on an otherwise idle machine (``benchcast.sources.quality.machine_now`` is printed
 first). ``--compare`` takes two results/<study> folders (or clones) and prints the same tables.
 """
 
@@ -45,7 +45,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchcast import config, configfiles, crossrun, quality, records  # noqa: E402
+from benchcast import config, records
+from benchcast.config import configfiles
+from benchcast.prediction import crossrun
+from benchcast.sources import quality  # noqa: E402
 
 STUDY = "local"
 NEIGHBOUR = ROOT.parent / "shared" / "tools" / "busy-neighbour"
@@ -127,7 +130,7 @@ def verdict_changes(idle: pd.DataFrame, busy: pd.DataFrame) -> pd.DataFrame:
     return both[both["verdict_idle"] != both["verdict_busy"]].set_index("series")
 
 
-#: The interference figures of other work on the measured device (benchcast.otherio).
+#: The interference figures of other work on the measured device (benchcast.sources.otherio).
 OTHER_IO = ("other_mbps", "other_iops")
 REMEASURED = ["runs", "spoiled", "other_io", "measured_again", "flagged_cells"]
 
@@ -167,7 +170,7 @@ def study_of(config_path: Path, study: str = STUDY) -> dict:
 
 
 def cross_run(a_tree: Path, b_tree: Path, study: dict) -> pd.DataFrame:
-    """The cross-run table (:func:`benchcast.crossrun.table`): a model fitted in tree A predicts the
+    """The cross-run table (:func:`benchcast.prediction.crossrun.table`): a model fitted in tree A predicts the
     devices of tree B from B's figures, beside the same procedure within A; raw and corrected."""
     a, b = (crossrun.Tree(records.fill_settings(read_csv(t, "aggregated.csv")),
                           read_csv(t, "validation/nested_selection.csv"), read_csv(t, "validation/tiers.csv"))

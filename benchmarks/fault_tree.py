@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from benchcast import plan as bc_plan  # noqa: E402
+from benchcast.sources import plan as bc_plan  # noqa: E402
 from workflow_util import copy_workflow, edit_config  # noqa: E402
 
 STUDY = "local"

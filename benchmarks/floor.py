@@ -5,7 +5,7 @@ For each study tree (``results/<study>`` of a default run), the tiers the accept
 perfect models, neither of which exists:
 
 * **within-run**: predicts each result's true mean exactly; it misses only by the result's own
-  standard error (``truth_se_pct`` of ``validation/tiers.csv``; :mod:`benchcast.floor`). Printed:
+  standard error (``truth_se_pct`` of ``validation/tiers.csv``; :mod:`benchcast.screening.floor`). Printed:
   expected misses and the chance of none.
 * **other runs** (with two or more trees): predicts each result by the geometric mean of the same
   result in the *other* trees, i.e. by measuring the device again as often as the other runs did.
@@ -30,7 +30,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchcast import features, floor, tables  # noqa: E402
+from benchcast import features
+from benchcast.screening import floor
+from benchcast.report import tables  # noqa: E402
 from benchcast.validation import acceptance  # noqa: E402
 
 

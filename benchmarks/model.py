@@ -34,8 +34,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from benchcast import aggregate, config, records, screen, settings, sizes, validation  # noqa: E402
-from benchcast.units import parse_size  # noqa: E402
+from benchcast import aggregate, config, records, validation
+from benchcast.screening import screen, sizes
+from benchcast.config import settings  # noqa: E402
+from benchcast.core.units import parse_size  # noqa: E402
 
 
 def family(t: pd.DataFrame) -> pd.Series:

@@ -29,18 +29,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from benchcast import (  # noqa: E402
-    aggregate,
-    app_charts,
-    charts,
-    device_charts,
-    features,
-    paper_charts,
-    records,
-    screen,
-    spread_charts,
-    tables,
-)
+from benchcast import aggregate, features, records
+from benchcast.report import app_charts, charts, device_charts, paper_charts, spread_charts, tables
+from benchcast.screening import screen
 
 DEVICES = [f"dev{i:02d}" for i in range(20)]
 FIO = dict(workloads=["randread", "randwrite"], block_sizes=[1024 << i for i in range(10)], qd=[1, 2, 4, 16, 64],

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.linear_model import LinearRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from benchcast.screen import fit_all  # noqa: E402
+from benchcast.screening.screen import fit_all  # noqa: E402
 
 
 def main():

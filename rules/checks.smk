@@ -25,12 +25,12 @@ def study_names(study):
     """What the study's sources bring, before any job runs: (figures, series, cells). Figures:
     (workload, block size, metric or None: any) of every device figure it measures (its fio grids
     on the devices this machine has) or imports; series: (benchmark, engine, workload, op; None:
-    any) of its application results; cells: the imported application results (benchcast.preflight
+    any) of its application results; cells: the imported application results (benchcast.sources.preflight
     .CELL; None where the study also measures some). Imports are read by the import itself, its
-    checks included (benchcast.preflight.imported): a file it refuses stops the run here, before
+    checks included (benchcast.sources.preflight.imported): a file it refuses stops the run here, before
     any job, naming the file (and line)."""
-    from benchcast import fiojson as bc_fiojson
-    from benchcast import preflight as bc_preflight
+    from benchcast.sources import fiojson as bc_fiojson
+    from benchcast.sources import preflight as bc_preflight
 
     sources = STUDIES[study]["sources"]
     measured = {n: s for n, s in sources.items() if s["type"] in ("ycsb", "ooc")}
@@ -74,7 +74,7 @@ def check_cards(study):
     names, its imported files'), and, where they are all imported, on screen.min_devices devices
     at its data size.
     """
-    from benchcast import preflight as bc_preflight
+    from benchcast.sources import preflight as bc_preflight
 
     # read for every study: an imported device no imported row names is refused there
     measured, series, cells = study_names(study)
@@ -155,7 +155,7 @@ def unused(where, items, advice):
 
 
 # the import sources' files are read here once, by the run's own process (not by each job's), where
-# the run builds results (not for teardown, compare, --unlock: benchcast.smk.builds_results)
+# the run builds results (not for teardown, compare, --unlock: benchcast.core.smk.builds_results)
 UNUSED_CARDS = (
     [w for study in SELECTED for w in check_cards(study)]
     if workflow.is_main_process and bc_smk.builds_results()

@@ -10,18 +10,18 @@ from pathlib import Path
 _SCRIPTS = str(Path(workflow.basedir, "scripts").resolve())
 sys.path.insert(0, _SCRIPTS)
 
-from benchcast import smk as bc_smk  # noqa: E402
+from benchcast.core import smk as bc_smk  # noqa: E402
 from snakemake.io import strip_wildcard_constraints  # noqa: E402
 
 # Jobs find the package and the Python that runs Snakemake through the environment, not through
 # params or shell text: the environment is no rerun trigger, so a results tree copied or moved
 # elsewhere (cp -a, rsync to a cluster) plans nothing, however Snakemake is started.
 bc_smk.job_environment(_SCRIPTS)
-# Snakemake's scheduler would otherwise spin a CPU beside every benchmark (benchcast.smk)
+# Snakemake's scheduler would otherwise spin a CPU beside every benchmark (benchcast.core.smk)
 bc_smk.coalesce_reevaluations()
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
-from benchcast import configfiles as bc_configfiles  # noqa: E402
+from benchcast.config import configfiles as bc_configfiles  # noqa: E402
 
 
 def refuse(line):
@@ -29,7 +29,7 @@ def refuse(line):
     wrong) as the last line on stderr, unframed: SystemExit passes by Snakemake's error report
     (``WorkflowError in file ...`` and the .smk frames) and Python prints the line as the process
     ends; a lock the run took is released on the way out. ``./benchcast.sh run`` reads the workflow
-    once before Snakemake starts (benchcast.startup) and prints a refusal there alone.
+    once before Snakemake starts (benchcast.core.startup) and prints a refusal there alone.
     """
     raise SystemExit(line)
 
@@ -45,7 +45,7 @@ try:
 except BenchcastError as exc:
     refuse(str(exc))
 
-#: What the start of this run did after a killed one (benchcast.recover), or None.
+#: What the start of this run did after a killed one (benchcast.sources.recover), or None.
 RECOVERY = None
 
 # a run in progress in this tree: named here, before Snakemake's lock or incomplete-files errors
@@ -58,19 +58,19 @@ if workflow.is_main_process:
             f"Nothing was run"
         )
     # a lock no live run holds: the run before was killed (kill -9, a power cut). Like a database
-    # at start-up, finish what it left and go on (benchcast.recover): its jobs still running
+    # at start-up, finish what it left and go on (benchcast.sources.recover): its jobs still running
     # stopped, the jobs it started settled, its lock cleared here, before Snakemake's lock check;
     # its devices and servers torn down onstart (recover_killed_run), once it is known where
-    # the jobs run (a dry run, and benchcast.startup's reading of the workflow, see no stale lock)
+    # the jobs run (a dry run, and benchcast.core.startup's reading of the workflow, see no stale lock)
     if bc_smk.stale_lock():
-        from benchcast import recover as bc_recover
+        from benchcast.sources import recover as bc_recover
 
         RECOVERY = bc_recover.after_kill(".")
 
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
     try:
-        from benchcast import preflight as _preflight
+        from benchcast.sources import preflight as _preflight
 
         _preflight.check_writable("results")
     except BenchcastError as exc:
@@ -84,10 +84,10 @@ for _name in SELECTED:
         refuse(f"config: run.studies: unknown study {_name!r}")
 
 from benchcast import devices as bc_devices  # noqa: E402
-from benchcast import fio as bc_fio  # noqa: E402
-from benchcast import plan as bc_plan  # noqa: E402
-from benchcast import quality as bc_quality  # noqa: E402
-from benchcast import settings as bc_settings  # noqa: E402
+from benchcast.sources import fio as bc_fio  # noqa: E402
+from benchcast.sources import plan as bc_plan  # noqa: E402
+from benchcast.sources import quality as bc_quality  # noqa: E402
+from benchcast.config import settings as bc_settings  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
 #: Python over results, so a changed analysis reruns them and never a measurement.
@@ -135,11 +135,11 @@ def _plan(study):
 
 
 #: Every run each selected study measures (fio cells, YCSB and ooc jobs on the devices this machine
-#: has), built once (benchcast.plan): the get_* functions below read it.
+#: has), built once (benchcast.sources.plan): the get_* functions below read it.
 PLAN = {study: _plan(study) for study in SELECTED}
 
 
-#: What each wildcard matches (benchcast.plan: the engines, modes and programs of their modules).
+#: What each wildcard matches (benchcast.sources.plan: the engines, modes and programs of their modules).
 WILDCARDS = bc_plan.wildcard_constraints(STUDIES)
 
 
@@ -252,7 +252,7 @@ MEASURING_RESOURCES = dict(
 
 
 #: How the measuring jobs protect their runs (run.shield, run.interference.wait_run): handed to them
-#: in the environment (benchcast.quality.guard), not as params: how a run is protected is not what
+#: in the environment (benchcast.sources.quality.guard), not as params: how a run is protected is not what
 #: it measures, so a change of it never plans a measurement again (each run's record says what it had).
 os.environ[bc_quality.GUARD_ENV] = json.dumps(bc_quality.guard_settings(RUN))
 

@@ -1,7 +1,7 @@
 # Compare: two result trees (or two studies) side by side, per cell; `snakemake compare` builds every
 # comparison configured under `compare:`. Never part of rule all, and never plans anything upstream:
 # each side is an existing aggregated.csv, named by its absolute path, which no rule's output matches.
-from benchcast import tables as bc_tables  # noqa: E402
+from benchcast.report import tables as bc_tables  # noqa: E402
 
 COMPARE = config.get("compare", {})
 

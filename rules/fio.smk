@@ -12,7 +12,7 @@ rule fio_run:
         provisioned="results/{study}/devices/{device}/provisioned.json",
         previous=get_previous_runs,
     output:
-        # results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json and .fio (benchcast.plan)
+        # results/{study}/fio/{source}/{device}/{cell}/run{repeat}.json and .fio (benchcast.sources.plan)
         json=protected(bc_plan.pattern("fio", ".json")),
         jobfile=bc_plan.pattern("fio", ".fio"),
     log:

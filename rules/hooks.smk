@@ -8,7 +8,7 @@ def recover_killed_run():
     """
     if RECOVERY is None:
         return
-    from benchcast import recover as bc_recover
+    from benchcast.sources import recover as bc_recover
 
     if workflow.local_exec:
         try:
@@ -57,9 +57,9 @@ def refuse_changed_outputs():
 
 def refuse_remeasure():
     """onstart: stop before anything runs when a planned measuring job would overwrite an existing
-    raw result the user did not name (--config remeasure=[...] or --forcerun); benchcast.protect.
+    raw result the user did not name (--config remeasure=[...] or --forcerun); benchcast.core.protect.
     """
-    from benchcast import protect
+    from benchcast.core import protect
 
     if workflow.touch:  # --touch marks existing results up to date: it measures nothing
         return
@@ -93,7 +93,7 @@ def refuse_remeasure():
 
 def machine_check():
     """onstart: before measuring, one line of what else uses the machine; with
-    run.interference.wait_quiet, wait (that long at most) for a quiet machine (benchcast.quality).
+    run.interference.wait_quiet, wait (that long at most) for a quiet machine (benchcast.sources.quality).
     """
     if not any(j.rule.name in MEASURING_RULES for j in workflow.dag.needrun_jobs()):
         return
@@ -109,10 +109,10 @@ def machine_check():
 
 def start_progress():
     """onstart: one line per finished benchmark job (runs done / planned, time left), from a thread
-    that only looks for the jobs' outputs (benchcast.progress)."""
+    that only looks for the jobs' outputs (benchcast.core.progress)."""
     import time
 
-    from benchcast import progress as bc_progress
+    from benchcast.core import progress as bc_progress
 
     planned = [
         bc_progress.Planned(
@@ -137,7 +137,7 @@ def preflight():
     """onstart: every existing raw output a planned records job will read parses; else one line
     naming it, before any job deletes an earlier result. (The imported files are read, checks and
     all, before the DAG is built: rules/checks.smk.)"""
-    from benchcast import preflight as bc_preflight
+    from benchcast.sources import preflight as bc_preflight
 
     try:
         jobs = list(workflow.dag.needrun_jobs())
@@ -154,10 +154,10 @@ def preflight():
 def start_stop_watch():
     """onstart: SIGTERM/SIGINT/SIGHUP stop the run within a minute: Snakemake's own SIGTERM handling
     (stop scheduling) run from a thread, the running jobs told to stop, which tear down their
-    devices, then the onerror teardown (benchcast.stop)."""
+    devices, then the onerror teardown (benchcast.core.stop)."""
     import signal
 
-    from benchcast import stop as bc_stop
+    from benchcast.core import stop as bc_stop
 
     global STOP
     # the scheduler's own handler: stop scheduling, wait for the running jobs
@@ -221,7 +221,8 @@ def clear_failed_outputs():
     """onerror, with keep-incomplete (profiles/slurm, so that a cancelled or failed round job keeps
     the benchmarks it finished): remove what Snakemake would have removed for the other failed jobs,
     whose outputs may be partial. Measurements are exempt: they are written under a temporary name
-    and renamed when whole (benchcast.protect), so a stopped one leaves no output."""
+    and renamed when whole (benchcast.core.protect), so a stopped one leaves no output.
+    """
     import shutil
 
     if not workflow.execution_settings.keep_incomplete:
@@ -246,8 +247,8 @@ def teardown_everything():
     A stopped run (SIGTERM/SIGINT/SIGHUP) ends with one line: what was stopped and torn down.
     On a cluster this reaches only the head node's devices; run `snakemake teardown` there too.
     """
-    from benchcast import mariadb as bc_mariadb
-    from benchcast import stop as bc_stop
+    from benchcast.sources import mariadb as bc_mariadb
+    from benchcast.core import stop as bc_stop
 
     stopped = STOP is not None and STOP.signal is not None
     if stopped:

@@ -164,11 +164,11 @@ def get_import_files(wildcards):
 def get_import_inputs(wildcards):
     """The files an import source reads (folders and globs expanded): a changed, added or removed
     file reruns the import."""
-    from benchcast import importers as bc_importers
+    from benchcast.sources import importers as bc_importers
 
     src = get_source(wildcards)
     if src["type"] == "ycsb_output":
-        from benchcast import ycsb as bc_ycsb
+        from benchcast.sources import ycsb as bc_ycsb
 
         try:
             outputs = [
@@ -202,7 +202,7 @@ def get_import_inputs(wildcards):
 
 
 def get_import_digest(wildcards):
-    """The contents of the files an import reads (benchcast.smk.files_digest): a file changed with
+    """The contents of the files an import reads (benchcast.core.smk.files_digest): a file changed with
     its old modification time kept reruns the import too."""
     src = get_source(wildcards)
     if src["type"] == "soga2018":

@@ -24,7 +24,7 @@ rule ooc_run:
         provisioned="results/{study}/devices/{device}/provisioned.json",
     output:
         # results/{study}/ooc/{source}/{device}/{mode}/run{repeat}.csv and the raw folder
-        # beside it (benchcast.plan)
+        # beside it (benchcast.sources.plan)
         records=protected(bc_plan.pattern("ooc", ".csv")),
         raw=protected(directory(bc_plan.pattern("ooc", ""))),
     log:

@@ -36,7 +36,7 @@ def has_ooc(study):
 
 
 def get_memory_limits(wildcards):
-    """Record source label -> the memory its data could be cached in (benchcast.settings.memory_lines)."""
+    """Record source label -> the memory its data could be cached in (benchcast.config.settings.memory_lines)."""
     return bc_settings.memory_lines(STUDIES[wildcards.study]["sources"])
 
 
@@ -72,7 +72,7 @@ def get_final_outputs():
             out += rule_outputs(REPORT_SERIES_RULES + ANALYSIS_RULES, study)
             out += get_record_files_of(study)
     if workflow.is_main_process:
-        from benchcast import preflight as _preflight
+        from benchcast.sources import preflight as _preflight
 
         try:
             _preflight.check_output_files(out)

@@ -25,7 +25,7 @@ rule ycsb_run:
         previous=get_previous_runs,
     output:
         # results/{study}/ycsb/{source}/{device}/{engine}/{size}/run{repeat}.csv and the raw
-        # folder beside it (benchcast.plan)
+        # folder beside it (benchcast.sources.plan)
         records=protected(bc_plan.pattern("ycsb", ".csv")),
         raw=protected(directory(bc_plan.pattern("ycsb", ""))),
     log:

@@ -1,6 +1,7 @@
 """Rule script: all record tables of a study -> trimmed means (of the raw values, or of those stated at
 the reference speed: aggregate.value), the corrected ones beside them."""
-from benchcast import aggregate, records, smk
+from benchcast import aggregate, records
+from benchcast.core import smk
 
 
 def main(sm):

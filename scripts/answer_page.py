@@ -2,7 +2,8 @@
 and how good the predictions are per family, as a table."""
 from pathlib import Path
 
-from benchcast import answer_page, smk, tables
+from benchcast.report import answer_page, tables
+from benchcast.core import smk
 
 
 def main(sm):

@@ -1,7 +1,9 @@
 """Rule script: the answer for every spec card and series (the validated prediction, or the figure the
 card lacks), as a table and as lines."""
-from benchcast import answers, smk, tables
-from benchcast.iopath import io_path_min_per_op
+from benchcast.prediction import answers
+from benchcast.core import smk
+from benchcast.report import tables
+from benchcast.features.iopath import io_path_min_per_op
 
 
 def main(sm):

@@ -1,6 +1,7 @@
 """Rule script: the application results per engine (throughput, mean and tail latency over devices x
 workloads x data sizes, with the repeat spread), as a table and a chart."""
-from benchcast import app_charts, charts, smk, tables
+from benchcast.report import app_charts, charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

@@ -1,5 +1,6 @@
 """Rule script: devices vs the best feature with the fitted line (paper Figure 3)."""
-from benchcast import charts, paper_charts, smk, tables
+from benchcast.report import charts, paper_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

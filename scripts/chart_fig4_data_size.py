@@ -1,5 +1,6 @@
 """Rule script: results over data size per device, hypothetical devices emphasised (Figure 4)."""
-from benchcast import charts, paper_charts, smk, tables
+from benchcast.report import charts, paper_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

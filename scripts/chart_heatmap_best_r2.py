@@ -1,5 +1,6 @@
 """Rule script: heatmap of the best R^2 by workload x data size."""
-from benchcast import charts, paper_charts, smk, tables
+from benchcast.report import charts, paper_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

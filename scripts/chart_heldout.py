@@ -1,5 +1,6 @@
 """Rule script: predicted vs measured for held-out devices (the selected models)."""
-from benchcast import charts, prediction_charts, smk, tables
+from benchcast.report import charts, prediction_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

@@ -1,5 +1,6 @@
 """Rule script: each application's mean latency over data size per device, the memory line drawn."""
-from benchcast import app_charts, charts, smk, tables
+from benchcast.report import app_charts, charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

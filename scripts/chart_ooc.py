@@ -1,5 +1,6 @@
 """Rule script: out-of-core runs relative to the in-memory baseline, as a table and a chart."""
-from benchcast import app_charts, charts, smk, tables
+from benchcast.report import app_charts, charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

@@ -1,5 +1,6 @@
 """Rule script: predictions for the hypothetical devices with their prediction intervals."""
-from benchcast import charts, prediction_charts, smk, tables
+from benchcast.report import charts, prediction_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

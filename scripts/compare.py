@@ -2,7 +2,8 @@
 the two lie apart per benchmark, operation and device (the spread table)."""
 import logging
 
-from benchcast import charts, smk, spread_charts, tables
+from benchcast.report import charts, spread_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

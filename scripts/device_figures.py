@@ -1,5 +1,6 @@
 """Rule script: the measured devices' figures as a table and a chart, with the repeat spread."""
-from benchcast import charts, device_charts, smk, tables
+from benchcast.report import charts, device_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

@@ -1,5 +1,8 @@
 """Rule script: results over data size per device (measured and hypothetical) -> unseen sizes."""
-from benchcast import features, predict, smk, tables
+from benchcast import features
+from benchcast.prediction import predict
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

@@ -2,7 +2,9 @@
 held-out predictions of the chosen models (:func:`benchcast.validation.run_study`)."""
 import logging
 
-from benchcast import smk, tables, validation
+from benchcast.core import smk
+from benchcast.report import tables
+from benchcast import validation
 
 
 def main(sm):

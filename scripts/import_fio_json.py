@@ -1,5 +1,7 @@
 """Rule script: fio JSON outputs made elsewhere -> tidy records."""
-from benchcast import importers, records, smk
+from benchcast.sources import importers
+from benchcast import records
+from benchcast.core import smk
 
 
 def main(sm):

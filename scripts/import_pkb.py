@@ -1,5 +1,7 @@
 """Rule script: PerfKitBenchmarker sample files (fio and YCSB samples) -> tidy records."""
-from benchcast import pkb, records, smk
+from benchcast.sources import pkb
+from benchcast import records
+from benchcast.core import smk
 
 
 def main(sm):

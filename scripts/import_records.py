@@ -1,5 +1,7 @@
 """Rule script: benchcast record CSVs of another tree or machine -> records of this study."""
-from benchcast import importers, records, smk
+from benchcast.sources import importers
+from benchcast import records
+from benchcast.core import smk
 
 
 def main(sm):

@@ -1,5 +1,7 @@
 """Rule script: the machine, software and devices behind a study's records (their provenance)."""
-from benchcast import records, smk, tables
+from benchcast import records
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

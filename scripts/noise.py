@@ -1,6 +1,7 @@
 """Rule script: the cells whose repeats spread above the configured CV, as a table and a chart, and
 how fast the machine was while each device was measured."""
-from benchcast import charts, smk, spread_charts, tables
+from benchcast.report import charts, spread_charts, tables
+from benchcast.core import smk
 
 
 def main(sm):

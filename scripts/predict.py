@@ -1,5 +1,7 @@
 """Rule script: screening fits + spec cards -> predictions for the hypothetical devices."""
-from benchcast import predict, smk, tables
+from benchcast.prediction import predict
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

@@ -1,6 +1,8 @@
 """Rule script: predictions with intervals for the hypothetical devices from the selected models and the
 nested choice."""
-from benchcast import predict, smk, tables
+from benchcast.prediction import predict
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchcast import quality, smk
+from benchcast.sources import quality
+from benchcast.core import smk
 
 
 def main(sm):

@@ -2,7 +2,10 @@
 per series."""
 import logging
 
-from benchcast import features, screen, smk, tables
+from benchcast import features
+from benchcast.screening import screen
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

@@ -1,7 +1,9 @@
 """Rule script: held-out validation over data size (the size hold-out and the two-stage chain)."""
 import logging
 
-from benchcast import sizes, smk, tables
+from benchcast.screening import sizes
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

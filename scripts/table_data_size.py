@@ -1,5 +1,6 @@
 """Rule script: the report's table of the data-size validation (size hold-out and two-stage chain)."""
-from benchcast import smk, tables
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

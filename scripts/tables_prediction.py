@@ -1,5 +1,6 @@
 """Rule script: the prediction tables (paper Tables 12-14)."""
-from benchcast import smk, tables
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

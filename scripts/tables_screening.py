@@ -1,5 +1,6 @@
 """Rule script: the screening tables (paper Tables 8-11)."""
-from benchcast import smk, tables
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

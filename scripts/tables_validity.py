@@ -1,5 +1,6 @@
 """Rule script: the report's validity tables (verdicts per series, held-out error per tier, coverage, refusals, target intervals)."""
-from benchcast import smk, tables
+from benchcast.core import smk
+from benchcast.report import tables
 
 
 def main(sm):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from benchcast import aggregate, config, features, importers
+from benchcast import aggregate, config, features
+from benchcast.sources import importers
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -73,7 +74,7 @@ def opaque_names(monkeypatch) -> None:
         key = (workload, int(block_size), op, metric, int(iodepth or 1), engine or "", int(numjobs or 1), setting)
         return made.setdefault(key, f"F{len(made)}")
 
-    from benchcast import workloads
+    from benchcast.core import workloads
 
     monkeypatch.setattr(workloads, "feature_name", name)  # where it is made (spec cards read it there)
     monkeypatch.setattr(features, "feature_name", name)  # and as the analysis imported it

@@ -43,7 +43,9 @@ def paper_analysis():
     """The paper study analysed in memory, as the workflow's rules do: aggregated records, the
     screening, predictions, extrapolation and held-out validation (a dict of tables)."""
     from analysis_util import PAPER, paper_agg
-    from benchcast import features, predict, screen, validation
+    from benchcast import features, validation
+    from benchcast.prediction import predict
+    from benchcast.screening import screen
 
     agg = paper_agg()
     screened = screen.screen(agg, PAPER["features"], PAPER["series"], PAPER["pairing"], 3)

@@ -31,8 +31,8 @@ LABELS = {"dram": "DRAM (tmpfs)"}
 
 
 def svg(chart, tmp_path, name) -> str:
-    """``chart`` saved as ``<name>.svg`` under ``tmp_path`` (benchcast.charts.save); its text."""
-    from benchcast import charts
+    """``chart`` saved as ``<name>.svg`` under ``tmp_path`` (benchcast.report.charts.save); its text."""
+    from benchcast.report import charts
 
     path = tmp_path / f"{name}.svg"
     charts.save(chart, path)

@@ -1,9 +1,10 @@
-"""Tests of benchcast.answer_page: the report's answer page from a small hand-made answers table
+"""Tests of benchcast.report.answer_page: the report's answer page from a small hand-made answers table
 (two targets, three series) and verdicts table, every number checked by hand."""
 import numpy as np
 import pytest
 
-from benchcast import BenchcastError, answer_page
+from benchcast import BenchcastError
+from benchcast.report import answer_page
 from report_util import answers, verdicts
 
 

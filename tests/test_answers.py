@@ -1,10 +1,10 @@
-"""benchcast.answers: every card and series answered, or told which figure it lacks."""
+"""benchcast.prediction.answers: every card and series answered, or told which figure it lacks."""
 import numpy as np
 import pandas as pd
 import pytest
 from analysis_util import make_agg
 
-from benchcast import answers
+from benchcast.prediction import answers
 from benchcast.validation.folds import figures_cell
 
 F64 = ("randwrite", 65536, "lat_mean")

@@ -1,10 +1,10 @@
-"""Tests of benchcast.app_charts: the application results over data size (every k-th size beyond the
+"""Tests of benchcast.report.app_charts: the application results over data size (every k-th size beyond the
 cap), and mean latency over data size with the memory line and the held-out prediction."""
 import json
 
 import pandas as pd
 
-from benchcast import app_charts, tables
+from benchcast.report import app_charts, tables
 from report_util import repeated_agg, svg
 
 
@@ -36,7 +36,7 @@ def test_a_large_overview_draws_every_kth_data_size():
 def test_latency_over_size_draws_the_memory_line_and_the_held_out_prediction(tmp_path):
     from analysis_util import make_agg
 
-    from benchcast import screen, sizes
+    from benchcast.screening import screen, sizes
 
     mb = 10**6
     figs = {"a": {("randread", 4096, "lat_mean"): 10.0}, "b": {("randread", 4096, "lat_mean"): 20.0},

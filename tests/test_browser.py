@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from benchcast import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts, tables
+from benchcast.report import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts
+from benchcast.report import tables
 from browser_util import missing
 from conftest import ROOT
 from report_util import repeated_agg
@@ -164,7 +165,7 @@ def test_every_chart_of_the_built_report_renders(browser):
     for path, uri in sorted(pages.items()):
         browser.console()
         browser.get(uri)
-        if "/answer/" in path:  # an answer page (benchcast.answer_page): a table, no chart
+        if "/answer/" in path:  # an answer page (benchcast.report.answer_page): a table, no chart
             if not browser.wait("return document.querySelectorAll('.benchcast-answer table tr').length;", 30):
                 failed[path] = "no answer table"
             continue
@@ -213,7 +214,7 @@ def test_the_report_opens_with_the_answer(browser, tmp_path):
     import subprocess
     import sys
 
-    from benchcast import answer_page
+    from benchcast.report import answer_page
     from readable_util import viewport
     from report_util import answers, verdicts
 

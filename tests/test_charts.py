@@ -1,9 +1,10 @@
-"""Tests of benchcast.charts: saving a chart (SVG, interactive HTML), the one-line error of a format
+"""Tests of benchcast.report.charts: saving a chart (SVG, interactive HTML), the one-line error of a format
 it cannot write, and the small tables an interactive page embeds."""
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, charts, paper_charts
+from benchcast import BenchcastError
+from benchcast.report import charts, paper_charts
 
 
 def test_an_unknown_format_is_a_one_line_error(paper_analysis, tmp_path):

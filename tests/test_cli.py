@@ -9,7 +9,7 @@ PROGRAM = """
 import subprocess, sys
 sys.path.insert(0, {scripts!r})
 from benchcast import BenchcastError
-from benchcast.cli import run_logged
+from benchcast.core.cli import run_logged
 
 def job():
     print("from python")
@@ -44,7 +44,7 @@ STOPPED = """
 import signal, sys, time
 sys.path.insert(0, {scripts!r})
 from benchcast import devices
-from benchcast.cli import run_logged
+from benchcast.core.cli import run_logged
 
 def job():
     with devices.signals_raise():  # as a measuring job's device session does

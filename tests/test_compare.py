@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from benchcast import charts, device_charts, spread_charts, tables
+from benchcast.report import charts, device_charts, spread_charts, tables
 from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
 
 KEY = dict(benchmark="fio", engine="psync", workload="randread", block_size=4096, threads=1, data_size=0,

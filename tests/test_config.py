@@ -152,8 +152,8 @@ def test_the_default_local_study_runs_its_engines_across_their_memory():
 
     from analysis_util import CONFIG
 
-    from benchcast import settings
-    from benchcast.units import parse_size
+    from benchcast.config import settings
+    from benchcast.core.units import parse_size
 
     srcs = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["sources"]
     lines = settings.memory_lines(srcs)
@@ -381,7 +381,7 @@ def test_a_mistyped_workload_of_an_imported_run_is_named_by_its_key(workload):
 
 
 def test_the_workloads_the_schema_names_are_the_ones_that_exist():
-    from benchcast.workloads import WORKLOADS
+    from benchcast.core.workloads import WORKLOADS
 
     text = (ROOT / "config" / "schema.yaml").read_text()
     assert text.count("enum: [write-only, write-heavy, read-heavy, read-only, a, b, c, d, e, f") == 3

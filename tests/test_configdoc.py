@@ -1,9 +1,10 @@
 """The configuration reference (docs/config-reference.md) is what config/schema.yaml makes now
-(benchcast.configdoc): regenerate it with
-`PYTHONPATH=scripts .venv/bin/python -m benchcast.configdoc --write docs/config-reference.md`."""
+(benchcast.config.configdoc): regenerate it with
+`PYTHONPATH=scripts .venv/bin/python -m benchcast.config.configdoc --write docs/config-reference.md`."""
 from pathlib import Path
 
-from benchcast import config, configdoc
+from benchcast import config
+from benchcast.config import configdoc
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "config-reference.md"
@@ -12,7 +13,7 @@ REFERENCE = ROOT / "docs" / "config-reference.md"
 def test_the_committed_reference_is_the_schemas():
     assert REFERENCE.read_text() == configdoc.render(), (
         "docs/config-reference.md differs from config/schema.yaml: regenerate it with "
-        "PYTHONPATH=scripts .venv/bin/python -m benchcast.configdoc --write docs/config-reference.md")
+        "PYTHONPATH=scripts .venv/bin/python -m benchcast.config.configdoc --write docs/config-reference.md")
 
 
 def _keys(node, out: set, under: str = "") -> set:

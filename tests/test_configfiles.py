@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from benchcast import BenchcastError
-from benchcast import configfiles
+from benchcast.config import configfiles
 
 ROOT = Path(__file__).resolve().parents[1]
 

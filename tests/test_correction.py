@@ -9,7 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from benchcast import aggregate, correction, records
+from benchcast import aggregate, records
+from benchcast.records import correction
 
 
 def rec(value, unit, metric, share, speed, run=0):

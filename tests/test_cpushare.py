@@ -14,7 +14,7 @@ import time
 import pandas as pd
 import pytest
 
-from benchcast import cpushare, fiojson
+from benchcast.sources import cpushare, fiojson
 from benchcast.devices import benchcg
 from devices_util import needs_root
 

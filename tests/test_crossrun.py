@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchcast import config, configfiles, crossrun, records
+from benchcast import config, records
+from benchcast.config import configfiles
+from benchcast.prediction import crossrun
 
 DATA = Path(__file__).resolve().parent / "data" / "crossrun"
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,10 +1,10 @@
-"""Tests of benchcast.device_charts: the device figures (latency, IOPS, bandwidth) by block size and
+"""Tests of benchcast.report.device_charts: the device figures (latency, IOPS, bandwidth) by block size and
 queue depth, from the paper study and from a small table made by hand."""
 import json
 
 import pandas as pd
 
-from benchcast import device_charts
+from benchcast.report import device_charts
 from report_util import svg
 
 

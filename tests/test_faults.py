@@ -40,7 +40,7 @@ NEEDS = {"zram_reset": "zr", "loop_detach": "slow", "fuse_server": "fz", "mariad
 
 
 def _has_mariadb() -> bool:
-    from benchcast import mariadb
+    from benchcast.sources import mariadb
 
     return mariadb.available() is None
 

@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 from analysis_util import PAPER, make_agg, paper_agg, renamed
-from benchcast import BenchcastError, features, predict, screen
+from benchcast import BenchcastError, features
+from benchcast.prediction import predict
+from benchcast.screening import screen
 
 
 def test_tables_feature_ids_series_labels_and_targets():
@@ -129,7 +131,8 @@ def test_the_default_local_studys_feature_names_are_unchanged():
     import copy
 
     from analysis_util import CONFIG
-    from benchcast import config, fio
+    from benchcast import config
+    from benchcast.sources import fio
 
     study = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]
     cells = [c for src in study["sources"].values() if src["type"] == "fio"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, devices, features, fio, fiojson
+from benchcast import BenchcastError, devices, features
+from benchcast.sources import fio, fiojson
 from test_fiojson import fio_json
 from devices_util import HAS_ZRAM, clean, needs_blkio, needs_fuse, needs_loop, needs_root  # noqa: F401
 
@@ -320,7 +321,8 @@ def test_a_run_whose_fio_job_was_killed_is_not_kept(tmp_path):
     import threading
     import time
 
-    from benchcast import BenchcastError, stop
+    from benchcast import BenchcastError
+    from benchcast.core import stop
 
     src = {**SMALL, "rw": ["randread"], "block_sizes": ["4K"], "direct": False, "runtime": 2}
     cell = fio.expand_grid(src, {"d": {"kind": "dir", "path": str(tmp_path)}})[0]

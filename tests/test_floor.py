@@ -1,10 +1,11 @@
-"""benchcast.floor: the standard error of a trimmed mean and what a perfect model still misses."""
+"""benchcast.screening.floor: the standard error of a trimmed mean and what a perfect model still misses."""
 
 import numpy as np
 import pytest
 from scipy.stats import norm
 
-from benchcast import aggregate, floor
+from benchcast import aggregate
+from benchcast.screening import floor
 
 
 def test_se_factor_of_an_untrimmed_mean_is_one_over_root_n():

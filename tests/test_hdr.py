@@ -3,7 +3,8 @@ import math
 
 import pytest
 
-from benchcast import BenchcastError, hdr, ycsb
+from benchcast import BenchcastError
+from benchcast.sources import hdr, ycsb
 from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
 

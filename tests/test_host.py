@@ -1,9 +1,9 @@
-"""Tests of benchcast.host: the machine's provenance."""
+"""Tests of benchcast.core.host: the machine's provenance."""
 import platform
 import shutil
 import subprocess
 
-from benchcast import host
+from benchcast.core import host
 
 
 def test_machine_names_this_host():

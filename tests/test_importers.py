@@ -6,7 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, features, fiojson, importers, preflight, records
+from benchcast import BenchcastError, features, records
+from benchcast.sources import fiojson, importers, preflight
 from analysis_util import ROOT
 from test_pkb import PKB_FILE, PKB_YCSB_FILE
 from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401  (fixtures)
@@ -186,7 +187,8 @@ def _expected(path: Path) -> dict:
 def test_fio_json_sweep_every_setting_its_own_cell_equal_to_its_json(sweep_tree):
     """The iodepth x numjobs sweep, with and without group_reporting: nine cells per device, each
     once (no repeats, so no noise), every value what its JSON says; feature names per setting."""
-    from benchcast import aggregate, tables
+    from benchcast import aggregate
+    from benchcast.report import tables
 
     recs = importers.fio_json({"grouped": str(sweep_tree / "grouped"), "solo": str(sweep_tree / "solo")},
                               study="s", source="import:fio_json")
@@ -576,7 +578,8 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     """Two real runs of our bindings imported from a folder (outputs and their .hdr logs): the logs
     are not taken for outputs, each run keeps its histograms, and aggregation merges them: the
     merged p99 is the p99 of both runs' operations together, labelled as such."""
-    from benchcast import aggregate, hdr, ycsb
+    from benchcast import aggregate
+    from benchcast.sources import hdr, ycsb
 
     folder = tmp_path / "elsewhere"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""Tests of benchcast.iopath: the device figures shaped like what an application did to the device,
+"""Tests of benchcast.features.iopath: the device figures shaped like what an application did to the device,
 and its I/O-path figure."""
 
 import numpy as np
@@ -6,7 +6,9 @@ import pandas as pd
 import pytest
 
 from analysis_util import io_records, make_agg, renamed
-from benchcast import features, iopath, ratecap
+from benchcast import features
+from benchcast.features import iopath
+from benchcast.screening import ratecap
 
 
 def test_profile_candidates_follow_what_the_application_did_to_the_device():

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from benchcast import devices, fio
+from benchcast import devices
+from benchcast.sources import fio
 from devices_util import HAS_ZRAM, clean, needs_root  # noqa: F401 (fixtures)
 
 HOLD = """

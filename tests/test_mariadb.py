@@ -1,4 +1,4 @@
-"""benchcast.mariadb: a real throwaway server on a tmpfs the test mounts itself, always shut down; and
+"""benchcast.sources.mariadb: a real throwaway server on a tmpfs the test mounts itself, always shut down; and
 real YCSB runs against it (also one that fails on purpose)."""
 import os
 import signal
@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchcast import BenchcastError, config, mariadb, records, units, ycsb
+from benchcast import BenchcastError, config, records
+from benchcast.sources import mariadb, ycsb
+from benchcast.core import units
 from ycsb_util import assert_no_processes_under, need_mariadb, processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401
 
 SMALL = {"log_file_size": "8M"}  # a small redo log: tmpfs holds it

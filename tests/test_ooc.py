@@ -1,4 +1,4 @@
-"""Out-of-core programs (benchcast.ooc): built with the system compiler, run for real in each mode,
+"""Out-of-core programs (benchcast.sources.ooc): built with the system compiler, run for real in each mode,
 their JSON line parsed into records; a program killed for want of memory is named."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from benchcast import BenchcastError, ooc, paging, records
+from benchcast import BenchcastError, records
+from benchcast.sources import ooc, paging
 from devices_util import clean, needs_root  # noqa: F401
 from test_memlimit import needs_memcg
 
@@ -161,7 +162,8 @@ def test_a_program_killed_from_outside_is_said_so_and_runs_again(binaries, clean
     import threading
     import time
 
-    from benchcast import devices, stop
+    from benchcast import devices
+    from benchcast.core import stop
 
     sp = clean / "d.json"
 

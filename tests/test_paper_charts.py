@@ -1,10 +1,11 @@
-"""Tests of benchcast.paper_charts: the paper's Figures 3 and 4 and the best-R² heatmap, drawn from
+"""Tests of benchcast.report.paper_charts: the paper's Figures 3 and 4 and the best-R² heatmap, drawn from
 the paper study."""
 import json
 
 import pytest
 
-from benchcast import BenchcastError, paper_charts
+from benchcast import BenchcastError
+from benchcast.report import paper_charts
 from report_util import FOCUS, LABELS, svg
 
 

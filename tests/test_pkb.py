@@ -1,10 +1,11 @@
-"""benchcast.pkb: PerfKitBenchmarker sample files (its fio and YCSB samples) into records, every
+"""benchcast.sources.pkb: PerfKitBenchmarker sample files (its fio and YCSB samples) into records, every
 sample checked with its file and line."""
 import json
 
 import pytest
 
-from benchcast import BenchcastError, pkb
+from benchcast import BenchcastError
+from benchcast.sources import pkb
 
 
 def pkb_line(metric, value, unit, **metadata):

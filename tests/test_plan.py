@@ -9,7 +9,8 @@ import yaml
 from snakemake.io import regex_from_filepattern
 
 from analysis_util import CONFIG
-from benchcast import BenchcastError, config, fio, ooc, plan, ycsb
+from benchcast import BenchcastError, config
+from benchcast.sources import fio, ooc, plan, ycsb
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -165,7 +166,7 @@ def test_vocabularies_are_the_modules_and_the_schema_agrees():
 
 
 def test_run_paths_are_spelled_in_plan_alone():
-    """No rule file or script spells a run's path: they take it from benchcast.plan."""
+    """No rule file or script spells a run's path: they take it from benchcast.sources.plan."""
     files = [*ROOT.glob("rules/*.smk"), *ROOT.glob("scripts/*.py"),
              *(p for p in ROOT.glob("scripts/benchcast/**/*.py") if p.name != "plan.py")]
     spelled = [f"{p.relative_to(ROOT)}: {line.strip()}" for p in files

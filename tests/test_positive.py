@@ -1,9 +1,9 @@
-"""benchcast.positive: a result that cannot be zero is never shown at or below zero."""
+"""benchcast.fits.positive: a result that cannot be zero is never shown at or below zero."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from benchcast import positive
+from benchcast.fits import positive
 
 
 def test_a_lower_bound_below_zero_is_mirrored_on_the_log_scale():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcast import protect
+from benchcast.core import protect
 from conftest import mini_local_study
 from devices_util import benchcast_cgroups, losetup_all, zram_devices
 from workflow_util import checksums, copy_workflow, edit_config, measured_tree, planned_jobs, snakemake

@@ -5,7 +5,11 @@ import pandas as pd
 import pytest
 
 from analysis_util import PAPER, io_records, make_agg, paper_agg
-from benchcast import BenchcastError, config, features, fits, predict, screen, tables, validation, workloads
+from benchcast import BenchcastError, config, features, fits, validation
+from benchcast.prediction import predict
+from benchcast.screening import screen
+from benchcast.report import tables
+from benchcast.core import workloads
 from benchcast.validation import choice, intervals
 from benchcast.validation import folds as vfolds
 

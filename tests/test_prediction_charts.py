@@ -1,10 +1,10 @@
-"""Tests of benchcast.prediction_charts: the held-out predictions against the measured results and
+"""Tests of benchcast.report.prediction_charts: the held-out predictions against the measured results and
 the hypothetical devices' predictions with their intervals, drawn from the paper study."""
 import json
 
 import pytest
 
-from benchcast import prediction_charts
+from benchcast.report import prediction_charts
 from report_util import FOCUS, LABELS, svg
 
 

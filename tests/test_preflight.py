@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from benchcast import BenchcastError, preflight
+from benchcast import BenchcastError
+from benchcast.sources import preflight
 
 ROOT_RESULTS = "results/local/fio/fio/dram/randread-4K-abc123/run0.json"
 

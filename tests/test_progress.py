@@ -1,8 +1,8 @@
-"""Tests of benchcast.progress: lines per finished job and the time left, computed by hand."""
+"""Tests of benchcast.core.progress: lines per finished job and the time left, computed by hand."""
 
 import time
 
-from benchcast import progress
+from benchcast.core import progress
 
 
 def test_lines_and_time_left_by_hand(tmp_path):

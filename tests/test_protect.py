@@ -1,5 +1,5 @@
 """protect: which planned re-measurements are refused, and outputs renamed only when complete."""
-from benchcast import protect
+from benchcast.core import protect
 
 
 def test_refusal_lists_existing_raw_outputs_and_what_to_do(tmp_path):

@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, devices, fio, quality
+from benchcast import BenchcastError, devices
+from benchcast.sources import fio, quality
 from benchcast.devices import benchcg, delayed
 from devices_util import clean, needs_root  # noqa: F401
 

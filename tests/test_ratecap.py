@@ -1,4 +1,4 @@
-"""Tests of benchcast.ratecap: the rate-cap rule by hand on a small study with one capped device."""
+"""Tests of benchcast.screening.ratecap: the rate-cap rule by hand on a small study with one capped device."""
 
 import copy
 
@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 from analysis_util import CONFIG, io_records, make_agg
-from benchcast import config, features, predict, ratecap, screen, validation
+from benchcast import config, features, validation
+from benchcast.prediction import predict
+from benchcast.screening import ratecap, screen
 from benchcast.validation import choice
 
 P = {"a": 3.0, "b": 60.0, "c": 150.0, "d": 400.0, "e": 90.0, "cap": 60.0}  # read median (us)

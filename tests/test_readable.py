@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from benchcast import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts, tables
+from benchcast.report import app_charts, charts, device_charts, paper_charts, prediction_charts, spread_charts
+from benchcast.report import tables
 from browser_util import missing
 from conftest import ROOT
 from readable_util import readability

@@ -133,7 +133,8 @@ def test_runs_beyond_repeats_are_skip_notes_once_the_runs_agree(measured, tmp_pa
     another run."""
     import json
 
-    from benchcast import fio, records
+    from benchcast.sources import fio
+    from benchcast import records
 
     wd = tmp_path / "copy"
     shutil.copytree(measured, wd, symlinks=True)

@@ -1,8 +1,8 @@
-"""Tests of benchcast.screen: the paper's Tables 8-11 from its own data, pairing, series without a fit."""
+"""Tests of benchcast.screening.screen: the paper's Tables 8-11 from its own data, pairing, series without a fit."""
 import pytest
 
 from analysis_util import PAPER, paper_agg
-from benchcast import screen
+from benchcast.screening import screen
 
 
 def test_paper_screening_reproduces_tables_8_to_11():

@@ -1,4 +1,4 @@
-"""benchcast.settings: a source's settings as frozen objects, the schema's defaults filled in, sizes in
+"""benchcast.config.settings: a source's settings as frozen objects, the schema's defaults filled in, sizes in
 bytes; a wrong key is one line naming it."""
 
 import copy
@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from analysis_util import CONFIG
-from benchcast import BenchcastError, config, settings
+from benchcast import BenchcastError, config
+from benchcast.config import settings
 
 LOCAL = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["sources"]
 

@@ -1,10 +1,10 @@
-"""benchcast.sizes: the size hold-out and the two-stage chain, computed by hand on small tables."""
+"""benchcast.screening.sizes: the size hold-out and the two-stage chain, computed by hand on small tables."""
 import numpy as np
 import pandas as pd
 import pytest
 from analysis_util import PAPER, io_records, make_agg, paper_agg
 
-from benchcast import screen, sizes
+from benchcast.screening import screen, sizes
 
 GB = 10**9
 FIG = ("randwrite", 4096, "lat_mean")

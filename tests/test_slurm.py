@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import slurm_util
-from benchcast import correction
+from benchcast.records import correction
 from workflow_util import ROOT, copy_workflow, edit_config, snakemake
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
@@ -338,7 +338,7 @@ def test_measured_results_same_as_local(measured_runs):
     assert fio_json(local) == fio_json(wd) and len(fio_json(wd)) == len(DEVICES) * CELLS * 2
     # the same records and aggregate, row for row, but for the measured values and the figures of
     # the run itself (its CPU share, the machine's speed around it, the value stated at a reference
-    # speed: benchcast.correction)
+    # speed: benchcast.records.correction)
     run_figures = [*correction.COLUMNS, "speed_run"]
     for rel, values in [("records/fio/fio.csv", ["value"]),
                         ("aggregated.csv", ["value", "mean", "std", "cv", "min", "max"])]:

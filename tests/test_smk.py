@@ -1,10 +1,11 @@
-"""Tests of benchcast.smk: the glue of the rule scripts (log file, one-line errors, exit status)."""
+"""Tests of benchcast.core.smk: the glue of the rule scripts (log file, one-line errors, exit status)."""
 import logging
 from types import SimpleNamespace
 
 import pytest
 
-from benchcast import BenchcastError, smk
+from benchcast import BenchcastError
+from benchcast.core import smk
 
 
 def fake(tmp_path):
@@ -37,7 +38,7 @@ def test_runs_here_finds_another_snakemake_in_this_folder_only(tmp_path):
     import subprocess
     import sys
 
-    from benchcast.smk import runs_here
+    from benchcast.core.smk import runs_here
 
     fake = tmp_path / "snakemake"  # a process whose command is snakemake, started in tmp_path
     fake.write_text("import time\ntime.sleep(30)\n")
@@ -133,7 +134,7 @@ def test_the_scheduler_keeps_one_wakeup_timer(tmp_path):
 
 def test_builds_results_but_for_the_cure_and_the_comparison():
     """teardown, --unlock and compare read no study's inputs: a bad imported file must not stop them."""
-    from benchcast.smk import builds_results
+    from benchcast.core.smk import builds_results
 
     assert builds_results(["snakemake"]) and builds_results(["snakemake", "-n", "--config", "compare={}"])
     assert builds_results(["snakemake", "results/paper/aggregated.csv"])

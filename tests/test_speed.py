@@ -13,7 +13,9 @@ import time
 
 import pytest
 
-from benchcast import correction, fio, fiojson, quality, speed
+from benchcast.records import correction
+from benchcast.sources import fio, fiojson, quality
+from benchcast.core import speed
 from devices_util import clean, needs_root  # noqa: F401
 
 #: A spinner that waits for its go file (argv[1]), then spins for a minute at most.

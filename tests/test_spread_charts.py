@@ -1,10 +1,10 @@
-"""Tests of benchcast.spread_charts: the noisy cells and their count, the noisiest drawn within the
+"""Tests of benchcast.report.spread_charts: the noisy cells and their count, the noisiest drawn within the
 cap, and cell sizes labelled as their sources write them (the compare chart: tests/test_compare.py)."""
 import json
 
 import pandas as pd
 
-from benchcast import spread_charts, tables
+from benchcast.report import spread_charts, tables
 from report_util import repeated_agg, svg
 
 

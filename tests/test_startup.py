@@ -1,4 +1,4 @@
-"""Tests of benchcast.startup: ./benchcast.sh run's reading of the workflow before Snakemake starts,
+"""Tests of benchcast.core.startup: ./benchcast.sh run's reading of the workflow before Snakemake starts,
 in a scratch copy of the workflow (real Snakemake, real config files). A refusal is the only line it
 prints; a workflow that reads, or a command line Snakemake itself refuses, prints nothing (the run
 says what Snakemake has to say)."""
@@ -26,7 +26,7 @@ def wf(tmp_path_factory):
 
 def startup(wd: Path, *args) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(wd / "scripts")}
-    return subprocess.run([sys.executable, "-m", "benchcast.startup", *args], cwd=wd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "benchcast.core.startup", *args], cwd=wd, env=env, capture_output=True,
                           text=True, timeout=300)
 
 

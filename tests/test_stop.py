@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from benchcast import stop
+from benchcast.core import stop
 from benchcast.devices import memlimit, swap
 from devices_util import HAS_FUSE, HAS_LOOP, losetup_all, mounts_under, needs_root
 from workflow_util import ROOT, checksums, copy_workflow, edit_config, planned_jobs, snakemake, terminate
@@ -90,12 +90,12 @@ def test_the_stop_line_names_the_devices_and_what_they_held(tmp_path):
     (tmp_path / "sw.json").write_text(json.dumps({"kind": "loop", "status": "ready", "created": {"swapfile": "f", "memcg": "c"}}))
     (tmp_path / "r" / "db").mkdir(parents=True)
     (tmp_path / "r" / "db" / "mariadbd.pid").write_text("1\n")
-    st = stop.Stop(signal="SIGTERM", jobs=[(1, "benchcast.ycsb_job")])
+    st = stop.Stop(signal="SIGTERM", jobs=[(1, "benchcast.sources.ycsb_job")])
     st.live, st.servers = stop.live_devices([tmp_path, tmp_path / "missing"]), stop.servers([tmp_path / "r"])
     assert st.live == {str(tmp_path / "fz.json"): ["FUSE daemon", "loop device"],
                        str(tmp_path / "sw.json"): ["memory cgroup", "swap file"]}
     line = stop.summary(st, [str(tmp_path / "sw.json")])
-    assert line == ("benchcast: run stopped by SIGTERM: 1 job(s) stopped (benchcast.ycsb_job); torn down: "
+    assert line == ("benchcast: run stopped by SIGTERM: 1 job(s) stopped (benchcast.sources.ycsb_job); torn down: "
                     "fz (FUSE daemon, loop device); 1 MariaDB server(s) stopped; "
                     "NOT cleaned, run ./benchcast.sh teardown: sw")
 
@@ -112,7 +112,7 @@ def test_a_job_is_named_by_its_module_and_log_or_its_rule(tmp_path):
     try:
         time.sleep(0.3)
         assert [stop.job_name(p.pid, "comm") for p in procs] == [
-            "benchcast.fio logs/s/fio/x/run0.log", "rule aggregate", "comm"]
+            "benchcast.sources.fio logs/s/fio/x/run0.log", "rule aggregate", "comm"]
     finally:
         for p in procs:
             p.kill()
@@ -148,7 +148,7 @@ LOCKED_SNAKEFILE = textwrap.dedent("""
 def test_sigterm_while_the_scheduler_holds_its_lock(tmp_path, with_stop):
     """The reported hang, made to happen: a SIGTERM that Python hands to Snakemake's handler while
     the main thread is inside the scheduler's lock (here: post-processing a finished job). Snakemake's
-    own handler waits for that lock for ever (the cause); with benchcast.stop the run ends."""
+    own handler waits for that lock for ever (the cause); with benchcast.core.stop the run ends."""
     (tmp_path / "Snakefile").write_text(LOCKED_SNAKEFILE.format(scripts=SCRIPTS, with_stop=with_stop))
     p = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "1"], cwd=tmp_path,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -298,7 +298,8 @@ def test_a_signal_during_a_measuring_job_stops_the_run_within_a_minute(tmp_path,
     try:
         _stop_during(wd, kind)
     finally:  # whatever a failing test left: servers, then devices
-        from benchcast import devices, mariadb
+        from benchcast import devices
+        from benchcast.sources import mariadb
 
         mariadb.teardown_all(wd / "results/local")
         if (wd / "results/local/devices/state").is_dir():
@@ -371,7 +372,7 @@ def _stop_during(wd: Path, kind: str) -> None:
 @needs_root
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
 def test_a_signal_before_snakemake_starts_stops_the_run_there(tmp_path, sig):
-    """A signal to ./benchcast.sh while it checks the command line (python -m benchcast.configfiles,
+    """A signal to ./benchcast.sh while it checks the command line (python -m benchcast.config.configfiles,
     a foreground child the signal does not reach): bash runs its trap only once that child has
     returned, and it used to go on and start Snakemake, which measured with the SIGINT lost. The
     run stops there, non-zero, with one line; Snakemake never starts."""
@@ -379,7 +380,7 @@ def test_a_signal_before_snakemake_starts_stops_the_run_there(tmp_path, sig):
     proc = _start(wd, "benchcast.sh", ["results/local/records/fio/long.csv"])
     try:
         deadline = time.monotonic() + 60
-        while "benchcast.configfiles" not in [stop.job_name(p, "") for p in stop.children(proc.pid)]:
+        while "benchcast.config.configfiles" not in [stop.job_name(p, "") for p in stop.children(proc.pid)]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the command line check was not seen running:\n{proc.communicate()[0][-3000:]}")
             time.sleep(0.002)

@@ -1,10 +1,11 @@
-"""Tests of benchcast.tables: reading analysis outputs back, and the report's tables (the paper's
+"""Tests of benchcast.report.tables: reading analysis outputs back, and the report's tables (the paper's
 Tables 8-14 and the validity tables) from the paper study analysed in memory."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from benchcast import BenchcastError, tables
+from benchcast import BenchcastError
+from benchcast.report import tables
 
 FOCUS = {"benchmark": "ycsb", "engine": "mysql", "workload": "write-only", "op": "write", "metric": "lat_mean"}
 
@@ -62,7 +63,7 @@ def test_paper_tables_8_to_14(paper_analysis):
     t13 = tables.table13(a["points"], FOCUS).set_index("data_size_gb")
     assert list(t13.columns[:3]) == ["S-SCM", "M-SCM", "Optane-P4800X"]  # hypothetical devices first
     assert t13.loc[48.0, "S-SCM"] == pytest.approx(2027.159, abs=0.05) and not t13["beyond_2x"].any()
-    refused = a["points"].assign(value=lambda d: d["value"].where(d["device"] != "M-SCM"))  # see benchcast.positive
+    refused = a["points"].assign(value=lambda d: d["value"].where(d["device"] != "M-SCM"))  # see benchcast.fits.positive
     t13r = tables.table13(refused, FOCUS).set_index("data_size_gb")
     assert list(t13r.columns) == list(t13.columns) and t13r["M-SCM"].isna().all()
     t14 = tables.table14(a["fits"], FOCUS).set_index("device")
@@ -208,7 +209,7 @@ def test_machine_speed_by_hand():
 def test_validity_data_size_table_in_gb_size_holdout_first(paper_analysis):
     from analysis_util import PAPER
 
-    from benchcast import sizes
+    from benchcast.screening import sizes
 
     _, summary, _ = sizes.validate(paper_analysis["agg"], paper_analysis["screen"], PAPER["features"], PAPER["series"])
     t = tables.validity_data_size(summary)

@@ -1,7 +1,8 @@
-"""Tests of benchcast.units: sizes as fio and configs write them."""
+"""Tests of benchcast.core.units: sizes as fio and configs write them."""
 import pytest
 
-from benchcast import BenchcastError, units
+from benchcast import BenchcastError
+from benchcast.core import units
 
 
 @pytest.mark.parametrize("text, nbytes", [

@@ -46,7 +46,7 @@ def test_run_study_from_the_records_is_the_rules_run_from_the_aggregated_table_a
 
 
 def test_predict_imports_only_public_names_of_the_subpackage():
-    tree = ast.parse((PKG / "predict.py").read_text())
+    tree = ast.parse((PKG / "prediction" / "predict.py").read_text())
     names = [(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
              and (n.module or "").startswith("validation") for a in n.names]
     assert names and not [n for n in names if n[1].startswith("_")], names

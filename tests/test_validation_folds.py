@@ -7,7 +7,9 @@ import pytest
 import statsmodels.api as sm
 
 from analysis_util import io_records, make_agg
-from benchcast import features, fits, iopath, workloads
+from benchcast import features, fits
+from benchcast.features import iopath
+from benchcast.core import workloads
 from benchcast.validation import choice
 from benchcast.validation import folds as vfolds
 from validation_util import F4, F64, four_devices, hand_loo, pooled, six_tiers

@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchcast import fits, positive, records
+from benchcast import fits, records
+from benchcast.fits import positive
 from benchcast.validation import intervals
 
 

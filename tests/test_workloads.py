@@ -1,7 +1,7 @@
-"""Tests of benchcast.workloads: what fio and YCSB workloads measure."""
+"""Tests of benchcast.core.workloads: what fio and YCSB workloads measure."""
 import pytest
 
-from benchcast import workloads
+from benchcast.core import workloads
 
 
 def test_rw_op_of_pure_and_mixed_fio_workloads():

@@ -1,4 +1,4 @@
-"""benchcast.ycsb: workload properties, commands, the parser on captured outputs, and real YCSB runs on
+"""benchcast.sources.ycsb: workload properties, commands, the parser on captured outputs, and real YCSB runs on
 RocksDB on a tmpfs the test mounts itself."""
 import re
 import shutil
@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from benchcast import BenchcastError, records, ycsb
+from benchcast import BenchcastError, records
+from benchcast.sources import ycsb
 from ycsb_util import assert_no_processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
 SHAPE = {"fieldcount": 10, "fieldlength": 100}

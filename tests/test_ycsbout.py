@@ -1,7 +1,8 @@
-"""benchcast.ycsbout: YCSB's measurement output in as records, on captured outputs of real runs."""
+"""benchcast.sources.ycsbout: YCSB's measurement output in as records, on captured outputs of real runs."""
 import pytest
 
-from benchcast import BenchcastError, records, ycsbout
+from benchcast import BenchcastError, records
+from benchcast.sources import ycsbout
 from ycsb_util import DATA
 
 # --------------------------------------------------------------------------------------------- parser

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchcast import BenchcastError, mariadb, ycsb
+from benchcast import BenchcastError
+from benchcast.sources import mariadb, ycsb
 
 DATA = Path(__file__).resolve().parent / "data" / "ycsb"
 
@@ -85,9 +86,9 @@ def need_mariadb():
 
 def run_ycsb(engine, device_dir, workloads, data_size, threads, *, jar, out_dir, study, device, repeats=(0,),
              run_properties=None, io_counter=None, mariadb_options=None, **source):
-    """:func:`benchcast.ycsb.run_ycsb` with a YCSB source's keys as keywords (operationcount,
+    """:func:`benchcast.sources.ycsb.run_ycsb` with a YCSB source's keys as keywords (operationcount,
     properties, fast_load: false unless given, reload_per_workload ...), the rest as the place."""
-    from benchcast import settings
+    from benchcast.config import settings
 
     src = {"type": "ycsb", "engines": [engine], "workloads": list(workloads), "data_sizes": [data_size],
            "threads": threads, "fast_load": False, **source}

@@ -28,7 +28,8 @@ import sys
 import threading
 from pathlib import Path
 
-from .. import BenchcastError, host
+from .. import BenchcastError
+from ..core import host
 from . import base, benchcg, blockdev, blockinfo, cgroups, delayed, fsdax, loop, memlimit, state_record, swap
 from . import dir as dir_kind
 from . import throttled, tmpfs, zram

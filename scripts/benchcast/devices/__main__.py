@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from .. import BenchcastError
-from ..cli import run_logged
+from ..core.cli import run_logged
 from . import benchmark_lock, describe, ensure, provision, teardown, teardown_all
 
 

@@ -4,7 +4,7 @@ sizes, filesystem type, mkfs and mount options, and the schema's defaults for wh
 from __future__ import annotations
 
 from .. import BenchcastError
-from ..units import parse_size
+from ..core.units import parse_size
 
 
 FSTYPES = ("ext4", "xfs")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import floor
+from ..screening import floor
 from .verdicts import DEVICE_INDEPENDENT, VERDICT_BETTER, VERDICT_PREDICTABLE
 
 WRITE_OPS = ("update", "insert")
@@ -56,7 +56,7 @@ def check(tree: Path) -> tuple[pd.DataFrame, list[str]]:
 
 def noise_floor(inner: pd.DataFrame) -> dict:
     """What a perfect model would score on the judged tiers, from the truths' standard errors
-    alone (:mod:`benchcast.floor`): cells with a standard error, expected misses, P(no miss)."""
+    alone (:mod:`benchcast.screening.floor`): cells with a standard error, expected misses, P(no miss)."""
     judged = inner[inner["limit"].notna()]
     se = judged["truth_se_pct"] if "truth_se_pct" in judged else pd.Series(float("nan"), index=judged.index)
     return floor.expected_misses(se.to_numpy(dtype=float), judged["limit"].to_numpy(dtype=float))

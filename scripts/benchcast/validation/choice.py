@@ -5,7 +5,7 @@ choice next to the lowest held-out MAPE (:func:`select_multiple` likewise per po
 models). Both look at the held-out device's own fold while choosing. :func:`nested_choice` measures
 the error of choosing by held-out error itself: for each held-out device the model is chosen
 without it (:func:`rank_models` over the other devices); :func:`select_nested` makes that choice
-on all devices, for the spec cards (:func:`benchcast.predict.predict_targets_nested`).
+on all devices, for the spec cards (:func:`benchcast.prediction.predict.predict_targets_nested`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError
-from ..positive import positive_rows
+from ..fits.positive import positive_rows
 from ..features import POOL_PER_WORKLOAD, feature_matrix, series_matrix
-from ..iopath import IO_PATH, io_path_figures, io_path_weights
+from ..features.iopath import IO_PATH, io_path_figures, io_path_weights
 from ..records import SERIES_COLUMNS
 from .folds import LINE, MODEL_COLUMNS, figures_of, loo_simple, multiple_inner
 from .intervals import families, inner_errors, interval_spread, spread_of
@@ -68,7 +68,7 @@ def select_multiple(summary: pd.DataFrame, refusals: pd.DataFrame | None = None)
     n_candidates (models fitted), n_refused, r2_features, r2_rsquared_adj,
     r2_mape, r2_coverage, selected_features, selected_rsquared_adj, selected_mape,
     selected_coverage, differ, selected_figures (the selected model's feature keys, the column
-    ``figures`` of ``summary``: what :func:`benchcast.predict.predict_targets_multiple` fits).
+    ``figures`` of ``summary``: what :func:`benchcast.prediction.predict.predict_targets_multiple` fits).
     """
     complete = summary["n_predicted"] == summary["n_rows"]  # every held-out row predicted
     r2, ho = _choose(summary, ["pool"], "rsquared_adj", complete)
@@ -261,7 +261,7 @@ def select_nested(ranked: pd.DataFrame, keys: pd.DataFrame, mfolds: pd.DataFrame
     :func:`benchcast.validation.folds.loo_multiple`'s ``mfolds`` and ``msummary``), and
     ``log_spread_beyond``: ``spread`` (:func:`benchcast.validation.intervals.interval_spread`; NaN
     without it), and what each model is (``form``, ``figures``: what
-    :func:`benchcast.predict.predict_targets_nested` fits). Columns :data:`NESTED_SELECTION_COLUMNS`."""
+    :func:`benchcast.prediction.predict.predict_targets_nested` fits). Columns :data:`NESTED_SELECTION_COLUMNS`."""
     out = ranked.rename(columns={"mape": "score_mape"}).assign(rank=ranked["_rank"] + 1).drop(columns="_rank")
     out["log_spread_beyond"] = np.nan if spread is None else out["series"].map(spread).astype(float)
     out = out.join(keys, on="series")
@@ -280,7 +280,7 @@ def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFra
     of the same model's mape over the series whose keys (``keys``: index series,
     :data:`SERIES_COLUMNS`) differ only in the columns ``share``: the same model is the same kind,
     form and figures. An application's I/O-path figure (``io_path`` true: each application
-    workload has its own, :func:`benchcast.iopath.io_path_name`; also as a log-log line) is one
+    workload has its own, :func:`benchcast.features.iopath.io_path_name`; also as a log-log line) is one
     model across workloads."""
     fam = families(keys, share)
     figures = scores["figures"].where(~scores["io_path"].eq(True), IO_PATH)
@@ -293,7 +293,7 @@ def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
     """Per series (per group of the columns ``by``), the row whose ``prediction`` is the median of
     the best-ranked rows: of the largest odd number of them (``_rank`` 0 is the best; 1 row or 2:
     the best alone). A row whose prediction is missing or at or below 0 takes no part (a result
-    that cannot be zero: that model is refused there, :mod:`benchcast.positive`). Returns the rows
+    that cannot be zero: that model is refused there, :mod:`benchcast.fits.positive`). Returns the rows
     without ``_rank``, in the order of their group's first appearance."""
     ranked = ranked[ranked["prediction"].to_numpy(dtype=float) > 0]
     if ranked.empty:
@@ -309,7 +309,7 @@ def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.Data
     """The held-out predictions of the selected models only (simple per series, multiple per pool),
     with the paper's choice and the nested choice (:func:`nested_choice`) as further kinds: what
     the validity chart, coverage and tier tables are about. No prediction or bound at or below 0
-    (:func:`benchcast.positive.positive_rows`: refused, or the lower bound mirrored, and the flag
+    (:func:`benchcast.fits.positive.positive_rows`: refused, or the lower bound mirrored, and the flag
     says which)."""
     parts = [] if nested is None else [nested.assign(kind=KIND_NESTED)]
     for kind, col in ((KIND_HELDOUT, "selected_feature"), (KIND_PAPER, "paper_feature")):

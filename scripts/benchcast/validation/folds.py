@@ -39,7 +39,7 @@ from ..features import (
     series_matrix,
     varying_workload_variables,
 )
-from ..iopath import io_path_figures, io_path_weights
+from ..features.iopath import io_path_figures, io_path_weights
 from ..records import SERIES_COLUMNS
 
 FLAG_TOO_FEW = "too few training devices"
@@ -257,7 +257,7 @@ def loo_simple(agg: pd.DataFrame, candidates=None, alpha: float = 0.05, io_paths
     simple-regression prediction intervals (identical to statsmodels' obs_ci).
 
     ``io_paths`` (a ``min_per_op``, or None for none): the applications' I/O-path figures
-    (:func:`benchcast.iopath.io_path_figures`) are candidates too, from the ``device`` records in
+    (:func:`benchcast.features.iopath.io_path_figures`) are candidates too, from the ``device`` records in
     ``agg``; in each fold their weights come from the other devices' counters alone, so the
     held-out device's own application runs never enter its prediction.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..positive import positive_rows
+from ..fits.positive import positive_rows
 from ..records import SERIES_COLUMNS
 
 FLAG_BAND = "no interval of the model's own: the band of held-out errors beyond the measured devices"
@@ -92,7 +92,7 @@ def widen(rows: pd.DataFrame) -> pd.DataFrame:
     ``interval_flag`` says so: :data:`FLAG_BAND`), without ``log_spread``; ``covered`` recomputed
     where the rows have a truth. Rows without a spread or a positive prediction keep their
     interval. Every result is a positive quantity (a latency, a rate), whatever a straight line's
-    symmetric interval says: :func:`benchcast.positive.positive_rows` (no number at or below 0)."""
+    symmetric interval says: :func:`benchcast.fits.positive.positive_rows` (no number at or below 0)."""
     if "log_spread" not in rows.columns:
         return rows
     out = rows.drop(columns="log_spread")

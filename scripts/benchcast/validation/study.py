@@ -3,7 +3,7 @@
 From a study's records (or its aggregated table, and its screening where the workflow made it):
 the leave-one-device-out folds (:mod:`.folds`), the paper's, the held-out and the nested choice
 (:mod:`.choice`) with the nested choice's intervals widened where it extrapolates
-(:mod:`.intervals`) and the rate-cap rule (:mod:`benchcast.ratecap`), then the tiers and verdicts
+(:mod:`.intervals`) and the rate-cap rule (:mod:`benchcast.screening.ratecap`), then the tiers and verdicts
 (:mod:`.verdicts`). The rule ``heldout``, ``benchmarks/ablation.py`` and
 ``benchmarks/acceptance.py`` all call it.
 """
@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 
-from .. import BenchcastError, aggregate, blockio, ratecap, screen
+from .. import BenchcastError, aggregate
+from ..sources import blockio
+from ..screening import ratecap, screen
 from ..features import (
     POOL_ACROSS_WORKLOADS,
     POOL_PER_WORKLOAD,
@@ -25,8 +27,8 @@ from ..features import (
     simple_candidates,
     study_table,
 )
-from ..iopath import io_path_min_per_op, profile_candidates
-from ..workloads import read_fractions
+from ..features.iopath import io_path_min_per_op, profile_candidates
+from ..core.workloads import read_fractions
 from .choice import (
     Nested,
     fold_scores,
@@ -76,7 +78,7 @@ class Settings:
 
     @property
     def io_paths(self) -> float | None:
-        """The ``min_per_op`` of the I/O-path figures (:func:`benchcast.iopath.io_path_min_per_op`)."""
+        """The ``min_per_op`` of the I/O-path figures (:func:`benchcast.features.iopath.io_path_min_per_op`)."""
         return io_path_min_per_op(asdict(self))
 
     @property
@@ -113,7 +115,7 @@ def run_study(study: Study, *, records: pd.DataFrame | None = None, agg: pd.Data
     From the study's aggregated table ``agg``, or from its ``records`` (aggregated here with
     ``study.trim``, :func:`benchcast.aggregate.aggregate`); ``screened``: its screening
     (``screen.csv``), or None to screen here with ``study.min_devices``
-    (:func:`benchcast.screen.screen`)."""
+    (:func:`benchcast.screening.screen.screen`)."""
     if (records is None) == (agg is None):
         raise BenchcastError("run_study: give the study's records or its aggregated table, one of them")
     if agg is None:

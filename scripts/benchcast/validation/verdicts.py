@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import blockio, floor
+from ..sources import blockio
+from ..screening import floor
 from ..features import series_table
 from ..records import SERIES_COLUMNS
 from .choice import KIND_HELDOUT, KIND_MULTIPLE, KIND_NESTED, KIND_PAPER
@@ -73,7 +74,7 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     nested-choice model (:func:`benchcast.validation.choice.nested_choice`) and of the baseline,
     the spread of the results over devices (max / min), and a verdict: device-independent (the
     baseline is within ``tolerance`` % on every tier taken together: the device hardly matters; or, from
-    ``requests`` (:func:`benchcast.blockio.requests_per_op`), the workload's operations sent fewer
+    ``requests`` (:func:`benchcast.sources.blockio.requests_per_op`), the workload's operations sent fewer
     than :data:`benchcast.blockio.OFF_PATH_BELOW` device requests each on every device that counts
     them, at least :data:`benchcast.validation.folds.MIN_COVERED` of the series' devices (a tmpfs has no counters): what
     differs between devices is not the device), predictable (beats the baseline on the

@@ -1,0 +1,1 @@
+"""What the user reads: the tables (paper tables included), the answer page and the charts."""
