@@ -145,9 +145,10 @@ def test_precise_preset_is_a_valid_overlay_of_the_default():
 
 
 def test_the_default_local_study_runs_its_engines_across_their_memory():
-    """Each YCSB engine of the default local study at four sizes or more, the smallest within the
-    memory it caches its data in and the largest well beyond it (the data-size experiment);
-    fast loads, and direct I/O so that the engine's cache is that memory."""
+    """Each YCSB engine of the default local study at three sizes or more, the smallest within the
+    memory it caches its data in and the largest well beyond it (the data-size experiment), and a
+    size between the two engines' memories; fast loads, and direct I/O so that the engine's cache
+    is that memory."""
     import copy
 
     from analysis_util import CONFIG
@@ -159,10 +160,12 @@ def test_the_default_local_study_runs_its_engines_across_their_memory():
     lines = settings.memory_lines(srcs)
     ycsb = srcs["ycsb"]
     sizes = sorted(parse_size(s) for s in ycsb["data_sizes"])
-    assert len(sizes) >= 4 and ycsb["fast_load"] and ycsb["properties"]["rocksdb.directio"] is True
+    assert len(sizes) >= 3 and ycsb["fast_load"] and ycsb["properties"]["rocksdb.directio"] is True
     for engine in ycsb["engines"]:
         line = lines[f"ycsb:ycsb/{engine}"]
         assert sizes[0] <= line / 1.5 and sizes[-1] > line, (engine, sizes, line)
+    low, high = sorted(lines[f"ycsb:ycsb/{e}"] for e in ycsb["engines"])
+    assert any(low < s < high for s in sizes), (sizes, low, high)
 
 
 def test_spec_figure_units_must_fit_the_metric():
@@ -183,8 +186,8 @@ def test_optane_card_gives_the_same_figures_in_both_studies():
     units = features.feature_table(paper_agg()).drop_duplicates("feature").set_index("feature")["unit"]
     assert units["randread_4K_bw"] == "B/s" and units["randread_4K_lat_mean"] == "us"
     assert paper["randread_4K_bw"] == local["randread_4K_bw"] == pytest.approx(413e6)
-    for fid in ("randread_4K_lat_mean", "randwrite_4K_lat_mean"):
-        assert paper[fid] == local[fid]
+    assert paper["randread_4K_lat_mean"] == local["randread_4K_lat_mean"]
+    assert "randwrite_4K_lat_mean" in paper.index and "randwrite_4K_lat_mean" not in local.index  # not measured here
 
 
 def test_imported_fio_json_devices_must_be_imported_devices_of_the_study():
