@@ -322,7 +322,7 @@ class Tree:
 @dataclasses.dataclass(frozen=True)
 class Job:
     """One job of the clean run: its place in that run, rule, outputs, log and seconds; ``run``: the
-    measured run it is (benchcast.plan.Run) for a measuring job, ``device`` the device it is on."""
+    measured run it is (benchcast.sources.plan.Run) for a measuring job, ``device`` the device it is on."""
 
     place: int
     rule: str

@@ -2,7 +2,7 @@
 
 
 def run_of(wildcards):
-    """The planned run (benchcast.plan.Run) a measuring job's wildcards name."""
+    """The planned run (benchcast.sources.plan.Run) a measuring job's wildcards name."""
     w = dict(wildcards.items())
     fields = {k: int(v) if k == "size" else v for k, v in w.items()}
     fields["repeat"] = int(fields["repeat"])

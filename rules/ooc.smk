@@ -32,7 +32,7 @@ rule ooc_run:
     priority: get_round
     # a failed job runs again from the start, its partial output cleared first. A program the memory
     # cgroup kills (at a working set as large as the limit, over swap on a capped device) is retried
-    # inside the job, after a pause (benchcast.ooc.KILL_RETRIES): this retry comes at once, and in
+    # inside the job, after a pause (benchcast.sources.ooc.KILL_RETRIES): this retry comes at once, and in
     # session 19 it was killed too
     retries: 1
     conda:

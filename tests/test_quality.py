@@ -55,7 +55,7 @@ def test_work_at_a_positive_nice_value_is_recorded_apart_by_hand():
     b = snap(110.0, 0.0, 0.0, 65.0, 0.0, 440.0, 7e9, niced=18.0)
     f = quality.figures(a, b)
     assert f["other_cpu"] == pytest.approx(0.9) and f["niced_cpu"] == pytest.approx(0.8)
-    code = ("import os, sys, json\nos.nice(5)\nsys.path.insert(0, 'scripts')\nfrom benchcast import quality\n"
+    code = ("import os, sys, json\nos.nice(5)\nsys.path.insert(0, 'scripts')\nfrom benchcast.sources import quality\n"
             f"print(json.dumps(quality.figures({a!r}, {b!r})))")
     got = json.loads(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                                     check=True).stdout)
@@ -78,7 +78,7 @@ def test_our_own_niced_work_is_taken_from_the_nice_bucket_in_every_look():
     processes from the nice bucket, where their time is, so a niced spinner of its own is neither
     other work at a positive nice value nor (taken from the wrong bucket) hides other work at nice 0."""
     code = ("import os, sys, json, subprocess, time\nos.nice(10)\nsys.path.insert(0, 'scripts')\n"
-            "from benchcast import quality\n"
+            "from benchcast.sources import quality\n"
             f"spin = subprocess.Popen([sys.executable, '-c', {SPIN!r}])\ntime.sleep(0.3)\n"
             "now = quality.machine_now(1.0, exclude=[spin.pid], top=0)\nspin.kill()\n"
             "print(json.dumps(now))")

@@ -85,7 +85,7 @@ SPIN_SNAKEFILE = '''
 import os, sys, threading
 sys.path.insert(0, os.environ["BENCHCAST_SCRIPTS"])
 if os.environ.get("COALESCE") == "1":
-    from benchcast import smk
+    from benchcast.core import smk
     smk.coalesce_reevaluations()
 _Timer = threading.Timer
 STARTED = [0]

@@ -37,7 +37,7 @@ SCRIPTS = str(ROOT / "scripts")
 HOLDER = textwrap.dedent("""
     import sys, threading, time, subprocess
     sys.path.insert(0, {scripts!r})
-    from benchcast import stop
+    from benchcast.core import stop
     lock = threading.Lock()
     def then(signum):  # as Snakemake's handler does: take the lock the main thread holds
         with lock:
@@ -137,7 +137,7 @@ LOCKED_SNAKEFILE = textwrap.dedent("""
 
     onstart:
         if {with_stop}:
-            from benchcast import stop
+            from benchcast.core import stop
             stop.watch(then=signal.getsignal(signal.SIGTERM))
         sys.setprofile(signal_inside_the_lock)
 """)

@@ -62,7 +62,7 @@ def run_job(job: dict) -> None:
 
 
 def counters(state: dict, cgroup) -> dict:
-    """What a paging run's marks read (:class:`benchcast.ooc.Place`): the device's requests, the
+    """What a paging run's marks read (:class:`benchcast.sources.ooc.Place`): the device's requests, the
     program's memory cgroup and the machine's paging counters (:mod:`benchcast.sources.paging`)."""
     from .. import devices
     from . import paging

@@ -124,7 +124,7 @@ def _err(source_name: str, key: str, msg: str) -> BenchcastError:
 def measured_devices(source, devices: dict, source_name: str = "fio") -> list[str]:
     """The study devices a source (fio, YCSB, ooc) measures: its ``devices`` list (empty: none), or
     all non-imported ones. ``source``: the source's config, or a fio source's settings
-    (:class:`benchcast.settings.FioSettings`, ``devices`` None: not given)."""
+    (:class:`benchcast.config.settings.FioSettings`, ``devices`` None: not given)."""
     devices = devices or {}
     if isinstance(source, dict):
         given, wanted, what = "devices" in source, source.get("devices"), source.get("type", "fio")
@@ -222,6 +222,6 @@ def _ycsb_jobs(src, devices, wanted, where) -> list[dict]:
 
 
 def _ooc_jobs(src, devices, wanted, where) -> list[dict]:
-    """Each mode on the devices it can use (:data:`benchcast.ooc.MODE_KINDS`)."""
+    """Each mode on the devices it can use (:data:`benchcast.sources.ooc.MODE_KINDS`)."""
     return [{"device": d, "mode": mode} for d in wanted for mode in src["modes"]
             if MODE_KINDS[mode] is None or devices[d]["kind"] in MODE_KINDS[mode]]

@@ -5,7 +5,7 @@ Snakemake process of the folder is alive (:func:`benchcast.core.smk.stale_lock`)
 
 * :func:`orphans`: job processes the dead run left running in the folder (Snakemake killed alone: its
   jobs run on); :func:`stop_orphans` stops them as a stopped run stops its jobs (SIGTERM, so that
-  each tears down its device and what it owns; SIGKILL after :data:`benchcast.stop.GRACE_S`).
+  each tears down its device and what it owns; SIGKILL after :data:`benchcast.core.stop.GRACE_S`).
 * :func:`settle_incomplete`: the jobs the dead run had started (Snakemake's incomplete markers). A
   measuring job writes each raw output under a temporary name and renames it when complete
   (:mod:`benchcast.core.protect`), so a raw output that exists under its own name is complete: a job whose

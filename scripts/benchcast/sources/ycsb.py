@@ -263,7 +263,7 @@ def run_phase(p: Phase, jar, java: str = "java", columns: dict | None = None) ->
 
 @dataclass(frozen=True)
 class Place:
-    """Where and how one YCSB job runs, beside its settings (:class:`benchcast.settings.YcsbSettings`):
+    """Where and how one YCSB job runs, beside its settings (:class:`benchcast.config.settings.YcsbSettings`):
     the database goes under ``device_dir``, raw files under ``out_dir/r{run}/``, records are named
     ``study`` and ``device``. ``runs``: the run indices (one load each); ``io_counter``: a function
     returning the device's I/O counters (:func:`benchcast.devices.io_counters`), read before and

@@ -75,7 +75,7 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     the spread of the results over devices (max / min), and a verdict: device-independent (the
     baseline is within ``tolerance`` % on every tier taken together: the device hardly matters; or, from
     ``requests`` (:func:`benchcast.sources.blockio.requests_per_op`), the workload's operations sent fewer
-    than :data:`benchcast.blockio.OFF_PATH_BELOW` device requests each on every device that counts
+    than :data:`benchcast.sources.blockio.OFF_PATH_BELOW` device requests each on every device that counts
     them, at least :data:`benchcast.validation.folds.MIN_COVERED` of the series' devices (a tmpfs has no counters): what
     differs between devices is not the device), predictable (beats the baseline on the
     interior tiers, interior MAPE <= ``tolerance`` %), better than the baseline but outside the
