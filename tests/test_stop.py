@@ -90,12 +90,12 @@ def test_the_stop_line_names_the_devices_and_what_they_held(tmp_path):
     (tmp_path / "sw.json").write_text(json.dumps({"kind": "loop", "status": "ready", "created": {"swapfile": "f", "memcg": "c"}}))
     (tmp_path / "r" / "db").mkdir(parents=True)
     (tmp_path / "r" / "db" / "mariadbd.pid").write_text("1\n")
-    st = stop.Stop(signal="SIGTERM", jobs=[(1, "benchcast.sources.ycsb_job")])
+    st = stop.Stop(signal="SIGTERM", jobs=[(1, "benchcast.ycsb_job")])
     st.live, st.servers = stop.live_devices([tmp_path, tmp_path / "missing"]), stop.servers([tmp_path / "r"])
     assert st.live == {str(tmp_path / "fz.json"): ["FUSE daemon", "loop device"],
                        str(tmp_path / "sw.json"): ["memory cgroup", "swap file"]}
     line = stop.summary(st, [str(tmp_path / "sw.json")])
-    assert line == ("benchcast: run stopped by SIGTERM: 1 job(s) stopped (benchcast.sources.ycsb_job); torn down: "
+    assert line == ("benchcast: run stopped by SIGTERM: 1 job(s) stopped (benchcast.ycsb_job); torn down: "
                     "fz (FUSE daemon, loop device); 1 MariaDB server(s) stopped; "
                     "NOT cleaned, run ./benchcast.sh teardown: sw")
 
@@ -112,7 +112,7 @@ def test_a_job_is_named_by_its_module_and_log_or_its_rule(tmp_path):
     try:
         time.sleep(0.3)
         assert [stop.job_name(p.pid, "comm") for p in procs] == [
-            "benchcast.sources.fio logs/s/fio/x/run0.log", "rule aggregate", "comm"]
+            "benchcast.fio logs/s/fio/x/run0.log", "rule aggregate", "comm"]
     finally:
         for p in procs:
             p.kill()
