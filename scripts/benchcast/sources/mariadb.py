@@ -382,13 +382,9 @@ def server(datadir, run_dir, settings: dict | None = None, *, stop_timeout: floa
             old = signal.signal(signal.SIGTERM, _raise_exit)
         yield srv
     except BaseException:
-        try:
-            srv.stop(timeout=stop_timeout)
-        finally:
-            if old is not None:
-                signal.signal(signal.SIGTERM, old)
+        srv.stop(timeout=stop_timeout)
         raise
-    try:
+    else:
         unexpected = srv.stop(timeout=stop_timeout)
     finally:
         if old is not None:
