@@ -234,7 +234,10 @@ def thresholds():
     }
 
 
-STOP_KEYS = ("max_repeats", "stable_cv")
+#: A measuring source's keys that say which runs exist, not how one is made (the repeat-until-stable
+#: keys among them): a job's recorded settings leave them out (rules/inputs.smk), so a new size,
+#: device or repeat re-plans no measured run.
+RUN_AXES = ("devices", "repeats", "max_repeats", "stable_cv")
 
 #: A measuring job takes the whole machine (resource `machine`, profiles: every other job takes
 #: one unit of it by default), so no other job of the workflow runs beside a benchmark.

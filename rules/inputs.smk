@@ -85,7 +85,7 @@ def get_ooc_job(wildcards):
     return json.dumps(
         {
             **_job(wildcards),
-            "source": get_source(wildcards),
+            "source": get_ooc_job_source(wildcards),
             "mode": run.mode,
             "repeat": run.repeat,
             "binaries": get_ooc_binaries(wildcards),
@@ -151,9 +151,26 @@ def get_run_records_inputs(wildcards):
 
 
 def get_ycsb_job_source(wildcards):
-    """The YCSB source's settings as a job sees them: without the repeat-until-stable keys, which
-    say how many runs there are, not how one is made."""
-    return {k: v for k, v in get_source(wildcards).items() if k not in STOP_KEYS}
+    """The YCSB source's settings as one job sees them (recorded, so a change re-plans the job):
+    its own engine and data size, without the keys that say which runs exist (``RUN_AXES``).
+    Adding or dropping a size, an engine, a device or a repeat leaves a measured run's settings
+    as they were."""
+    run = run_of(wildcards)
+    return {
+        **_job_source(wildcards),
+        "engines": [run.engine],
+        "data_sizes": [f"{run.size}B"],
+    }
+
+
+def get_ooc_job_source(wildcards):
+    """An out-of-core source's settings as one job sees them: its own mode, as
+    :func:`get_ycsb_job_source`."""
+    return {**_job_source(wildcards), "modes": [run_of(wildcards).mode]}
+
+
+def _job_source(wildcards):
+    return {k: v for k, v in get_source(wildcards).items() if k not in RUN_AXES}
 
 
 def get_import_files(wildcards):

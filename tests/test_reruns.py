@@ -13,6 +13,8 @@ from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
 
 BENCH_RULES = {"provision_device", "fio_run", "ycsb_run", "teardown_device", "build_ycsb"}
+#: The rules that measure (a teardown only follows its device's list of outputs).
+MEASURING = BENCH_RULES - {"teardown_device"}
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +119,22 @@ def test_changing_a_ycsb_setting_plans_its_runs_again(measured):
     jobs = _dry(measured, lambda c: c["studies"]["local"]["sources"]["ycsb"].update(operationcount=300))
     assert jobs["ycsb_run"] == 12  # 4 devices x 3 data sizes x 1 repeat
     assert "fio_run" not in jobs and "build_ycsb" not in jobs
+
+
+def test_a_data_size_or_a_repeat_added_or_dropped_plans_only_its_own_runs(measured):
+    """The sizes, engines, devices and repeats of a YCSB source say which runs exist, not how one is
+    made: a measured run's recorded settings do not hold them, so changing them plans only the new
+    runs (and dropping one plans nothing), never one measured before."""
+    ycsb = lambda c: c["studies"]["local"]["sources"]["ycsb"]  # noqa: E731
+    jobs = _dry(measured, lambda c: ycsb(c)["data_sizes"].append("3MB"))
+    assert jobs["ycsb_run"] == 4, jobs  # 4 devices x the new size
+    assert "fio_run" not in jobs and "provision_device" not in jobs
+    jobs = _dry(measured, lambda c: ycsb(c)["data_sizes"].remove("4MB"))
+    assert not (set(jobs) & MEASURING), jobs  # the analysis again, without that size
+    jobs = _dry(measured, lambda c: ycsb(c).update(repeats=2))
+    assert jobs["ycsb_run"] == 12, jobs  # run 1 of 4 devices x 3 sizes
+    jobs = _dry(measured, lambda c: ycsb(c).update(devices=["dram", "dram2", "disk"]))
+    assert not (set(jobs) & MEASURING), jobs
 
 
 def test_repeat_until_stable_plans_only_the_runs_beyond_repeats(measured):
