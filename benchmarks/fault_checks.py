@@ -211,6 +211,11 @@ def job_words(job: Job) -> list[str]:
     return [word(job.rule) + "|" + re.escape("/".join(job.outputs[0].split("/")[-2:]))]
 
 
+def reasons(output: str) -> list[str]:
+    """The one-line reasons benchcast gave in ``output`` (``benchcast: ...``)."""
+    return [ln for ln in output.splitlines() if re.match(r"\s*benchcast: ", ln)]
+
+
 def names_job(output: str, job: Job) -> list[str]:
     """The lines of ``output`` by benchcast that name ``job``."""
     words = job_words(job)

@@ -31,6 +31,7 @@ class Fault:
     run: int = 0
     did: str = ""  # what was done ("" until injected)
     at: float = 0.0  # seconds into the job
+    after_outputs: bool = False  # its job's outputs were all there when it struck (its work done)
     runs_needed: int | None = None
     violations: list[str] = dataclasses.field(default_factory=list)
 
@@ -285,9 +286,10 @@ def strike(tree: Tree, proc: subprocess.Popen, fault: Fault, window: float) -> N
         tree.note_state()
         if not s.job_pids():
             return  # the job ended before its point
+        after = all((tree.path / o).exists() for o in fault.job.outputs)
         did = kind.act(s)
         if did:
-            fault.did, fault.at = did, time.monotonic() - t_job
+            fault.did, fault.at, fault.after_outputs = did, time.monotonic() - t_job, after
             return
         time.sleep(0.02)
 

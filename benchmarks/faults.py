@@ -62,9 +62,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fault_checks import (TRACEBACK, check_records, compare_layout, layout, leftovers, lost,  # noqa: E402
-                          names_job, raw_outputs)
+                          names_job, raw_outputs, reasons)
 from fault_kinds import FILL, KINDS, Fault, strike, survived  # noqa: E402
-from fault_tree import CHAINABLE, HANG_S, MEASURING, STUDY, Job, Run, Tree, _done, catalogue  # noqa: E402,F401
+from fault_tree import CHAINABLE, HANG_S, JAR, MEASURING, STUDY, Job, Run, Tree, _done, catalogue  # noqa: E402,F401
+
+from benchcast import BenchcastError  # noqa: E402 (fault_tree puts the package on the path)
+from benchcast.sources.ycsb import build_jar  # noqa: E402
 
 #: Runs of the command after a fault (or at a round's end) before the study must have finished.
 MAX_RUNS = 3
@@ -349,7 +352,10 @@ class Campaign:
                 continue
             # its one line: in the run it struck, or for a run that could not clean up, the next one
             if f.run == run.number and KINDS[f.kind].cleans or f.run == run.number - 1 and not KINDS[f.kind].cleans:
-                if not names_job(run.output, f.job):
+                if f.after_outputs and f.run == run.number:  # its job had done its work: what failed
+                    if run.code != 0 and not reasons(run.output):  # after it says why instead
+                        f.violations.append(f"line: run {run.number} failed and no line of it says why")
+                elif not names_job(run.output, f.job):
                     f.violations.append(f"line: no line of run {run.number} names {f.job.name}")
             if f.runs_needed is None and run.number >= f.run:
                 chained = f.job.rule in CHAINABLE
@@ -426,6 +432,10 @@ def main(argv=None) -> int:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise SystemExit(f"faults: unknown kind(s) {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    try:  # the bindings every scratch tree copies (built once here, as the tests' fixture does)
+        build_jar(JAR)
+    except BenchcastError as exc:
+        raise SystemExit(f"faults: {exc}")
     work = args.work or Path(f"/var/tmp/benchcast-faults-{args.seed}")
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
