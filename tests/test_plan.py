@@ -56,10 +56,10 @@ def test_default_plans_count_every_run_of_the_config(default_plans):
     assert default_plans["paper"].runs == ()  # imported alone: nothing measured
     local = default_plans["local"]
     count = {t: len(local.select(type=t)) for t in plan.MEASURED}
-    # fio: 6 devices x (3 randread cells, 4K-64K, and the 64K randwrite) x 3; commit: 6 x 2 x 3; on
+    # fio: 6 devices x (3 randread cells, 4K-64K, and the 16K and 64K randwrites) x 3; commit: 6 x 2 x 3; on
     # the two out-of-core tiers alone (zcap, loop): 2 x 2 reads (4K, 64K) x 3 and 2 x one 16K commit x 3
     # ycsb: 6 devices x 2 engines x 3 sizes x 3; ooc: 19 (device, mode) pairs x 2
-    assert count == {"fio": 6 * 4 * 3 + 6 * 2 * 3 + 2 * 2 * 3 + 2 * 1 * 3, "ycsb": 6 * 2 * 3 * 3,
+    assert count == {"fio": 6 * 5 * 3 + 6 * 2 * 3 + 2 * 2 * 3 + 2 * 1 * 3, "ycsb": 6 * 2 * 3 * 3,
                      "ooc": 19 * 2}
     assert {r.mode for r in local.select(device="fuse150", type="ooc")} == {"memory", "mmap"}
     assert local.devices("ooc") == sorted(["zram", "zcap", "fuse150", "disk", "loop", "fuse400", "slow"])
