@@ -20,6 +20,11 @@ sources: what a smaller config would have predicted from the same runs.
 
     .venv/bin/python benchmarks/model.py TREE --devices zram,fuse150,disk,fuse400,slow --block-sizes 4K,16K,64K
     .venv/bin/python benchmarks/model.py TREE --drop-source paging --cells zcap,loop=randread:4K,write:16K
+
+``--beside OTHER`` adds, per family, how far each interior device's result in another run of the same
+config lies from this run's (``again``; ``again_scaled`` with each series' common factor between the
+runs taken out) and the model's MAPE over the scaled one (``ratio_scaled``): the model against
+measuring the device again.
 """
 
 from __future__ import annotations
@@ -72,6 +77,23 @@ def per_tier(tiers: pd.DataFrame) -> pd.DataFrame:
     wide["without worst"] = [t[(t["family"] == f) & (t["held_out"] != worst[f])]["ape"].mean() for f in wide.index]
     wide["worst"] = worst
     return wide
+
+
+def remeasured(tiers: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Per family, how far the same device's result in ``other`` (another run's tiers) lies from this
+    run's, on this run's interior tiers: ``again`` as measured, ``again_scaled`` after each series'
+    common factor between the runs (the geometric mean of its devices' ratios) is taken out. The
+    scaled error is what moves a device's result against its series' other devices from one run to
+    the next: a held-out prediction from the other devices carries it; the within-run floor does not."""
+    key = ["series", "held_out"]
+    both = tiers[tiers["metric"] == "lat_mean"].merge(
+        other[other["metric"] == "lat_mean"][key + ["truth"]], on=key, suffixes=("", "_other"))
+    log_ratio = np.log(both["truth_other"] / both["truth"])
+    scale = log_ratio.groupby(both["series"]).transform("mean")
+    both = both.assign(family=family(both), again=100 * (np.exp(log_ratio) - 1).abs(),
+                       again_scaled=100 * (np.exp(log_ratio - scale) - 1).abs())
+    inner = both[both["position"] == "interior"]
+    return inner.groupby("family")[["again", "again_scaled"]].mean()
 
 
 def nonpositive(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -134,6 +156,7 @@ def main(argv=None) -> int:
     p.add_argument("--block-sizes", default="", help="from the records: these features.block_sizes")
     p.add_argument("--drop-source", action="append", default=[], help="from the records: without this fio source")
     p.add_argument("--cells", default="", help="from the records: DEVICES=RW:BS,... only those fio cells there")
+    p.add_argument("--beside", default="", help="another run's tree: each device's result there against this run's")
     args = p.parse_args(argv)
     from_records = bool(args.devices or args.block_sizes or args.drop_source or args.cells)
     cfg = yaml.safe_load(Path(args.config).read_text())
@@ -151,7 +174,11 @@ def main(argv=None) -> int:
         else:
             t = again(tree, study) if args.again else stored(tree)
         print(f"== {tree}{' (analysed again)' if args.again or from_records else ''}")
-        print(per_family(t["verdicts"], t["size_summary"]).round(1).to_string())
+        fam = per_family(t["verdicts"], t["size_summary"])
+        if args.beside:
+            fam = fam.join(remeasured(t["tiers"], stored(Path(args.beside))["tiers"]))
+            fam["ratio_scaled"] = fam["mape"] / fam["again_scaled"]
+        print(fam.round(1).to_string())
         print(per_tier(t["tiers"]).round(1).to_string())
         shown = {k: t[k] for k in ("chosen_folds", "target_predictions", "size_folds", "predictions", "extrapolation")
                  if k in t}
