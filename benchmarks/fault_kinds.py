@@ -44,8 +44,9 @@ class Fault:
         if not self.injected:
             return (f"fault {self.index:3d} {self.kind:12s} round {self.round} run {self.run}: {where}: missed "
                     f"(its job ended before its point, or its victim never came); not counted")
+        after = " (its job's outputs were all there: the line asked of its run's failure)" if self.after_outputs else ""
         return (f"fault {self.index:3d} {self.kind:12s} round {self.round} run {self.run}: {where}: "
-                f"{self.did}; runs needed {self.runs_needed}; {'; '.join(self.violations) or 'ok'}")
+                f"{self.did}{after}; runs needed {self.runs_needed}; {'; '.join(self.violations) or 'ok'}")
 
 
 class Strike:
