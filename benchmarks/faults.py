@@ -44,6 +44,12 @@ clean up (mounts, loop and zram devices, swap, cgroups, servers, FUSE daemons; a
 round's end); every fault produced one line naming its job and cause, and no run printed a traceback.
 
     sudo .venv/bin/python benchmarks/faults.py --seed 1 --faults 60 [--work /var/tmp/faults] [--keep]
+    sudo .venv/bin/python benchmarks/faults.py --replay seed1.txt [--round 5]   # strike them again
+
+``--replay`` reads the fault lines an earlier run printed and strikes the same kinds at the same
+points of the same jobs (by name), round by round on fresh copies (``--round``: only those rounds),
+whatever the timing of this run: a fault the draws would have moved elsewhere after a miss stays
+on its job. A fault whose job is done before its turn is missed, and said so.
 
 Prints one line per fault, then the table: fault kind, injections, runs needed (the most after one
 fault until its job was done), invariant violations; then the totals. Exit 1 on any violation.
@@ -52,8 +58,10 @@ fault until its job was done), invariant violations; then the totals. Exit 1 on 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -127,13 +135,17 @@ class Campaign:
     """The seed's faults over rounds of fresh trees (see the module doc)."""
 
     def __init__(self, seed: int, wanted: int, work: Path, kinds=tuple(KINDS), mutate=small_study,
-                 keep: bool = False, say=print, plan: list[str] | None = None, patch=None, args=()):
+                 keep: bool = False, say=print, plan: list[str] | None = None, patch=None, args=(),
+                 script: dict[int, list[Scripted]] | None = None):
         """``plan``: the kinds to inject, each once, instead of the seed's draws (the tests);
         ``patch(path)``: what to change in each scratch copy of the workflow (the tests); ``args``:
-        what each run gives after ``run`` (Snakemake targets: the tests stop at the aggregate)."""
+        what each run gives after ``run`` (Snakemake targets: the tests stop at the aggregate);
+        ``script``: the faults of an earlier campaign to strike again, round by round
+        (:func:`read_script`): the same kinds at the same points of the same jobs."""
         self.seed, self.wanted, self.work, self.kinds = seed, wanted, Path(work), list(kinds)
         self.mutate, self.keep, self.say, self.patch, self.args = mutate, keep, say, patch, tuple(args)
         self.plan = list(plan) if plan is not None else None
+        self.script = script
         self.queue: list[tuple[Fault, Job]] = []
         self.tries: Counter = Counter()
         self.fastest: dict[str, float] = {}  # job log -> its shortest time so far
@@ -187,6 +199,13 @@ class Campaign:
     def next_fault(self, tree: Tree, after: int) -> tuple[Fault, Job] | None:
         """The next fault and its job, after the job at place ``after``; None: the round is over (a
         drawn fault no job of it can take waits for the next round)."""
+        if self.script is not None:  # the script's next fault; one whose job is done is missed
+            while self.queue and _done(tree, self.queue[0][1]):
+                fault, job = self.queue.pop(0)
+                fault.job, fault.round, fault.run = job, self.number, len(tree.runs) + 1
+                self.faults.append(fault)
+                self.missed.append(fault)
+            return self.queue.pop(0) if self.queue else None
         if self.plan is not None:
             while self.queue and _done(tree, self.queue[0][1]):
                 self.plan.append(self.queue.pop(0)[0].kind)  # its job done unstruck: the next round's
@@ -263,8 +282,14 @@ class Campaign:
         self.rounds += 1
         tree = Tree(self.work / f"round{self.rounds}", self.mutate, self.patch, self.args)
         mine: list[Fault] = []
+        self.missed: list[Fault] = []
         if self.plan is not None:
             self.assign(tree)
+        self.number = self.rounds  # the round's number in the lines
+        if self.script is not None:  # the scripted round's faults, under its own number
+            jobs = {j.name: j for j in self.jobs}
+            self.number = sorted(self.script)[self.rounds - 1]
+            self.queue = [(Fault(x.index, x.kind, 1, x.fraction), jobs[x.job]) for x in self.script[self.number]]
         try:
             self._rounds(tree, mine)
             self.check_round(tree, mine)
@@ -278,7 +303,7 @@ class Campaign:
             forced = tree.dispose(self.keep)
             if forced:
                 (mine[-1].violations if mine else self.other).append(f"leftover: cleaned by force: {', '.join(forced)}")
-        for f in mine:
+        for f in sorted(mine + self.missed, key=self.faults.index):
             self.say(f.line())
 
     def _rounds(self, tree: Tree, mine: list) -> None:
@@ -295,7 +320,7 @@ class Campaign:
                     closing = True
                     break
                 fault, job = picked
-                fault.job, fault.round, fault.run = job, self.rounds, len(tree.runs) + 1
+                fault.job, fault.round, fault.run = job, self.number, len(tree.runs) + 1
                 strike(tree, proc, fault, self.seconds_of(fault))
                 if not fault.injected and self.plan is not None and not _done(tree, job):
                     retry.append((fault, job))  # its job did not come, or ended early: the next run's
@@ -383,6 +408,14 @@ class Campaign:
             self.clean()
         else:
             self.reuse(reference)
+        if self.script is not None:
+            names = {j.name for j in self.jobs}
+            gone = [x.job for faults in self.script.values() for x in faults if x.job not in names]
+            if gone:
+                raise SystemExit(f"faults: the study has no job {gone[0]!r} to strike again")
+            for _ in self.script:
+                self.round()
+            return
         while self.injected < self.wanted:
             before = self.injected
             self.round()
@@ -394,6 +427,32 @@ class Campaign:
             if self.injected == before:
                 self.other.append("a round without a fault struck: the study's jobs take none of the kinds")
                 break
+
+
+@dataclasses.dataclass(frozen=True)
+class Scripted:
+    """One fault of an earlier campaign, as its line printed it."""
+
+    index: int
+    kind: str
+    fraction: float
+    job: str  # the job's name: its rule and first output
+
+
+#: A fault's line (:meth:`Fault.line`), struck or missed.
+LINE = re.compile(r"^fault\s+(\d+) (\S+)\s+round (\d+) run \d+: (\S+ \S+) at ([\d.]+):")
+
+
+def read_script(text: str, rounds: set[int] | None = None) -> dict[int, list[Scripted]]:
+    """The faults an earlier campaign printed, by round (only ``rounds`` when given), in the order
+    they came: struck and missed alike, as the campaign met them."""
+    script: dict[int, list[Scripted]] = {}
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if m and (rounds is None or int(m.group(3)) in rounds):
+            script.setdefault(int(m.group(3)), []).append(
+                Scripted(int(m.group(1)), m.group(2), float(m.group(5)), m.group(4)))
+    return script
 
 
 def table(faults: list[Fault], other: list[str]) -> str:
@@ -420,7 +479,11 @@ def table(faults: list[Fault], other: list[str]) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--seed", type=int, help="the seed of the faults' draws (required unless --replay)")
+    p.add_argument("--replay", type=Path, metavar="OUTPUT",
+                   help="strike again the faults an earlier run of this script printed (its output, saved)")
+    p.add_argument("--round", type=int, action="append", metavar="N",
+                   help="with --replay: only this round (again for more); a round starts on a fresh copy")
     p.add_argument("--faults", type=int, default=60, help="faults to inject (default 60)")
     p.add_argument("--work", type=Path, help="folder for the scratch trees (default /var/tmp/benchcast-faults-SEED)")
     p.add_argument("--kinds", help=f"comma-separated fault kinds (default all: {','.join(KINDS)})")
@@ -432,16 +495,32 @@ def main(argv=None) -> int:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise SystemExit(f"faults: unknown kind(s) {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    script, what = None, f"seed {args.seed}"
+    if args.replay:
+        try:
+            script = read_script(args.replay.read_text(), set(args.round) if args.round else None)
+        except OSError as exc:
+            raise SystemExit(f"faults: --replay: {exc.filename}: {exc.strerror}")
+        if not script:
+            raise SystemExit(f"faults: --replay: {args.replay}: no fault line"
+                             f"{' of round ' + ', '.join(map(str, args.round)) if args.round else ''}")
+        what = f"replay of {args.replay} (round {', '.join(map(str, script))})"
+    elif args.seed is None:
+        raise SystemExit("faults: give --seed S (or --replay OUTPUT)")
+    elif args.round:
+        raise SystemExit("faults: --round goes with --replay")
     try:  # the bindings every scratch tree copies (built once here, as the tests' fixture does)
         build_jar(JAR)
     except BenchcastError as exc:
         raise SystemExit(f"faults: {exc}")
-    work = args.work or Path(f"/var/tmp/benchcast-faults-{args.seed}")
+    work = args.work or Path(f"/var/tmp/benchcast-faults-{'replay' if script else args.seed}")
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    c = Campaign(args.seed, args.faults, work, kinds, keep=args.keep, say=lambda s: print(s, flush=True))
+    wanted = sum(map(len, script.values())) if script else args.faults
+    c = Campaign(args.seed or 0, wanted, work, kinds, keep=args.keep, say=lambda s: print(s, flush=True),
+                 script=script)
     c.go()
-    print(f"\nseed {args.seed}: {c.injected} faults over {c.rounds} round(s) in {(time.monotonic() - t0) / 60:.1f} min "
+    print(f"\n{what}: {c.injected} faults over {c.rounds} round(s) in {(time.monotonic() - t0) / 60:.1f} min "
           f"(a clean run: {c.clean_s:.0f} s)")
     for v in c.other:
         print(f"  {v}")

@@ -8,7 +8,8 @@ fault kind is injected once, into its own job, in one chain of runs of the comma
 (nothing else between the runs), and one test per kind asserts the invariants held for it. A kind
 whose device the machine lacks is skipped. Then the harness itself on a fault known to break an
 unguarded run: a power cut, with the start-up recovery taken out of the copy's workflow, is caught
-(the next runs refuse until the harness gives up, and what the dead run left is still there).
+(the next runs refuse until the harness gives up, and what the dead run left is still there). And a
+fault's printed line, replayed (--replay), strikes the same job at the same point again.
 
 The module took 5 min 11 s and 6 min 14 s on this 2-core machine (`time .venv/bin/python -m pytest
 tests/test_faults.py -q`, beside other engineers' test runs, load 3-5; a clean run of the study:
@@ -143,3 +144,19 @@ def test_the_harness_catches_a_power_cut_that_breaks_an_unguarded_run(campaign, 
     said = "; ".join(cut.violations)
     assert "not finished" in said and "leftover" in said, cut.line()
     assert cut.runs_needed is None, cut.line()
+
+
+def test_a_fault_line_replays_the_same_fault_at_the_same_point_of_the_same_job(campaign, tmp_path):
+    """--replay: the line the campaign printed for its first struck fault, struck again on a fresh
+    copy (the campaign's clean run the reference): the same kind, job and fraction, struck, and every
+    invariant held."""
+    first = next(f for f in campaign.faults if f.injected)
+    script = faults.read_script(first.line())
+    assert list(script) == [first.round] and len(script[first.round]) == 1
+    c = faults.Campaign(0, 1, tmp_path, mutate=ci_study, say=print, args=ARGS, script=script)
+    c.go(reference=campaign)
+    (again,) = c.faults
+    assert (again.index, again.kind, again.fraction, again.job.name) == (first.index, first.kind, first.fraction,
+                                                                         first.job.name)
+    assert again.injected and again.round == first.round, again.line()
+    assert not again.violations and c.other == [], again.line()
