@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fault_tree import (MEASURING, OOC_PROGRAM, STUDY, Job, Tree, _argv, _sh, _stat, bench_kind, descendants,
+from fault_tree import (MEASURING, OOC_PROGRAM, STUDY, Job, Tree, _argv, _done, _sh, _stat, bench_kind, descendants,
                         kill_all, mounts_under, power_cut, tree_processes)
 
 
@@ -287,7 +287,7 @@ def strike(tree: Tree, proc: subprocess.Popen, fault: Fault, window: float) -> N
         tree.note_state()
         if not s.job_pids():
             return  # the job ended before its point
-        after = all((tree.path / o).exists() for o in fault.job.outputs)
+        after = _done(tree, fault.job)
         did = kind.act(s)
         if did:
             fault.did, fault.at, fault.after_outputs = did, time.monotonic() - t_job, after
@@ -303,4 +303,4 @@ def survived(tree: Tree, proc: subprocess.Popen, job: Job) -> bool:
         tree.note_state()
         time.sleep(0.05)
     time.sleep(0.5)
-    return proc.poll() is None and all((tree.path / o).exists() for o in job.outputs)
+    return proc.poll() is None and _done(tree, job)

@@ -384,7 +384,7 @@ class Campaign:
                     f.violations.append(f"line: no line of run {run.number} names {f.job.name}")
             if f.runs_needed is None and run.number >= f.run:
                 chained = f.job.rule in CHAINABLE
-                if (chained and all((tree.path / o).exists() for o in f.job.outputs)) or run.code == 0:
+                if (chained and _done(tree, f.job)) or run.code == 0:
                     f.runs_needed = run.number - f.run
 
     def check_round(self, tree: Tree, mine: list[Fault]) -> None:

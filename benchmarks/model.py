@@ -167,6 +167,7 @@ def main(argv=None) -> int:
         cfg["studies"][args.study]["features"]["block_sizes"] = args.block_sizes.split(",")
     study = config.validate(cfg)["studies"][args.study]
     pd.set_option("display.width", 200)
+    beside = pd.read_csv(Path(args.beside) / "validation" / "tiers.csv") if args.beside else None
     for tree in map(Path, args.trees):
         if from_records:
             recs = kept_records(tree, [d for d in args.devices.split(",") if d], args.drop_source, args.cells)
@@ -175,8 +176,8 @@ def main(argv=None) -> int:
             t = again(tree, study) if args.again else stored(tree)
         print(f"== {tree}{' (analysed again)' if args.again or from_records else ''}")
         fam = per_family(t["verdicts"], t["size_summary"])
-        if args.beside:
-            fam = fam.join(remeasured(t["tiers"], stored(Path(args.beside))["tiers"]))
+        if beside is not None:
+            fam = fam.join(remeasured(t["tiers"], beside))
             fam["ratio_scaled"] = fam["mape"] / fam["again_scaled"]
         print(fam.round(1).to_string())
         print(per_tier(t["tiers"]).round(1).to_string())

@@ -99,13 +99,14 @@ def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | Non
             "writes": writes if write else 0.0, "write": write}
 
 
-def figures(F: pd.DataFrame, w: dict) -> pd.DataFrame:
+def figures(F: pd.DataFrame, w: dict, read: bool = False) -> pd.DataFrame:
     """Columns x, r, w (the read and the write cap's time per operation; w 0 where the operation
     writes less than ``min_per_op``) and cap (read mean / median) for every row of ``F`` (device or
-    target x feature) under the weights ``w`` (:func:`weights`); NaN where a row lacks a figure."""
+    target x feature) under the weights ``w`` (:func:`weights`); NaN where a row lacks a figure.
+    ``read``: x of a read series, its reads alone (the module's ``x``)."""
     col = lambda f: F[f].astype(float) if f in F.columns else pd.Series(np.nan, index=F.index)  # noqa: E731
     mean, median = col(w["mean"]), col(w["median"])
-    x = w["reads"] * median + (w["syncs"] * col(w["sync"]) if w["sync"] else 0.0)
+    x = w["reads"] * median + (w["syncs"] * col(w["sync"]) if w["sync"] and not read else 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return pd.DataFrame({"x": x, "r": w["reads"] * mean, "w": w["writes"] * col(w["write"]) if w["write"] else 0.0,
                              "cap": mean / median}, index=F.index)
@@ -193,15 +194,14 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
         w = cache[workload]
         if w is None:
             continue
-        if key["op"] == READ:  # a read waits for its own reads (the module's ``x``)
-            w = {**w, "syncs": 0.0}
-        mine = figures(new.loc[[target]], w).iloc[0]
+        read = key["op"] == READ
+        mine = figures(new.loc[[target]], w, read).iloc[0]
         if not mine["cap"] >= ratio:
             continue
         devs = F.index[F.index != target]
         got = predict_one(Y[r["series"]].drop(index=target, errors="ignore"),
-                          spacing(agg, key).drop(index=target, errors="ignore"), figures(F.loc[devs], w), mine,
-                          key["op"] == READ, alpha)
+                          spacing(agg, key).drop(index=target, errors="ignore"), figures(F.loc[devs], w, read), mine,
+                          read, alpha)
         if got is None:
             continue
         for c, v in got.items():
