@@ -1,11 +1,12 @@
 """Tests of benchcast.report.answer_page: the report's answer page from a small hand-made answers table
 (two targets, three series) and verdicts table, every number checked by hand."""
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchcast import BenchcastError
 from benchcast.report import answer_page
-from report_util import answers, verdicts
+from report_util import ROCKS, answer, answers, verdicts
 
 
 def test_the_answer_table_by_hand():
@@ -24,6 +25,19 @@ def test_the_answer_table_by_hand():
     assert (small["held-out error"], small["noise floor"]) == ("12 %", "6 %")
     assert (large["held-out error"], large["noise floor"]) == ("14-18 %", "6-7 %")
     assert small["verdict"] == "beats the baseline" and large["verdict"] == "predictable"
+
+
+def test_the_databases_before_the_out_of_core_programs():
+    """The keys sort "ooc" before "ycsb"; the page shows the databases first, on both tables."""
+    ooc = dict(ROCKS, benchmark="ooc", engine="mmap", workload="add", op="pass")
+    a = pd.concat([pd.DataFrame([answer("A", ooc, 2**24, prediction=9.0, heldout=30.0, floor=6.0)]), answers()],
+                  ignore_index=True)
+    assert list(answer_page.answer_table(a)["application"]) == ["mariadb read-only", "rocksdb write-only",
+                                                                "rocksdb write-only", "mmap add"]
+    v = pd.concat([pd.DataFrame([dict(ooc, interior_mape=30.0, interior_floor_mape=6.0, interior_baseline_mape=60.0,
+                                      verdict="predictable")]), verdicts()], ignore_index=True)
+    assert list(answer_page.how_good(v)["family"]) == ["mariadb read lat_mean (us)", "rocksdb update lat_mean (us)",
+                                                       "mmap pass lat_mean (us)"]
 
 
 def test_how_good_per_family_by_hand():

@@ -27,6 +27,18 @@ SERIES_KEYS = ["benchmark", "engine", "workload", "op", "metric", "unit", "threa
 #: A family: a series without its workload and data size (MariaDB read latency, RocksDB write...).
 FAMILY_KEYS = ["benchmark", "engine", "op", "metric", "unit"]
 
+#: The applications in the order the page shows them: the databases (the paper's YCSB) first, the
+#: out-of-core programs after; any other benchmark after those, by name.
+BENCHMARK_ORDER = ("ycsb", "ooc")
+
+
+def _in_order(df: pd.DataFrame, keys: list[str]):
+    """``df`` grouped by ``keys`` (the first is ``benchmark``), groups in :data:`BENCHMARK_ORDER`, then
+    by their keys: (key, part) as ``groupby`` gives them."""
+    rank = df["benchmark"].map({b: i for i, b in enumerate(BENCHMARK_ORDER)}).fillna(len(BENCHMARK_ORDER))
+    for key, part in df.assign(_rank=rank).groupby(["_rank", *keys], sort=True, dropna=False):
+        yield key[1:], part.drop(columns="_rank")
+
 
 def number(v: float) -> str:
     """A value as a person reads it: 3 significant digits, thousands separated (1,670; 0.0123; 15.2)."""
@@ -89,7 +101,7 @@ def _series_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     (the answer's one-line sentence), row for row."""
     targets = list(dict.fromkeys(df["target"]))
     rows, tips = [], []
-    for key, part in df.groupby(SERIES_KEYS, sort=True, dropna=False):
+    for key, part in _in_order(df, SERIES_KEYS):
         k = dict(zip(SERIES_KEYS, key))
         answered = part[part["status"] == ANSWERED]
         n = int(k["threads"]) if np.isfinite(k["threads"]) else 0
@@ -109,7 +121,8 @@ def _series_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def answer_table(answers: pd.DataFrame) -> pd.DataFrame:
-    """The answer as the page shows it, one row per series (sorted by its keys): the application
+    """The answer as the page shows it, one row per series (the databases first, :data:`BENCHMARK_ORDER`,
+    then sorted by its keys): the application
     (engine, workload), the result (op, metric, unit), the data size, one column per target (the
     prediction with its interval in brackets, or the figure it needs), the held-out error of the
     procedures that answered, their noise floor and the series' verdict."""
@@ -125,7 +138,7 @@ def how_good(verdicts: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["family", "series", "held-out error (%)", "noise floor (%)", "ratio",
                                      "baseline error (%)", "verdicts"])
     rows = []
-    for key, part in verdicts.groupby(FAMILY_KEYS, sort=True, dropna=False):
+    for key, part in _in_order(verdicts, FAMILY_KEYS):
         k = dict(zip(FAMILY_KEYS, key))
         err, floor = part["interior_mape"].mean(), part["interior_floor_mape"].mean()
         counts = part["verdict"].fillna("").astype(str).str.split(" \\(").str[0].value_counts(sort=True)
