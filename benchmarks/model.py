@@ -21,6 +21,17 @@ sources: what a smaller config would have predicted from the same runs.
     .venv/bin/python benchmarks/model.py TREE --devices zram,fuse150,disk,fuse400,slow --block-sizes 4K,16K,64K
     .venv/bin/python benchmarks/model.py TREE --drop-source paging --cells zcap,loop=randread:4K,write:16K
 
+``--noise N`` analyses the tree N times more, each time with every aggregated value (the fio
+figures, the application results and their device counters alike) moved by a normal draw of its own
+standard error (the trimmed mean's, :func:`benchcast.screening.floor.se_pct`; on the log scale,
+seed ``--seed``), and gives per family the scatter of the nested choice's interior predictions over
+the draws (``scatter``: the procedure's noise, its choice of model included) and ``noise_only``, the
+MAPE a procedure with that scatter and no bias of its own would have against results with the
+floor's noise (``sqrt(2/pi) * sqrt(scatter_sd^2 + truth_se^2)`` per cell), beside the floor:
+what the measurement allows this procedure.
+
+    .venv/bin/python benchmarks/model.py TREE --noise 20
+
 ``--beside OTHER`` adds, per family, how far each interior device's result in another run of the same
 config lies from this run's (``again``; ``again_scaled`` with each series' common factor between the
 runs taken out) and the model's MAPE over the scaled one (``ratio_scaled``): the model against
@@ -40,7 +51,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from benchcast import aggregate, config, records, validation
-from benchcast.screening import screen, sizes
+from benchcast.screening import floor, screen, sizes
 from benchcast.config import settings  # noqa: E402
 from benchcast.core.units import parse_size  # noqa: E402
 
@@ -94,6 +105,36 @@ def remeasured(tiers: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
                        again_scaled=100 * (np.exp(log_ratio - scale) - 1).abs())
     inner = both[both["position"] == "interior"]
     return inner.groupby("family")[["again", "again_scaled"]].mean()
+
+
+def noise_only(tree: Path, study: dict, draws: int, seed: int, t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per family: the scatter (sd, percent of the prediction) of the nested choice's interior
+    predictions over ``draws`` analyses of noisy copies of the tree's aggregated table
+    (:func:`benchcast.screening.floor.noisy`), the floor, the MAPE of an unbiased procedure with that scatter against results
+    with the floor's noise (``noise_only``) and its ratio to the floor. ``t``: the tree's own analysis
+    (its tiers say which cells are interior and their standard errors)."""
+    agg = pd.read_csv(tree / "aggregated.csv", low_memory=False)
+    screened = pd.read_csv(tree / "screen.csv")
+    s = validation.Study.of(study)
+    rng = np.random.default_rng(seed)
+    preds = []
+    for i in range(draws):
+        out = validation.run_study(s, agg=floor.noisy(agg, rng), screened=screened)
+        c = out["chosen_folds"]
+        c = c[c["kind"] == validation.choice.KIND_NESTED]
+        preds.append(c.set_index(["series", "held_out"])["prediction"].rename(i))
+    p = pd.concat(preds, axis=1)
+    tiers = t["tiers"]
+    inner = tiers[(tiers["metric"] == "lat_mean") & (tiers["position"] == "interior")].set_index(["series", "held_out"])
+    sd = 100 * np.log(p.where(p > 0)).std(axis=1, ddof=1).reindex(inner.index)  # percent, on the log scale
+    se = inner["truth_se_pct"]
+    cells = inner.assign(family=family(inner.reset_index()).to_numpy(), scatter=sd,
+                         floor=se * np.sqrt(2 / np.pi), noise_only=np.sqrt(2 / np.pi) * np.sqrt(sd**2 + se**2))
+    bagged = np.exp(np.log(p.where(p > 0)).median(axis=1)).reindex(inner.index)  # the draws' median prediction
+    cells["bagged"] = 100 * (bagged / inner["truth"] - 1).abs()
+    g = cells.groupby("family")[["scatter", "floor", "noise_only", "bagged"]].mean()
+    g["noise_ratio"] = g["noise_only"] / g["floor"]
+    return g
 
 
 def nonpositive(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -156,6 +197,8 @@ def main(argv=None) -> int:
     p.add_argument("--block-sizes", default="", help="from the records: these features.block_sizes")
     p.add_argument("--drop-source", action="append", default=[], help="from the records: without this fio source")
     p.add_argument("--cells", default="", help="from the records: DEVICES=RW:BS,... only those fio cells there")
+    p.add_argument("--noise", type=int, default=0, metavar="N", help="N analyses of noisy copies: the procedure's noise")
+    p.add_argument("--seed", type=int, default=0, help="the seed of --noise")
     p.add_argument("--beside", default="", help="another run's tree: each device's result there against this run's")
     args = p.parse_args(argv)
     from_records = bool(args.devices or args.block_sizes or args.drop_source or args.cells)
@@ -179,6 +222,8 @@ def main(argv=None) -> int:
         if beside is not None:
             fam = fam.join(remeasured(t["tiers"], beside))
             fam["ratio_scaled"] = fam["mape"] / fam["again_scaled"]
+        if args.noise:
+            fam = fam.join(noise_only(tree, study, args.noise, args.seed, t).drop(columns="floor"))
         print(fam.round(1).to_string())
         print(per_tier(t["tiers"]).round(1).to_string())
         shown = {k: t[k] for k in ("chosen_folds", "target_predictions", "size_folds", "predictions", "extrapolation")

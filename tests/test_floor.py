@@ -63,3 +63,21 @@ def test_truth_se_is_indexed_by_series_and_device():
     se = floor.truth_se(rows)
     assert se[("s", "disk")] == pytest.approx(5.0)
     assert se[("s", "zram")] == pytest.approx(10 * floor.se_factor(3, 1))
+
+
+def test_a_noisy_copy_moves_each_value_by_its_own_standard_error():
+    """Of many rows of one standard error (10 runs, std 20 % of the value: se 6.3 %), the log steps
+    scatter by that; a single run, a row without scatter and a published number stay as they are,
+    and the corrected value moves by the same factor as the raw one."""
+    import pandas as pd
+
+    m = 4000
+    rows = pd.DataFrame({"value": np.full(m, 50.0), "std": np.full(m, 10.0), "n": np.full(m, 10), "k": np.zeros(m),
+                         "corrected": np.full(m, 40.0)})
+    still = pd.DataFrame({"value": [7.0, 8.0, 9.0], "std": [1.0, 0.0, np.nan], "n": [1, 3, 1], "k": [0, 1, 0],
+                          "corrected": [6.0, 7.0, np.nan]})
+    out = floor.noisy(pd.concat([rows, still], ignore_index=True), np.random.default_rng(3))
+    step = np.log(out["value"].iloc[:m] / 50.0)
+    assert step.std() == pytest.approx(0.2 / np.sqrt(10), rel=0.05) and abs(step.mean()) < 0.005
+    assert np.allclose(out["corrected"].iloc[:m] / 40.0, out["value"].iloc[:m] / 50.0)
+    assert list(out["value"].iloc[m:]) == [7.0, 8.0, 9.0]

@@ -77,3 +77,14 @@ def expected_misses(se, limit) -> dict:
     ``p_none``, the chance it misses none."""
     p = pd.Series(np.broadcast_to(miss_probability(se, limit), np.shape(se))).dropna()
     return {"cells": int(len(p)), "expected": float(p.sum()), "p_none": float(np.prod(1 - p.to_numpy()))}
+
+
+def noisy(agg: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """A copy of an aggregated table (``value``, ``std``, ``n``, ``k`` per row) as another draw of
+    the same measurement might have given it: every value moved by a normal draw of its own
+    standard error (:func:`se_pct`) on the log scale, ``corrected`` by the same factor; rows without
+    one (a single run, no scatter, a published number) as they are."""
+    se = se_pct(agg["value"], agg["std"], agg["n"], agg["k"]) / 100
+    step = np.exp(np.where(np.isfinite(se), se, 0.0) * rng.standard_normal(len(agg)))
+    out = agg.assign(value=agg["value"] * step)
+    return out.assign(corrected=pd.to_numeric(out["corrected"], errors="coerce") * step) if "corrected" in out else out
