@@ -12,15 +12,15 @@ probe sees what the run saw:
   beyond the core's own caches, as large requests on a RAM-backed device move data), about 9 ms.
 
 Each probe is a time in milliseconds. A run's own speed (:func:`speed`) is the geometric mean, over
-the probes the schema names (``run.speed.probes``: the memory probe by default) taken before and
+the probes the schema names (``run.speed.probes``: both by default) taken before and
 after the run, of the reference machine's time (``run.speed.reference``) over the time taken: 1.0 is
-the reference machine, 0.9 a machine 10 % slower. Measured on two probe studies an hour apart, the
-memory probe explained more of the change between them than the CPU probe or both (it sees the
-cache and memory bandwidth other work takes, which a tmpfs or zram request needs too; docs/method.md,
-"The machine's speed"). One probe is noisy (on a busy machine 10 % from one to the next), the
+the reference machine, 0.9 a machine 10 % slower. On two probe studies an hour apart the memory
+probe explained more of the change between them than the CPU probe or both; on four idle default
+runs (six pairs, up to four hours apart) both together did (docs/method.md, "The machine's speed").
+One probe is noisy (on a busy machine 10 % from one to the next), the
 machine's speed moves over minutes: the speed a run's records are corrected with is the median of the
 own speeds of the study's runs that started within ``run.speed.window`` seconds of it
-(:func:`smoothed`).Beside
+(:func:`smoothed`). Beside
 them the share of the probes' wall time the job's thread was on a CPU (``on_cpu_before``,
 ``on_cpu_after``: its CPU time over its wall time, :func:`availability`): below 1 where other work
 took turns on the CPU (a neighbour at the benchmark's weight), so that a CPU time measured in the run
