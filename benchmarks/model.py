@@ -28,7 +28,8 @@ seed ``--seed``), and gives per family the scatter of the nested choice's interi
 the draws (``scatter``: the procedure's noise, its choice of model included) and ``noise_only``, the
 MAPE a procedure with that scatter and no bias of its own would have against results with the
 floor's noise (``sqrt(2/pi) * sqrt(scatter_sd^2 + truth_se^2)`` per cell), beside the floor:
-what the measurement allows this procedure.
+what the measurement allows this procedure (unbagged: ``validate.bag`` 0 in the draws; ``bagged``
+the draws' median, what ``validate.bag`` does).
 
     .venv/bin/python benchmarks/model.py TREE --noise 20
 
@@ -41,6 +42,7 @@ measuring the device again.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -116,6 +118,7 @@ def noise_only(tree: Path, study: dict, draws: int, seed: int, t: dict[str, pd.D
     agg = pd.read_csv(tree / "aggregated.csv", low_memory=False)
     screened = pd.read_csv(tree / "screen.csv")
     s = validation.Study.of(study)
+    s = dataclasses.replace(s, settings=dataclasses.replace(s.settings, bag=0))  # the procedure's own noise
     rng = np.random.default_rng(seed)
     preds = []
     for i in range(draws):

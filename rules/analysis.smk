@@ -92,6 +92,7 @@ rule heldout:
         multiple_refusals="results/{study}/validation/multiple_refusals.csv",
         multiple_selection="results/{study}/validation/multiple_selection.csv",
         nested_selection="results/{study}/validation/nested_selection.csv",
+        nested_draws="results/{study}/validation/nested_draws.csv",
     log:
         "logs/{study}/heldout.log",
     conda:
@@ -112,6 +113,7 @@ rule predict_intervals:
         simple="results/{study}/validation/simple_selection.csv",
         multiple="results/{study}/validation/multiple_selection.csv",
         nested="results/{study}/validation/nested_selection.csv",
+        draws="results/{study}/validation/nested_draws.csv",
     output:
         predictions="results/{study}/validation/target_predictions.csv",
         skipped=reported("validation/target_skipped.csv", "Validity"),

@@ -81,3 +81,14 @@ def test_a_noisy_copy_moves_each_value_by_its_own_standard_error():
     assert step.std() == pytest.approx(0.2 / np.sqrt(10), rel=0.05) and abs(step.mean()) < 0.005
     assert np.allclose(out["corrected"].iloc[:m] / 40.0, out["value"].iloc[:m] / 50.0)
     assert list(out["value"].iloc[m:]) == [7.0, 8.0, 9.0]
+
+
+def test_the_same_draw_is_the_same_copy_and_a_table_without_scatter_has_none():
+    import pandas as pd
+
+    agg = pd.DataFrame({"value": [50.0, 60.0], "std": [5.0, 6.0], "n": [3, 3], "k": [1, 1]})
+    one, again, two = floor.draw(agg, 1), floor.draw(agg.copy(), 1), floor.draw(agg, 2)
+    assert one["value"].tolist() == again["value"].tolist() and one["value"].tolist() != two["value"].tolist()
+    assert floor.has_noise(agg)
+    published = agg.assign(std=np.nan, n=1)
+    assert not floor.has_noise(published) and floor.draw(published, 1)["value"].tolist() == [50.0, 60.0]

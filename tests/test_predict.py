@@ -400,3 +400,28 @@ def test_a_series_whose_straight_line_crosses_zero_shows_no_number_at_or_below_z
     p = points.set_index("data_size")
     assert p.loc[3 * 10**9, "value"] > 0 and not p.loc[3 * 10**9, "refused"]
     assert np.isnan(p.loc[8 * 10**9, "value"]) and p.loc[8 * 10**9, "refused"]
+
+
+def test_the_cards_are_bagged_as_validation_was():
+    """With the draws' models (``nested_draws``) a card's nested prediction is the median (log scale)
+    of the unbagged one on the study and those of each draw's models on that draw (floor.draw)."""
+    from benchcast.screening import floor
+    from validation_util import noisy_study
+
+    study, agg, screened = noisy_study(2)
+    out = validation.run_study(study, agg=agg, screened=screened)
+    settings = {**study.settings.__dict__, "nested_share": list(study.settings.nested_share)}
+    card = {"new": {"figures": [{"workload": "randread", "block_size": "16K", "metric": "lat_mean", "value": 120}]}}
+
+    def nested(a, sel, draws=None):
+        chosen = predict.Selections(out["simple_selection"], out["multiple_selection"], sel, draws)
+        p, _ = predict.with_intervals(a, study.features, None, chosen, card, settings, [])
+        return p[p["choice"] == "nested"].set_index("series")["prediction"]
+
+    draws = out["nested_draws"]
+    parts = [nested(agg, out["nested_selection"])]
+    parts += [nested(floor.draw(agg, d), draws[draws["draw"] == d].drop(columns="draw")) for d in (1, 2)]
+    both = pd.concat(parts, axis=1)
+    assert len(both) == 1 and both.nunique(axis=1).iloc[0] == 3
+    want = np.exp(np.log(both).median(axis=1))
+    pd.testing.assert_series_equal(nested(agg, out["nested_selection"], draws), want, check_names=False)

@@ -202,3 +202,21 @@ def test_median_model_refuses_a_prediction_at_or_below_zero():
     # the line through zero takes no part: of the two left, the best alone
     assert got["features"].tolist() == ["b"]
     assert choice.median_model(ranked.assign(prediction=[0.0, np.nan, -1.0])).empty
+
+
+def test_bag_takes_the_median_of_the_draws_on_the_log_scale_by_hand():
+    """A row's prediction 100 with draws 50, 200 and 400 (a fourth at -1 takes no part): the median
+    of the logs of 100, 50, 200, 400 is sqrt(100 x 200); the interval moves by the same factor and
+    the errors are made again; a group no draw predicted keeps its own."""
+    rows = pd.DataFrame({"series": ["s", "s"], "held_out": ["a", "b"], "truth": [120.0, 10.0],
+                         "prediction": [100.0, 12.0], "lower": [80.0, 6.0], "upper": [125.0, 24.0]})
+    idx = pd.MultiIndex.from_tuples([("s", "a")], names=["series", "held_out"])
+    draws = [pd.Series([v], index=idx) for v in (50.0, 200.0, 400.0, -1.0)]
+    out = choice.bag(rows, draws)
+    f = np.sqrt(100 * 200) / 100
+    assert out.loc[0, "prediction"] == pytest.approx(100 * f)
+    assert (out.loc[0, "lower"], out.loc[0, "upper"]) == (pytest.approx(80 * f), pytest.approx(125 * f))
+    assert out.loc[0, "pct_error"] == pytest.approx(100 * (100 * f - 120) / 120)
+    assert bool(out.loc[0, "covered"]) is True
+    assert list(out.loc[1, ["prediction", "lower", "upper"]]) == [12.0, 6.0, 24.0]
+    assert choice.bag(rows, []) is rows

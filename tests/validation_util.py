@@ -1,10 +1,14 @@
 """Small studies built by hand for the tests of benchcast.validation, and leave-one-out by the
 closed-form formulas."""
 
+import copy
+
 import numpy as np
 from scipy import stats
 
-from analysis_util import make_agg
+from analysis_util import CONFIG, make_agg
+from benchcast import config, validation
+from benchcast.screening import screen
 
 F64 = ("randwrite", 65536, "lat_mean")
 F4 = ("randwrite", 4096, "lat_mean")
@@ -58,3 +62,17 @@ def six_tiers():
     y["e"] *= 1.2
     feats = {d: {F64: x64[d], F4: x4[d]} for d in x64}
     return make_agg(feats, y), x64, x4, y
+
+
+def noisy_study(bag: int):
+    """Six devices, one figure, a YCSB series along it with runs' scatter (std 8 % of each value, three
+    runs, one trimmed): the study, its aggregated table and its screening, ``validate.bag`` ``bag``."""
+    fig = {"a": 5.0, "b": 40.0, "c": 90.0, "d": 150.0, "e": 260.0, "f": 400.0}
+    agg = make_agg({d: {("randread", 16384, "lat_mean"): v} for d, v in fig.items()},
+                   {d: 30 + 1.8 * v + (7.0 if i % 2 else -7.0) for i, (d, v) in enumerate(fig.items())})
+    agg = agg.assign(std=0.08 * agg["value"], k=1)
+    settings = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["validate"]
+    feats = {"workloads": ["randread"], "block_sizes": ["16K"], "metrics": ["lat_mean"]}
+    study = validation.Study(features=feats, series=None, pairing=[{"when": {}, "workloads": ["randread"]}],
+                             settings=validation.Settings.of({**settings, "bag": bag}))
+    return study, agg, screen.screen(agg, feats, None, study.pairing, 3)

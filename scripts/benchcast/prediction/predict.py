@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError, fits, records
-from ..screening import ratecap
+from ..screening import floor, ratecap
 from ..fits.positive import FLAG_REFUSED, positive_rows
 from ..features import WORKLOAD_VARIABLES, feature_matrix, pool_table, series_matrix, spec_features
 from ..features import study_table, target_figures, varying_workload_variables, workload_variables
 from ..features.iopath import io_path_figures, io_path_min_per_op, io_path_weights
-from ..validation.choice import median_model
+from ..validation.choice import bag, median_model
 from ..validation.folds import FORMS, LINE, figures_of, model_label
 from ..validation.intervals import spread_of, widen
 from ..core.workloads import read_fractions
@@ -133,11 +133,14 @@ TARGET_SKIPPED_COLUMNS = ["kind", "series", "pool", "choice", "model", "features
 class Selections:
     """What held-out validation chose: the outputs of :func:`benchcast.validation.choice.select_simple`
     (``simple``), :func:`benchcast.validation.choice.select_multiple` (``multiple``) and
-    :func:`benchcast.validation.choice.select_nested` (``nested``; None: no nested choice)."""
+    :func:`benchcast.validation.choice.select_nested` (``nested``; None: no nested choice), and the
+    nested choice's models on each noisy copy of the measurement (``draws``, column ``draw``: the
+    ``nested_draws`` of :func:`benchcast.validation.run_study`; None or empty: no bagging)."""
 
     simple: pd.DataFrame
     multiple: pd.DataFrame
     nested: pd.DataFrame | None = None
+    draws: pd.DataFrame | None = None
 
 
 def with_intervals(agg, features, series, chosen: Selections, targets, settings, data_sizes):
@@ -164,13 +167,14 @@ def with_intervals(agg, features, series, chosen: Selections, targets, settings,
         preds.append(p.assign(kind="multiple", choice="heldout"))
         skipped.append(s.assign(kind="multiple"))
     if nested is not None and len(nested):
-        p, s = predict_targets_nested(table, nested, targets, alpha=alpha, io_paths=io_paths,
-                                      read_fraction=read_fractions())
-        # a card with a rate cap's signature: the rate-cap rule, as for a held-out capped device
+        p, s = _nested_cards(agg, table, nested, targets, settings, alpha, io_paths)
+        # as validation measured it: the median of the same procedure on the noisy copies (bagging)
+        draws = chosen.draws if chosen.draws is not None else pd.DataFrame(columns=["draw"])
+        p = bag(p, [_nested_cards(a, study_table(a, features, series), draws[draws["draw"] == d], targets,
+                                  settings, alpha, io_paths)[0].set_index(["series", "target"])["prediction"]
+                    for d, a in ((d, floor.draw(agg, int(d))) for d in sorted(draws["draw"].unique()))],
+                by=("series", "target"))
         Y, keys = series_matrix(table)
-        F, T = feature_matrix(table), target_figures(targets)
-        p = ratecap.apply(p, agg, F, Y, keys, ratecap.Rule(settings["cap_ratio"], io_paths, alpha), new=T,
-                          at="target")
         # beyond the measured results, the interval at least as wide as the procedure's held-out
         # errors there (validation.intervals.interval_spread)
         spread = nested.drop_duplicates("series").set_index("series")["log_spread_beyond"]
@@ -180,6 +184,18 @@ def with_intervals(agg, features, series, chosen: Selections, targets, settings,
     preds = pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS)
     preds, refused = _refuse_nonpositive(preds)
     return preds, pd.concat([*skipped, refused], ignore_index=True).reindex(columns=TARGET_SKIPPED_COLUMNS)
+
+
+def _nested_cards(agg, table, nested, targets, settings, alpha, io_paths):
+    """(predictions, skipped) of the cards by the nested choice's models ``nested`` on ``table``
+    (:func:`predict_targets_nested`), a card with a rate cap's signature by the rate-cap rule, as
+    for a held-out capped device."""
+    p, s = predict_targets_nested(table, nested, targets, alpha=alpha, io_paths=io_paths,
+                                  read_fraction=read_fractions())
+    Y, keys = series_matrix(table)
+    F, T = feature_matrix(table), target_figures(targets)
+    p = ratecap.apply(p, agg, F, Y, keys, ratecap.Rule(settings["cap_ratio"], io_paths, alpha), new=T, at="target")
+    return p, s
 
 
 def _refuse_nonpositive(preds: pd.DataFrame):

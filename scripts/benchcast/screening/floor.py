@@ -83,8 +83,27 @@ def noisy(agg: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """A copy of an aggregated table (``value``, ``std``, ``n``, ``k`` per row) as another draw of
     the same measurement might have given it: every value moved by a normal draw of its own
     standard error (:func:`se_pct`) on the log scale, ``corrected`` by the same factor; rows without
-    one (a single run, no scatter, a published number) as they are."""
+    one (a single run, no scatter, a published number; a table without ``std``, ``n`` and ``k``) as
+    they are."""
+    if not has_noise(agg):
+        return agg.copy()
     se = se_pct(agg["value"], agg["std"], agg["n"], agg["k"]) / 100
     step = np.exp(np.where(np.isfinite(se), se, 0.0) * rng.standard_normal(len(agg)))
     out = agg.assign(value=agg["value"] * step)
     return out.assign(corrected=pd.to_numeric(out["corrected"], errors="coerce") * step) if "corrected" in out else out
+
+
+def has_noise(agg: pd.DataFrame) -> bool:
+    """Whether any value of ``agg`` has a standard error (:func:`se_pct`): a table of single runs or
+    published numbers (or without the columns ``std``, ``n`` and ``k``) has none, and every noisy
+    copy of it is the table itself."""
+    if not {"value", "std", "n", "k"} <= set(agg.columns):
+        return False
+    return bool(np.isfinite(se_pct(agg["value"], agg["std"], agg["n"], agg["k"])).any())
+
+
+def draw(agg: pd.DataFrame, d: int, seed: int = 0) -> pd.DataFrame:
+    """The ``d``-th noisy copy of ``agg`` (:func:`noisy`), the same wherever it is made from the
+    same table: its generator is seeded by (``seed``, ``d``), so that the rule that validates and
+    the rule that predicts the cards draw the same copies."""
+    return noisy(agg, np.random.default_rng([seed, d]))

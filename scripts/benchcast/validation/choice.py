@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import BenchcastError
+from .. import BenchcastError, fits
 from ..fits.positive import positive_rows
 from ..features import POOL_PER_WORKLOAD, feature_matrix, series_matrix
 from ..features.iopath import IO_PATH, io_path_figures, io_path_weights
@@ -303,6 +303,33 @@ def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
         g = g.iloc[:len(g) - (1 - len(g) % 2)]  # an odd count: the median is one model's row
         out.append(g.iloc[[int(np.argsort(g["prediction"].to_numpy(), kind="stable")[len(g) // 2])]])
     return pd.concat(out).drop(columns="_rank")
+
+
+def bag(rows: pd.DataFrame, draws, by=("series", "held_out")) -> pd.DataFrame:
+    """``rows`` (one prediction per group of the columns ``by``) with each prediction replaced by the
+    median, on the log scale, of it and the same group's predictions in ``draws`` (Series indexed by
+    ``by``: the same procedure on noisy copies of the measurement,
+    :func:`benchcast.screening.floor.draw`), its interval moved by the same factor; a prediction at
+    or below zero takes no part. Where ``rows`` has ``truth``, its errors and coverage are made
+    again. Bagging (Breiman 1996): the median of a procedure over draws of its data follows one
+    draw's noise less than the procedure does."""
+    if rows.empty or not len(draws):
+        return rows
+    key = pd.MultiIndex.from_frame(rows[list(by)])
+    own = pd.Series(rows["prediction"].to_numpy(dtype=float), index=key)
+    allp = pd.concat([own, *[d.groupby(level=list(range(len(by)))).first() for d in draws]], axis=1)
+    allp = allp.reindex(key)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log(allp.where(allp > 0))
+    med = np.exp(logs.median(axis=1, skipna=True)).to_numpy()
+    ratio = np.where(np.isfinite(med) & (own.to_numpy() > 0), med / own.to_numpy(), 1.0)
+    out = rows.assign(prediction=rows["prediction"] * ratio, lower=rows["lower"] * ratio,
+                      upper=rows["upper"] * ratio)
+    if "truth" in out:
+        out["abs_error"] = (out["prediction"] - out["truth"]).abs()
+        out["pct_error"] = 100 * (out["prediction"] - out["truth"]) / out["truth"]
+        out["covered"] = fits.covered(out["truth"], out["lower"], out["upper"])
+    return out
 
 
 def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import BenchcastError, aggregate
 from ..sources import blockio
-from ..screening import ratecap, screen
+from ..screening import floor, ratecap, screen
 from ..features import (
     POOL_ACROSS_WORKLOADS,
     POOL_PER_WORKLOAD,
@@ -30,7 +30,9 @@ from ..features import (
 from ..features.iopath import io_path_min_per_op, profile_candidates
 from ..core.workloads import read_fractions
 from .choice import (
+    NESTED_SELECTION_COLUMNS,
     Nested,
+    bag,
     fold_scores,
     nested_choice,
     rank_models,
@@ -62,6 +64,7 @@ class Settings:
     nested_share: tuple[str, ...]
     cap_ratio: float | None
     size_forms: tuple[str, ...]
+    bag: int
 
     @classmethod
     def of(cls, validate: Mapping) -> Settings:
@@ -115,7 +118,10 @@ def run_study(study: Study, *, records: pd.DataFrame | None = None, agg: pd.Data
     From the study's aggregated table ``agg``, or from its ``records`` (aggregated here with
     ``study.trim``, :func:`benchcast.aggregate.aggregate`); ``screened``: its screening
     (``screen.csv``), or None to screen here with ``study.min_devices``
-    (:func:`benchcast.screening.screen.screen`)."""
+    (:func:`benchcast.screening.screen.screen`). With ``validate.bag`` N, also ``nested_draws``: the
+    nested choice's models on each of N noisy copies of ``agg`` (:func:`benchcast.screening.floor.draw`;
+    column ``draw``), whose predictions the nested choice's are the median of (:func:`.choice.bag`),
+    for the cards' predictions to be made the same way."""
     if (records is None) == (agg is None):
         raise BenchcastError("run_study: give the study's records or its aggregated table, one of them")
     if agg is None:
@@ -142,28 +148,44 @@ def _candidates(agg: pd.DataFrame, screened: pd.DataFrame, study: Study):
     return candidates, mcandidates
 
 
+class _Fits:
+    """The leave-one-device-out folds of one aggregated table (the study's, or a noisy copy of it):
+    its series ``table``, simple ``folds`` and ``summary``, multiple ``mfolds``, ``msummary`` and
+    ``refusals``, the nested choice's held-out predictions ``nested`` (the rate-cap rule applied)
+    and its models on all devices ``ranked``."""
+
+    def __init__(self, agg: pd.DataFrame, study: Study, candidates, mcandidates):
+        s = study.settings
+        alpha, io_paths, pool_by = s.alpha, s.io_paths, s.pool_by
+        self.table = table = study_table(agg, study.features, study.series)
+        self.folds, self.summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths, loglog=s.loglog,
+                                              relative=s.relative, anchored=s.anchored)
+        rf = read_fractions()
+        self.mfolds, self.msummary, self.refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
+                                                                 read_fraction=rf, max_figures=s.max_figures)
+        how = Nested(top=s.nested_top, share=s.nested_share, level=s.level, loglog=s.loglog, relative=s.relative,
+                     anchored=s.anchored, match=s.nested_match,
+                     io_paths=io_paths, pool_by=tuple(pool_by), read_fraction=rf, max_figures=s.max_figures)
+        nested = nested_choice(table, self.folds, candidates, self.mfolds, mcandidates, how)
+        self.Y, self.keys = series_matrix(table)
+        self.nested = ratecap.apply(nested, agg, feature_matrix(table), self.Y, self.keys,
+                                    ratecap.Rule(s.cap_ratio, io_paths, alpha))
+        self.ranked = rank_models(table, self.summary, fold_scores(self.mfolds) if len(self.mfolds) else None,
+                                  top=s.nested_top, share=s.nested_share)
+
+
 def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str, pd.DataFrame]:
     s = study.settings
-    alpha, io_paths, pool_by = s.alpha, s.io_paths, s.pool_by
-    table = study_table(agg, study.features, study.series)
     candidates, mcandidates = _candidates(agg, screened, study)
-    folds, summary = loo_simple(table, candidates, alpha=alpha, io_paths=io_paths, loglog=s.loglog,
-                                relative=s.relative, anchored=s.anchored)
+    f = _Fits(agg, study, candidates, mcandidates)
+    table, folds, summary, mfolds, msummary, Y, keys = f.table, f.folds, f.summary, f.mfolds, f.msummary, f.Y, f.keys
+    # the same procedure on noisy copies of the measurement: the nested choice's prediction is their median
+    n = s.bag if floor.has_noise(agg) else 0  # single runs or published numbers: every copy the same
+    draws = [_Fits(floor.draw(agg, d), study, candidates, mcandidates) for d in range(1, n + 1)]
+    nested = widen(bag(f.nested, [g.nested.set_index(["series", "held_out"])["prediction"] for g in draws]))
     selection = select_simple(summary)
-    rf = read_fractions()
-    mfolds, msummary, refusals = loo_multiple(table, mcandidates, alpha=alpha, pool_by=pool_by,
-                                              read_fraction=rf, max_figures=s.max_figures)
-    how = Nested(top=s.nested_top, share=s.nested_share, level=s.level, loglog=s.loglog, relative=s.relative,
-                 anchored=s.anchored, match=s.nested_match,
-                 io_paths=io_paths, pool_by=tuple(pool_by), read_fraction=rf, max_figures=s.max_figures)
-    nested = nested_choice(table, folds, candidates, mfolds, mcandidates, how)
-    Y, keys = series_matrix(table)
-    nested = ratecap.apply(nested, agg, feature_matrix(table), Y, keys,
-                           ratecap.Rule(s.cap_ratio, io_paths, alpha))
-    nested = widen(nested)
-    mselection = select_multiple(msummary, refusals)
-    ranked = rank_models(table, summary, fold_scores(mfolds) if len(mfolds) else None, top=s.nested_top,
-                         share=s.nested_share)
+    mselection = select_multiple(msummary, f.refusals)
+    ranked = f.ranked
     spread = interval_spread(inner_errors(folds, mfolds), ranked, Y, keys, s.nested_share, s.level)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
     tier_table = tiers(chosen, table)
@@ -176,7 +198,10 @@ def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str
         "simple_selection": selection,
         "multiple_folds": mfolds[MULTI_FOLD_COLUMNS],
         "multiple_summary": msummary[MULTI_SUMMARY_COLUMNS],
-        "multiple_refusals": refusals,
+        "multiple_refusals": f.refusals,
         "multiple_selection": mselection,
         "nested_selection": select_nested(ranked, keys, mfolds, msummary, spread),
+        "nested_draws": pd.concat([select_nested(g.ranked, g.keys, g.mfolds, g.msummary).assign(draw=d)
+                                   for d, g in enumerate(draws, 1)]
+                                  or [pd.DataFrame(columns=[*NESTED_SELECTION_COLUMNS, "draw"])], ignore_index=True),
     }
