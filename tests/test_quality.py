@@ -206,12 +206,13 @@ def test_real_fio_beside_a_real_spinner(clean):
     assert rec["benchmark"] == "fio" and rec["cell"] == cell["cell"] and rec["run"] == 0
     assert rec["wall_s"] >= 2 and set(quality.FIGURES) <= set(rec)
     assert len(seen) == 2 and spun > 0.05  # the spinner really ran during the run
-    # clock ticks (10 ms) and the snapshots' instants differ by a little on each side; time the
-    # hypervisor stole while the spinner held a CPU is not the machine's busy time, and where the
-    # kernel charges it to the running task it is in the spinner's (2.17 s counted of 2.37 s spun
-    # once, in a full suite on this 2-CPU VM)
+    # the snapshots' instants differ by a little on each side, and the machine's busy time is
+    # sampled by clock ticks while the benchmark's own CPU taken from it is exact: a few percent
+    # either way (2.17 s counted of 2.37 s spun once, in a full suite on this 2-CPU VM); time the
+    # hypervisor stole is not busy time, and where the kernel charges it to the running task it
+    # is in the spinner's
     stolen = rec["steal"] * (os.cpu_count() or 1)  # in CPUs, as other_cpu
-    assert (rec["other_cpu"] + stolen) * rec["wall_s"] >= 0.95 * spun - 0.05
+    assert (rec["other_cpu"] + stolen) * rec["wall_s"] >= 0.9 * spun - 0.05
     assert rec["bench_cpu"] > 0.01
     assert 0 <= rec["cpu_some"] <= 1 and 0 <= rec["steal"] <= 1
     assert not set(benchcg.KEYS) & set(devices.state_record.read_state(clean / "d.json")["created"])
