@@ -129,11 +129,12 @@ def noise_only(tree: Path, study: dict, draws: int, seed: int, t: dict[str, pd.D
     p = pd.concat(preds, axis=1)
     tiers = t["tiers"]
     inner = tiers[(tiers["metric"] == "lat_mean") & (tiers["position"] == "interior")].set_index(["series", "held_out"])
-    sd = 100 * np.log(p.where(p > 0)).std(axis=1, ddof=1).reindex(inner.index)  # percent, on the log scale
+    logp = np.log(p.where(p > 0))
+    sd = 100 * logp.std(axis=1, ddof=1).reindex(inner.index)  # percent, on the log scale
     se = inner["truth_se_pct"]
     cells = inner.assign(family=family(inner.reset_index()).to_numpy(), scatter=sd,
                          floor=se * np.sqrt(2 / np.pi), noise_only=np.sqrt(2 / np.pi) * np.sqrt(sd**2 + se**2))
-    bagged = np.exp(np.log(p.where(p > 0)).median(axis=1)).reindex(inner.index)  # the draws' median prediction
+    bagged = np.exp(logp.median(axis=1)).reindex(inner.index)  # the draws' median prediction
     cells["bagged"] = 100 * (bagged / inner["truth"] - 1).abs()
     g = cells.groupby("family")[["scatter", "floor", "noise_only", "bagged"]].mean()
     g["noise_ratio"] = g["noise_only"] / g["floor"]

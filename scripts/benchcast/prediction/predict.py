@@ -170,10 +170,12 @@ def with_intervals(agg, features, series, chosen: Selections, targets, settings,
         p, s = _nested_cards(agg, table, nested, targets, settings, alpha, io_paths)
         # as validation measured it: the median of the same procedure on the noisy copies (bagging)
         draws = chosen.draws if chosen.draws is not None else pd.DataFrame(columns=["draw"])
-        p = bag(p, [_nested_cards(a, study_table(a, features, series), draws[draws["draw"] == d], targets,
-                                  settings, alpha, io_paths)[0].set_index(["series", "target"])["prediction"]
-                    for d, a in ((d, floor.draw(agg, int(d))) for d in sorted(draws["draw"].unique()))],
-                by=("series", "target"))
+        got = []
+        for d, models in draws.groupby("draw", sort=True):
+            a = floor.draw(agg, int(d))
+            cards, _ = _nested_cards(a, study_table(a, features, series), models, targets, settings, alpha, io_paths)
+            got.append(cards.set_index(["series", "target"])["prediction"])
+        p = bag(p, got, by=("series", "target"))
         Y, keys = series_matrix(table)
         # beyond the measured results, the interval at least as wide as the procedure's held-out
         # errors there (validation.intervals.interval_spread)

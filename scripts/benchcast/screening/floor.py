@@ -85,10 +85,10 @@ def noisy(agg: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     standard error (:func:`se_pct`) on the log scale, ``corrected`` by the same factor; rows without
     one (a single run, no scatter, a published number; a table without ``std``, ``n`` and ``k``) as
     they are."""
-    if not has_noise(agg):
+    se = _se(agg)
+    if se is None:
         return agg.copy()
-    se = se_pct(agg["value"], agg["std"], agg["n"], agg["k"]) / 100
-    step = np.exp(np.where(np.isfinite(se), se, 0.0) * rng.standard_normal(len(agg)))
+    step = np.exp(np.where(np.isfinite(se), se / 100, 0.0) * rng.standard_normal(len(agg)))
     out = agg.assign(value=agg["value"] * step)
     return out.assign(corrected=pd.to_numeric(out["corrected"], errors="coerce") * step) if "corrected" in out else out
 
@@ -97,9 +97,15 @@ def has_noise(agg: pd.DataFrame) -> bool:
     """Whether any value of ``agg`` has a standard error (:func:`se_pct`): a table of single runs or
     published numbers (or without the columns ``std``, ``n`` and ``k``) has none, and every noisy
     copy of it is the table itself."""
+    return _se(agg) is not None
+
+
+def _se(agg: pd.DataFrame) -> np.ndarray | None:
+    """:func:`se_pct` of every row of ``agg``; None where no row has one (or the columns are missing)."""
     if not {"value", "std", "n", "k"} <= set(agg.columns):
-        return False
-    return bool(np.isfinite(se_pct(agg["value"], agg["std"], agg["n"], agg["k"])).any())
+        return None
+    se = se_pct(agg["value"], agg["std"], agg["n"], agg["k"])
+    return se if np.isfinite(se).any() else None
 
 
 def draw(agg: pd.DataFrame, d: int, seed: int = 0) -> pd.DataFrame:

@@ -317,8 +317,7 @@ def bag(rows: pd.DataFrame, draws, by=("series", "held_out")) -> pd.DataFrame:
         return rows
     key = pd.MultiIndex.from_frame(rows[list(by)])
     own = pd.Series(rows["prediction"].to_numpy(dtype=float), index=key)
-    allp = pd.concat([own, *[d.groupby(level=list(range(len(by)))).first() for d in draws]], axis=1)
-    allp = allp.reindex(key)
+    allp = pd.concat([own, *draws], axis=1).reindex(key)
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.log(allp.where(allp > 0))
     med = np.exp(logs.median(axis=1, skipna=True)).to_numpy()
