@@ -310,6 +310,10 @@ def test_a_fio_output_of_a_killed_job_is_cut_short():
     assert fio.cut_short(full, appends) is None
     assert fio.cut_short(full, {**appends, "size": 8 << 20}).startswith("jobs[0]")
     assert fio.cut_short(full, {"runtime": 1, "size": 4 << 20}).startswith("jobs[0]")  # time based: loops
+    # one pass over the file (time_based 0: a first read of a mapped file) is whole when it moved its size
+    once = {"runtime": 1, "size": 4 << 20, "numjobs": 1, "extra": {"time_based": 0}}
+    assert fio.cut_short(full, once) is None
+    assert fio.cut_short(full, {**once, "size": 8 << 20}).startswith("jobs[0]")
 
 
 def test_a_run_whose_fio_job_was_killed_is_not_kept(tmp_path):

@@ -249,11 +249,13 @@ def cut_short(data: dict, cell: dict) -> str | None:
     """Why a run fio reported as done did not run its whole time, or None: fio writes its JSON and
     exits 0 when a job's process is killed (it then reports the job with the time it had run, from
     0 ms), so a job whose runtime (``job_runtime``, in ms, after the ramp) is below the cell's
-    ``runtime`` (all of its runs are time based) was cut short - unless it appends
-    (``file_append``) and moved its whole ``size`` per job: such a job ends when its file is full."""
+    ``runtime`` (its runs are time based unless its ``extra`` says ``time_based: 0``) was cut short -
+    unless it moved its whole ``size`` per job and either appends (``file_append``: it ends when its
+    file is full) or is not time based (one pass over its file: the first read of a mapped file)."""
     want = float(cell["runtime"]) * 1000
-    appends = "file_append" in (cell.get("extra") or {})
-    whole = float(cell["size"]) * int(cell["numjobs"]) if appends else float("inf")
+    extra = cell.get("extra") or {}
+    once = "file_append" in extra or str(extra.get("time_based", 1)).lower() in ("0", "false", "off", "no")
+    whole = float(cell["size"]) * int(cell["numjobs"]) if once else float("inf")
     for k, job in enumerate(data.get("jobs") or []):
         ran = job.get("job_runtime")
         moved = sum(float((job.get(d) or {}).get("io_bytes", 0)) for d in ("read", "write", "trim"))
