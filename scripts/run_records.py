@@ -23,6 +23,7 @@ def provenance(paths) -> dict:
         prov[d["device"]] = {
             "device_model": d.get("model", ""),
             "mount_options": d.get("mount_options", ""),
+            "read_ahead_kb": str(d.get("read_ahead_kb", "")),
             "kernel": host.get("kernel", ""),
             "cpu_model": host.get("cpu_model", ""),
             "hostname": host.get("hostname", ""),

@@ -37,6 +37,8 @@ def test_tmpfs_mounted_described_and_torn_down(clean):
     assert on_disk["status"] == "ready" and on_disk["created"]["mount"] == mp
     desc = devices.describe(sp)
     assert desc["findmnt"]["filesystems"][0]["target"] == mp and desc["model"] == "DRAM (tmpfs)"
+    # memory has no readahead window: none described, none in the records' provenance
+    assert "read_ahead_kb" not in desc and devices.provenance(sp)["read_ahead_kb"] == ""
     devices.teardown(sp)
     assert findmnt_target(mp) is None and not os.path.exists(mp)
     assert state_of(sp)["status"] == "torn_down" and state_of(sp)["created"] == {}
@@ -213,6 +215,13 @@ def test_loop_with_direct_io_detached_and_file_deleted(clean):
     assert findmnt_target(devices.target(st))["source"] == loop
     desc = devices.describe(sp)
     assert desc["lsblk"]["blockdevices"][0]["name"] == os.path.basename(loop)
+    # the window a mapped file's faults read ahead: the loop device's own, set here and read back
+    ra = Path(f"/sys/block/{os.path.basename(loop)}/queue/read_ahead_kb")
+    was = ra.read_text().strip()
+    ra.write_text("384")
+    assert devices.describe(sp)["read_ahead_kb"] == 384 and devices.provenance(sp)["read_ahead_kb"] == "384"
+    ra.write_text(was)
+    assert devices.describe(sp)["read_ahead_kb"] == int(was)
     devices.teardown(sp)
     assert bf not in losetup_all() and not os.path.exists(bf)
 
@@ -256,6 +265,7 @@ def test_delayed_fuse_over_tmpfs_mounted_described_and_torn_down(clean):
     assert Path(st["created"]["data_dir"], "f").read_text() == "through FUSE"
     d = devices.describe(st)
     assert d["model"] == "delayfs over DRAM (tmpfs) (read +0 us, sync +250 us, write +100 us)"
+    assert d["read_ahead_kb"] > 0  # a FUSE mount's own backing device info: its readahead window
     # the same whether the state is the one provisioning made or the one read back from its record
     assert devices.describe(sp)["model"] == d["model"]
     devices.teardown(sp)

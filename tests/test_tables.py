@@ -163,6 +163,11 @@ def test_inventory_lists_machine_software_and_devices_once_per_value():
     other = tables.inventory(recs)
     assert other.loc[other["item"] == "other_swap", ["scope", "value", "devices"]].values.tolist() == [
         ["device", "/swapfile", "a"]]
+    recs["read_ahead_kb"] = ["8192", "128", ""]  # the tiers' readahead windows; memory has none
+    ra = tables.inventory(recs)
+    rows = ra[ra["item"] == "read_ahead_kb"]
+    assert rows[["scope", "value", "devices"]].values.tolist() == [["device", "8192", "a"], ["device", "128", "b"]]
+    assert ra["item"].tolist().index("read_ahead_kb") == ra["item"].tolist().index("mount_options") + 2
 
 
 def test_write_report_table_keeps_six_significant_digits(tmp_path):

@@ -366,6 +366,9 @@ def describe(state_or_path) -> dict:
     if cg and os.path.isdir(cg):
         out["cgroup"] = {"path": cg, **{f.name: f.read_text().strip() for f in Path(cg).iterdir()
                                         if "throttle" in f.name and f.name.endswith("_device") or f.name == "io.max"}}
+    ra = _read_ahead(state)
+    if ra is not None:
+        out["read_ahead_kb"] = ra
     for key in ("direct_ok", "mount_options", "limits", "delays_ns", "reason", "comp_algorithm", "loop_direct_io"):
         if key in state:
             out[key] = state[key]
@@ -373,12 +376,20 @@ def describe(state_or_path) -> dict:
     return out
 
 
+def _read_ahead(state: dict) -> int | None:
+    """The readahead window (KiB) of the file system a provisioned device's files live on
+    (:func:`blockinfo.read_ahead_kb`), None where there is none or nothing is mounted."""
+    return blockinfo.read_ahead_kb(state["target"]) if state.get("target") else None
+
+
 def provenance(state_or_path) -> dict:
     """Provenance columns for records measured on the device."""
     state = _state(state_or_path)
+    ra = _read_ahead(state)
     return {
         "device_model": KINDS[state["kind"]].model(state) if state["kind"] in KINDS else "",
         "mount_options": state.get("mount_options", ""),
+        "read_ahead_kb": "" if ra is None else str(ra),
     }
 
 

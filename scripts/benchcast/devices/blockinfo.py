@@ -27,6 +27,27 @@ def device_of(state: dict) -> str | None:
     return dev or None
 
 
+def read_ahead_kb(path) -> int | None:
+    """The readahead window (KiB) the kernel uses for files under ``path``: its file system's
+    backing device's ``read_ahead_kb`` (``/sys/class/bdi/<major:minor>``: a disk, a loop or zram
+    device, a FUSE mount; for a partition its disk's ``queue``); None where it has none (a tmpfs).
+    A mapped file's faults read that much ahead: the pages a pass over a mapped file reads
+    depend on it as much as on the medium."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    mm = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    dev = Path(f"/sys/dev/block/{mm}")
+    for f in (Path(f"/sys/class/bdi/{mm}/read_ahead_kb"), dev / "queue" / "read_ahead_kb",
+              dev.resolve().parent / "queue" / "read_ahead_kb"):
+        try:
+            return int(f.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
 def block_counters(dev: str) -> dict[str, int] | None:
     """The kernel's I/O counters of block device ``dev`` since it appeared (``/sys/class/block/<name>/stat``:
     reads, read_bytes, writes, write_bytes, syncs = flush requests); None when it has none."""

@@ -361,7 +361,7 @@ def latency_over_size(agg: pd.DataFrame, memory: dict, folds: pd.DataFrame | Non
 INVENTORY = {
     "host": ["hostname", "kernel", "cpu_model"],
     "software": ["fio_version", "ycsb_version", "binding", "binding_lib", "mariadb_version"],
-    "device": ["device_model", "mount_options", "memory_limit", "swap_size", "other_swap",
+    "device": ["device_model", "mount_options", "read_ahead_kb", "memory_limit", "swap_size", "other_swap",
                "mariadb_innodb_buffer_pool_size", "mariadb_innodb_lru_scan_depth"],
 }
 
