@@ -353,8 +353,7 @@ def describe(state_or_path) -> dict:
         out["lsblk"] = _json_or_text(["lsblk", "-J", "-o", "NAME,MAJ:MIN,SIZE,TYPE,MODEL,ROTA,FSTYPE,MOUNTPOINTS", dev])
     if state.get("target"):
         out["findmnt"] = _json_or_text(["findmnt", "-J", "-T", state["target"]])
-    ns = state.get("created", {}).get("namespace")
-    if ns:
+    if ns := state.get("created", {}).get("namespace"):
         out["ndctl"] = _json_or_text(["ndctl", "list", "-N", "-n", ns])
     sub = state.get("backing") or state
     zr = sub.get("created", {}).get("zram")
@@ -366,8 +365,7 @@ def describe(state_or_path) -> dict:
     if cg and os.path.isdir(cg):
         out["cgroup"] = {"path": cg, **{f.name: f.read_text().strip() for f in Path(cg).iterdir()
                                         if "throttle" in f.name and f.name.endswith("_device") or f.name == "io.max"}}
-    ra = _read_ahead(state)
-    if ra is not None:
+    if (ra := blockinfo.read_ahead_kb(state.get("target"))) is not None:
         out["read_ahead_kb"] = ra
     for key in ("direct_ok", "mount_options", "limits", "delays_ns", "reason", "comp_algorithm", "loop_direct_io"):
         if key in state:
@@ -376,16 +374,10 @@ def describe(state_or_path) -> dict:
     return out
 
 
-def _read_ahead(state: dict) -> int | None:
-    """The readahead window (KiB) of the file system a provisioned device's files live on
-    (:func:`blockinfo.read_ahead_kb`), None where there is none or nothing is mounted."""
-    return blockinfo.read_ahead_kb(state["target"]) if state.get("target") else None
-
-
 def provenance(state_or_path) -> dict:
     """Provenance columns for records measured on the device."""
     state = _state(state_or_path)
-    ra = _read_ahead(state)
+    ra = blockinfo.read_ahead_kb(state.get("target"))
     return {
         "device_model": KINDS[state["kind"]].model(state) if state["kind"] in KINDS else "",
         "mount_options": state.get("mount_options", ""),

@@ -30,9 +30,11 @@ def device_of(state: dict) -> str | None:
 def read_ahead_kb(path) -> int | None:
     """The readahead window (KiB) the kernel uses for files under ``path``: its file system's
     backing device's ``read_ahead_kb`` (``/sys/class/bdi/<major:minor>``: a disk, a loop or zram
-    device, a FUSE mount; for a partition its disk's ``queue``); None where it has none (a tmpfs).
-    A mapped file's faults read that much ahead: the pages a pass over a mapped file reads
-    depend on it as much as on the medium."""
+    device, a FUSE mount; for a partition its disk's ``queue``); None where it has none (a tmpfs)
+    or for no path. A mapped file's faults read that much ahead: the pages a pass over a mapped
+    file reads depend on it as much as on the medium."""
+    if not path:
+        return None
     try:
         st = os.stat(path)
     except OSError:
