@@ -31,7 +31,7 @@ from pathlib import Path
 from .. import BenchcastError
 from ..core import protect
 from ..config import settings
-from .fiojson import load, parse  # noqa: F401  (parse: re-exported, a run's records)
+from .fiojson import load, option_on, parse  # noqa: F401  (parse: re-exported, a run's records)
 from ..config.settings import FIO_OPTIONS
 from ..core.units import parse_size, size_label
 
@@ -254,7 +254,7 @@ def cut_short(data: dict, cell: dict) -> str | None:
     file is full) or is not time based (one pass over its file: the first read of a mapped file)."""
     want = float(cell["runtime"]) * 1000
     extra = cell.get("extra") or {}
-    once = "file_append" in extra or str(extra.get("time_based", 1)).lower() in ("0", "false", "off", "no")
+    once = "file_append" in extra or not option_on(extra, "time_based", True)
     whole = float(cell["size"]) * int(cell["numjobs"]) if once else float("inf")
     for k, job in enumerate(data.get("jobs") or []):
         ran = job.get("job_runtime")

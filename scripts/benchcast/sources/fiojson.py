@@ -175,10 +175,17 @@ def cell_label(opts: dict) -> str:
     return " ".join(f"{k}={opts[k]}" for k in first + sorted(set(opts) - set(first)))
 
 
+def option_on(opts: dict, key: str, default: bool) -> bool:
+    """fio's boolean option ``key`` of ``opts``: on for 1/true/on/yes, off for 0/false/off/no,
+    ``default`` where it is missing or says something else."""
+    value = str(opts.get(key, "")).strip().lower()
+    return True if value in ("1", "true", "on", "yes") else False if value in ("0", "false", "off", "no") else default
+
+
 def workload(rw: str, opts: dict) -> str:
     """The workload a job's figures are recorded under: its rw, or ``append`` for rw=write with
     file_append (appends grow the file: a log's writes, not overwrites of a laid-out file)."""
-    if rw == "write" and str(opts.get("file_append", "0")).lower() in ("1", "true", "on", "yes"):
+    if rw == "write" and option_on(opts, "file_append", False):
         return APPEND
     return rw
 
