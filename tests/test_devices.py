@@ -218,9 +218,11 @@ def test_loop_with_direct_io_detached_and_file_deleted(clean):
     # the window a mapped file's faults read ahead: the loop device's own, set here and read back
     ra = Path(f"/sys/block/{os.path.basename(loop)}/queue/read_ahead_kb")
     was = ra.read_text().strip()
-    ra.write_text("384")
-    assert devices.describe(sp)["read_ahead_kb"] == 384 and devices.provenance(sp)["read_ahead_kb"] == "384"
-    ra.write_text(was)
+    try:
+        ra.write_text("384")
+        assert devices.describe(sp)["read_ahead_kb"] == 384 and devices.provenance(sp)["read_ahead_kb"] == "384"
+    finally:
+        ra.write_text(was)
     assert devices.describe(sp)["read_ahead_kb"] == int(was)
     devices.teardown(sp)
     assert bf not in losetup_all() and not os.path.exists(bf)
