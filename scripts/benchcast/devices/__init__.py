@@ -174,6 +174,8 @@ def provision(device_id: str, spec: dict, state_path) -> dict:
     with signals_raise():
         try:
             mod.provision(rec, spec)
+            if "read_ahead_kb" in spec:  # the window of the file system benchmarks use, ours to set
+                blockinfo.set_read_ahead_kb(state["target"], spec["read_ahead_kb"], f"device {device_id}")
         except BaseException as exc:
             rec.update(status="failed", error=str(exc) or type(exc).__name__)
             errors = mod.teardown(rec)
@@ -378,11 +380,8 @@ def provenance(state_or_path) -> dict:
     """Provenance columns for records measured on the device."""
     state = _state(state_or_path)
     ra = blockinfo.read_ahead_kb(state.get("target"))
-    return {
-        "device_model": KINDS[state["kind"]].model(state) if state["kind"] in KINDS else "",
-        "mount_options": state.get("mount_options", ""),
-        "read_ahead_kb": "" if ra is None else str(ra),
-    }
+    return {"device_model": KINDS[state["kind"]].model(state) if state["kind"] in KINDS else "",
+            "mount_options": state.get("mount_options", ""), "read_ahead_kb": "" if ra is None else str(ra)}
 
 
 LOCK = os.environ.get("BENCHCAST_LOCK", "/tmp/benchcast-benchmark.lock")

@@ -27,27 +27,48 @@ def device_of(state: dict) -> str | None:
     return dev or None
 
 
+def _read_ahead_files(path) -> list[Path]:
+    """Where the readahead window of the file system under ``path`` is kept: its backing device
+    info, its device's queue, for a partition its disk's queue (none for no path)."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError):
+        return []
+    mm = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    dev = Path(f"/sys/dev/block/{mm}")
+    return [Path(f"/sys/class/bdi/{mm}/read_ahead_kb"), dev / "queue" / "read_ahead_kb",
+            dev.resolve().parent / "queue" / "read_ahead_kb"]
+
+
 def read_ahead_kb(path) -> int | None:
     """The readahead window (KiB) the kernel uses for files under ``path``: its file system's
     backing device's ``read_ahead_kb`` (``/sys/class/bdi/<major:minor>``: a disk, a loop or zram
     device, a FUSE mount; for a partition its disk's ``queue``); None where it has none (a tmpfs)
     or for no path. A mapped file's faults read that much ahead: the pages a pass over a mapped
     file reads depend on it as much as on the medium."""
-    if not path:
-        return None
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    mm = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
-    dev = Path(f"/sys/dev/block/{mm}")
-    for f in (Path(f"/sys/class/bdi/{mm}/read_ahead_kb"), dev / "queue" / "read_ahead_kb",
-              dev.resolve().parent / "queue" / "read_ahead_kb"):
+    for f in _read_ahead_files(path) if path else []:
         try:
             return int(f.read_text().split()[0])
         except (OSError, ValueError, IndexError):
             continue
     return None
+
+
+def set_read_ahead_kb(path, kb: int, what: str = "device") -> int:
+    """Set the readahead window of the file system under ``path`` (a device the workflow created)
+    to ``kb`` KiB; return what the kernel then reports. Raises BenchcastError when it has no window
+    (a tmpfs) or keeps another value, its message starting with ``what``."""
+    f = next((f for f in _read_ahead_files(path) if f.exists()), None)
+    if f is None:
+        raise BenchcastError(f"{what}: read_ahead_kb: {path} has no readahead window of its own")
+    try:
+        f.write_text(f"{int(kb)}\n")
+    except OSError as exc:
+        raise BenchcastError(f"{what}: read_ahead_kb: {f}: {exc.strerror}") from None
+    got = read_ahead_kb(path)
+    if got != int(kb):
+        raise BenchcastError(f"{what}: read_ahead_kb: {f} reads {got} after {kb} was written")
+    return got
 
 
 def block_counters(dev: str) -> dict[str, int] | None:

@@ -35,6 +35,9 @@ def check_wrapper(device_id: str, spec: dict, backing_module) -> None:
     """The checks of a kind that wraps another device (``backing``): its own keys, then the backing
     spec's, named ``<id>.backing``."""
     check_keys(device_id, spec)
+    if "read_ahead_kb" in (spec.get("backing") or {}):
+        raise BenchcastError(f"device {device_id}.backing: read_ahead_kb: set it on device {device_id} "
+                             "itself (the window of the file system the benchmarks use)")
     backing_module(device_id, spec).check(f"{device_id}.backing", spec["backing"])
 
 
