@@ -229,6 +229,31 @@ def test_loop_with_direct_io_detached_and_file_deleted(clean):
 
 
 @needs_loop
+@needs_fuse
+@needs_blkio
+@pytest.mark.parametrize("spec_of", [
+    lambda d: {"kind": "loop", "size": "32M", "backing_dir": d},
+    lambda d: {"kind": "throttled", "backing": {"kind": "loop", "size": "32M", "backing_dir": d}, "read_iops": 500},
+    lambda d: {"kind": "delayed", "backing": {"kind": "tmpfs", "size": "16M"}, "read_delay_us": 10},
+])
+def test_a_readahead_window_set_on_the_tier_itself(clean, spec_of):
+    """``read_ahead_kb`` is written to the file system's own device (the loop device, the throttled
+    tier's loop device, the FUSE mount) and read back into the description and the records."""
+    sp = clean / "ra.json"
+    plain = devices.provision("ra", spec_of(str(clean)), sp)
+    kernel = devices.describe(plain)["read_ahead_kb"]
+    devices.teardown(sp)
+    want = 1024 if kernel != 1024 else 512  # not the kernel's own, so that setting it shows
+    st = devices.provision("ra", {**spec_of(str(clean)), "read_ahead_kb": want}, sp)
+    try:
+        assert devices.describe(sp)["read_ahead_kb"] == want
+        assert devices.provenance(st)["read_ahead_kb"] == str(want)
+        assert blockinfo.read_ahead_kb(st["target"]) == want
+    finally:
+        devices.teardown(sp)
+
+
+@needs_loop
 @needs_blkio
 def test_throttled_cgroup_made_with_limits_and_removed(clean):
     sp = clean / "slow.json"
@@ -336,6 +361,12 @@ def test_ensure_is_idempotent_and_reprovisions_lost_devices(clean):
     ({"kind": "delayed", "backing": {"kind": "tmpfs", "size": "1G"}}, r"^device x: kind delayed needs at least one of read_delay_us"),
     ({"kind": "delayed", "backing": {"kind": "tmpfs", "size": "1G"}, "sync_delay_us": -1}, r"^device x: sync_delay_us: must be a number of microseconds >= 0, not -1$"),
     ({"kind": "delayed", "backing": {"kind": "tmpfs", "size": "1G"}, "sync_delay_us": 1, "threads": 0}, r"^device x: threads: must be a positive integer, not 0$"),
+    ({"kind": "tmpfs", "size": "1G", "read_ahead_kb": 128}, r"^device x: unknown key 'read_ahead_kb' for kind tmpfs"),
+    ({"kind": "dir", "path": ".", "read_ahead_kb": 128}, r"^device x: unknown key 'read_ahead_kb' for kind dir"),
+    ({"kind": "loop", "size": "64M", "read_ahead_kb": 130}, r"^device x: read_ahead_kb: must be a whole number of KiB >= 0 and a multiple of 4 \(a page\), not 130$"),
+    ({"kind": "zram", "disksize": "64M", "read_ahead_kb": "8M"}, r"^device x: read_ahead_kb: must be .*, not '8M'$"),
+    ({"kind": "throttled", "backing": {"kind": "loop", "size": "1G", "read_ahead_kb": 128}, "write_bps": "1M"},
+     r"^device x.backing: read_ahead_kb: set it on device x itself"),
 ])
 def test_bad_spec_is_one_line_naming_device_and_key(clean, spec, pattern):
     with pytest.raises(BenchcastError, match=pattern) as info:

@@ -29,6 +29,10 @@ def check_keys(device_id: str, spec: dict) -> None:
     for key in sorted(booleans):
         if key in spec and not isinstance(spec[key], bool):
             raise BenchcastError(f"device {device_id}: {key}: must be true or false, not {spec[key]!r}")
+    ra = spec.get("read_ahead_kb", 0)
+    if isinstance(ra, bool) or not isinstance(ra, int) or ra < 0 or ra % 4:
+        raise BenchcastError(f"device {device_id}: read_ahead_kb: must be a whole number of KiB >= 0 "
+                             f"and a multiple of 4 (a page), not {ra!r}")
 
 
 def check_wrapper(device_id: str, spec: dict, backing_module) -> None:
