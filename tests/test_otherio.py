@@ -54,11 +54,11 @@ def test_figures_by_hand():
     assert f["io_counters"] == "loop9"
     # never below 0 (the journal's estimate above what the device did)
     assert otherio.figures(a, snap(0, 50, 0, 0, 0, 0, 0, 0, commits=110), 2.0)["other_iops"] == 0
-    # 2000 pages swapped in and out meanwhile (8.192 MB, a swap area on the device): the benchmark's
-    # own paging, its bytes taken out; its requests stay (swap clusters cannot be told apart)
-    sw = otherio.figures({**a, "swap": 500}, {**b, "swap": 2500}, 2.0)
+    # 2000 pages swapped out meanwhile (8.192 MB, a swap area on the device): the benchmark's own
+    # paging, its bytes taken out; its requests stay (swap clusters cannot be told apart)
+    sw = otherio.figures({**a, "swap_outs": 500}, {**b, "swap_outs": 2500}, 2.0)
     assert sw["other_mbps"] == pytest.approx(14.1952 - 8.192 / 2) and sw["other_iops"] == pytest.approx(50)
-    assert otherio.figures({**a, "swap": None}, {**b, "swap": 2500}, 2.0)["other_mbps"] == pytest.approx(14.1952)
+    assert otherio.figures({**a, "swap_outs": None}, {**b, "swap_outs": 2500}, 2.0)["other_mbps"] == pytest.approx(14.1952)
     # the benchmark's own requests not counted (no cgroup): unknown, not 0
     no_own = {**b, "own": None, "io_counters": "loop9: no count of the benchmark's own"}
     assert math.isnan(otherio.figures(a, no_own, 2.0)["other_mbps"])
