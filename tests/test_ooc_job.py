@@ -72,8 +72,8 @@ def test_swap_on_zram_pages_beyond_the_limit_and_leaves_nothing(binaries, clean)
     assert (over["swap_outs_per_op"] > 0).all() and (over["writes_per_op"] > 0).all(), over
     assert (under["major_faults_per_op"] == 0).all() and (under["reads_per_op"] == 0).all(), under
     assert (under["swap_ins_per_op"] == 0).all() and (under["writes_per_op"] == 0).all(), under
-    # the run's own swap traffic is not other work on the device (the kernel sends it as the root
-    # cgroup's under cgroup v1; before it was subtracted this run counted tens of MB/s of "other")
+    # the run's own swap-outs are not other work on the device (under cgroup v1 the kernel sends them
+    # as the root cgroup's; before they were taken out this run counted hundreds of MB/s of "other")
     q = json.loads(quality.sidecar(j["records"]).read_text())
     assert q["io_counters"].startswith("zram") and q["other_mbps"] < 20, q
 

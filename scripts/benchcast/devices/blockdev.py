@@ -29,10 +29,6 @@ def available(device_id: str, spec: dict) -> None:
         raise base.BenchcastError(f"device {device_id}: path: {path} is not a block device")
 
 
-def _majmin(dev_t: int) -> str:
-    return f"{os.major(dev_t)}:{os.minor(dev_t)}"
-
-
 def _disk_of(majmin: str) -> str:
     """The whole disk a block device (major:minor) belongs to: itself, or a partition's parent."""
     sysd = Path(f"/sys/dev/block/{majmin}")
@@ -56,8 +52,8 @@ def plan_refusal(device_id: str, spec: dict) -> str | None:
         return None
     if not stat.S_ISBLK(st.st_mode):
         return f"{path} is not a block device"
-    mine = _majmin(st.st_rdev)
-    root = _majmin(os.stat("/").st_dev)
+    mine = blockinfo.majmin_of(st.st_rdev)
+    root = blockinfo.majmin_of(os.stat("/").st_dev)
     if mine in (root, _disk_of(root)):
         return f"{path} holds the root file system (or is its disk); refusing it even with disposable: true"
     with open("/proc/self/mountinfo") as fh:
@@ -69,7 +65,8 @@ def plan_refusal(device_id: str, spec: dict) -> str | None:
         for line in list(fh)[1:]:
             name = line.split()[0]
             try:
-                if os.path.realpath(name) == os.path.realpath(path) or _majmin(os.stat(name).st_rdev) == mine:
+                same = os.path.realpath(name) == os.path.realpath(path)
+                if same or blockinfo.majmin_of(os.stat(name).st_rdev) == mine:
                     return f"{path} is in use as swap; refusing to format it"
             except OSError:
                 continue

@@ -12,9 +12,13 @@ from . import base
 from .mounts import mounts_of_source
 
 
+def majmin_of(dev_t: int) -> str:
+    """A device number as ``major:minor`` (an ``st_rdev`` of a device node, an ``st_dev`` of a file)."""
+    return f"{os.major(dev_t)}:{os.minor(dev_t)}"
+
+
 def majmin(dev: str) -> str:
-    st = os.stat(dev)
-    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    return majmin_of(os.stat(dev).st_rdev)
 
 
 def device_of(state: dict) -> str | None:
@@ -34,7 +38,7 @@ def _read_ahead_files(path) -> list[Path]:
         st = os.stat(path)
     except (OSError, TypeError):
         return []
-    mm = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    mm = majmin_of(st.st_dev)
     dev = Path(f"/sys/dev/block/{mm}")
     return [Path(f"/sys/class/bdi/{mm}/read_ahead_kb"), dev / "queue" / "read_ahead_kb",
             dev.resolve().parent / "queue" / "read_ahead_kb"]

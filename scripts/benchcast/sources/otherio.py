@@ -81,8 +81,7 @@ def swap_outs(dev: str) -> int | None:
             st = os.stat(area["filename"])
         except OSError:
             continue
-        on = st.st_rdev if area["type"] == "partition" else st.st_dev
-        if f"{os.major(on)}:{os.minor(on)}" == mm:
+        if blockinfo.majmin_of(st.st_rdev if area["type"] == "partition" else st.st_dev) == mm:
             return vmstat().get("pswpout", 0)
     return None
 
