@@ -207,3 +207,82 @@ def test_the_write_cap_spaces_updates_and_leaves_reads_their_budget():
         out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
         assert out.loc["cap", "model"] == ratecap.MODEL
         assert out.loc["cap", "prediction"] == pytest.approx(y0 * factor)
+
+
+PASS_SERIES = "ycsb/mysql/read-heavy/pass/lat_mean/16GB"
+
+
+def test_a_pass_without_a_throughput_is_spaced_by_its_own_time():
+    """An out-of-core pass runs alone, one after another: without a throughput record its own mean
+    latency is its time per operation, and the rule predicts the capped device from the two lines
+    over the others (here both the series' line), by hand."""
+    agg = study(op="pass")
+    agg = agg[agg["op"] != "overall"]  # no throughput: the passes' own time
+    key = features.series_matrix(agg)[1].loc[PASS_SERIES]
+    y = {d: 50 + 2 * x_of(d) + NOISE[d] for d in P}
+    assert ratecap.spacing(agg, key).drop(index="cap").to_numpy() == pytest.approx([y[d] for d in P if d != "cap"])
+    rows, F, Y, keys = held_out_rows(agg, PASS_SERIES)
+    out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
+    others = [d for d in P if d != "cap"]
+    xs = np.array([x_of(d) for d in others])
+    b, a = np.polyfit(xs, [y[d] for d in others], 1)
+    y0 = a + b * x_of("cap")
+    assert out.loc["cap", "model"] == ratecap.MODEL
+    assert out.loc["cap", "prediction"] == pytest.approx(y0 * max(1.0, K_READ * 600 / y0))
+    no_time = study(op="read")
+    no_time = no_time[no_time["op"] != "overall"]  # a read's latency is not its time per operation
+    key = features.series_matrix(no_time)[1].loc[SERIES.replace("/update/", "/read/")]
+    assert ratecap.spacing(no_time, key).empty
+
+
+@pytest.mark.parametrize("per_op, size, applies", [
+    ({"a": 0.8, "b": 0.9, "c": 1.5, "d": 0.8, "e": 0.8}, 16384.0, True),  # 1.9x apart: agreed
+    ({"a": 0.3, "b": 0.9, "c": 1.5, "d": 0.8, "e": 0.8}, 16384.0, False),  # 5x apart: the device's count
+    ({"a": 0.0, "b": 0.9, "c": 1.5, "d": 0.8, "e": 0.8}, 16384.0, False),  # one reads nothing
+    (None, 32768.0, True),  # a 32K request, priced by the 16K figure (2x)
+    (None, 65536.0, False),  # 64K: no figure within 2x prices it
+    (None, 4096.0, False),
+])
+def test_the_rule_needs_agreed_counts_and_a_figure_of_the_requests_size(per_op, size, applies):
+    """weights: None where the training devices' reads per operation differ by more than SPREAD, or
+    where no read figure lies within SIZE_FACTOR of the read request size."""
+    agg = study()
+    io = agg["op"] == "device"
+    if per_op:
+        for d, v in per_op.items():
+            agg.loc[io & (agg["device"] == d) & (agg["metric"] == "reads_per_op"), "value"] = v
+    agg.loc[io & (agg["metric"] == "read_request_size"), "value"] = size
+    key = features.series_matrix(agg)[1].loc[SERIES]
+    train = agg[agg["device"] != "cap"]
+    assert (ratecap.weights(train, key, 0.05) is not None) == applies
+
+
+def test_a_write_of_another_size_and_a_training_device_without_the_write_figure():
+    """Writes of 4K against a 16K random-write figure (4x): no write cap is priced (writes 0). A
+    training device without the random-write mean counts as having no write cap, as a card does:
+    it still trains."""
+    agg = study(writes=3.0)
+    io = agg["op"] == "device"
+    agg.loc[io & (agg["metric"] == "write_request_size"), "value"] = 4096.0
+    key = features.series_matrix(agg)[1].loc[SERIES]
+    w = ratecap.weights(agg, key, 0.05)
+    assert w["writes"] == 0.0 and w["write"] is None
+    agg = study(writes=3.0)
+    agg = agg[~((agg["device"] == "b") & (agg["workload"] == "randwrite"))]
+    rows, F, Y, keys = held_out_rows(agg)
+    out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
+    others = [d for d in P if d != "cap"]
+    y0, t0 = lines(others, x_of("cap"))
+    assert out.loc["cap", "prediction"] == pytest.approx(y0 * max(1.0, 3 * 600 / t0))
+
+
+def test_too_few_training_devices_free_of_their_caps_is_no_prediction():
+    """Where fewer than MIN_TRAIN training devices are free of their caps, the rule does not fit a
+    line through the capped ones: the row keeps its prediction."""
+    agg = study()
+    thr = agg["metric"] == "throughput"
+    for d in ("a", "b", "c"):  # paced by their caps (k m / t >= SATURATED)
+        agg.loc[thr & (agg["device"] == d), "value"] = 1e6 / (K_READ * MEAN[d] / 0.95)
+    rows, F, Y, keys = held_out_rows(agg)
+    out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
+    assert out.loc["cap", "model"] == "simple" and out.loc["cap", "prediction"] == 1.0

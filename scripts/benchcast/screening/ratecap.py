@@ -27,6 +27,15 @@ signature) a series whose operations read from the device is predicted as
   max(c + d x, w))`` (an operation the write cap already spaces leaves the reads their budget);
   any other series (an update reads, writes and commits) by ``f = max(1, max(r, w) / (c + d x))``.
 
+An out-of-core program's pass is such an operation too: its swap-ins are synchronous 4K reads,
+and on a capped device the cap spaces them (a pass's ``t`` is its own time: the passes run one
+after another). The rule needs what it multiplies to be known for a device it has not seen: it
+does not apply where the training devices' reads per operation differ by more than
+:data:`SPREAD` (a working set at the memory line pages on one device and hardly on another), nor
+where no read figure lies within :data:`SIZE_FACTOR` of the read request size (a mapped file's
+readahead of several hundred KiB); a write figure of another size prices no write cap; and with
+fewer than :data:`MIN_TRAIN` training devices free of their caps it makes no prediction.
+
 :func:`apply` replaces the predictions of capped devices (held-out devices, or spec cards that give
 both the read mean and its median) in a table of predictions; elsewhere they stay as they are.
 """
@@ -57,6 +66,8 @@ READ = "read"
 METRIC = "lat_mean"
 #: What the workload's throughput series is recorded as (the YCSB records: op, metric).
 THROUGHPUT = ("overall", "throughput")
+#: Ops whose operations run back to back, one at a time: their mean latency is the time per operation.
+SERIAL = ("pass",)
 
 
 def label(key) -> str:
@@ -70,31 +81,58 @@ def _of_workload(records: pd.DataFrame, key) -> pd.DataFrame:
     return records[np.logical_and.reduce([(records[c] == key[c]).to_numpy() for c in [*PROFILE_KEYS, "data_size"]])]
 
 
+#: The read figure prices a request within this factor of its block size; beyond it the rule does not
+#: apply (a cap counts requests, and bytes: fio's 64K read says nothing of a 600 KiB readahead).
+SIZE_FACTOR = 2.0
+
+
+def _priced(feats: pd.DataFrame, figure: str, size: float) -> bool:
+    """Whether the figure's block size lies within :data:`SIZE_FACTOR` of the request ``size``."""
+    bs = float(feats.loc[feats["feature"] == figure, "block_size"].iloc[0])
+    return bool(size > 0 and abs(np.log2(size / bs)) <= np.log2(SIZE_FACTOR))
+
+
+#: The devices must agree on the reads per operation within this factor: where they do not (a working
+#: set at the memory line pages on one device and hardly on another), the count is the device's or
+#: chance's, not the application's, and a held-out device's cannot be known.
+SPREAD = 2.0
+
+
+def _agreed(per_op: pd.Series) -> bool:
+    """Whether the devices' requests per operation lie within :data:`SPREAD` of each other."""
+    v = per_op.astype(float)
+    return bool(len(v) and v.min() > 0 and v.max() / v.min() <= SPREAD)
+
+
 def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | None = None) -> dict | None:
     """What one operation of the series ``key`` (a mapping with :data:`PROFILE_KEYS` and
     ``data_size``) asks of the device, from the ``device`` records of ``agg`` at that data size
     (median over the devices that count them): ``reads``, ``mean`` and ``median`` (the random-read
     figures at its read request size), ``syncs`` and ``sync`` (the commit figure), ``writes`` and
     ``write`` (the random-write mean at its write request size; both 0 and None below
-    ``min_per_op`` per operation). None where it reads less than ``min_per_op`` per operation or
-    the study lacks the read mean or its median. ``feats``: :func:`benchcast.features.feature_table`
+    ``min_per_op`` per operation). None where it reads less than ``min_per_op`` per operation, where
+    the devices' reads per operation differ by more than :data:`SPREAD`, where the study lacks the
+    read mean or its median, or where that figure's block size is not within :data:`SIZE_FACTOR`
+    of the read request size. ``feats``: :func:`benchcast.features.feature_table`
     of ``agg`` where known."""
     io = _of_workload(agg[agg["op"] == blockio.OP], key)
     if io.empty:
         return None
     p = io.groupby("metric")["value"].median()
     reads = float(p.get("reads_per_op", 0.0))
-    if not reads >= min_per_op:
+    if not reads >= min_per_op or not _agreed(io[io["metric"] == "reads_per_op"]["value"]):
         return None
     feats = (feature_table(agg) if feats is None else feats).drop_duplicates("feature")
-    mean = nearest_figure(feats, "randread", "read", p.get("read_request_size", 0))
+    size = p.get("read_request_size", 0)
+    mean = nearest_figure(feats, "randread", "read", size)
     median = median_twin(feats, mean) if mean else None
-    if not median:
+    if not median or not _priced(feats, mean, size):
         return None
     size = p.get("write_request_size", 0)
     syncs, writes = float(p.get("syncs_per_op", 0.0)), float(p.get("writes_per_op", 0.0))
     sync = nearest_figure(feats, "write", "sync", size) if syncs >= min_per_op else None
     write = nearest_figure(feats, "randwrite", "write", size) if writes >= min_per_op else None
+    write = write if write and _priced(feats, write, size) else None
     return {"reads": reads, "mean": mean, "median": median, "syncs": syncs if sync else 0.0, "sync": sync,
             "writes": writes if write else 0.0, "write": write}
 
@@ -114,8 +152,14 @@ def figures(F: pd.DataFrame, w: dict, read: bool = False) -> pd.DataFrame:
 
 def spacing(agg: pd.DataFrame, key) -> pd.Series:
     """Observed time per operation (us, 1 / throughput) of the series' workload at its data size,
-    per device of ``agg``."""
+    per device of ``agg``. A workload without a throughput record whose operations run one after
+    another (an out-of-core program's passes: :data:`SERIAL`) takes its operations' mean latency."""
     t = _of_workload(agg[(agg["op"] == THROUGHPUT[0]) & (agg["metric"] == THROUGHPUT[1])], key)
+    if t.empty and key["op"] in SERIAL:
+        lat = _of_workload(agg[(agg["op"] == key["op"]) & (agg["metric"] == METRIC)], key)
+        if len(lat):
+            us = units.convert(lat.set_index("device")["value"].astype(float), lat["unit"].iloc[0], "us")
+            return us.groupby(level=0).first()
     return units.time_per_op(t.set_index("device")["value"].astype(float)).groupby(level=0).first()
 
 
@@ -126,14 +170,14 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
     ``target`` (a row of :func:`figures`); ``read``: the series is a read latency. Returns
     prediction, lower, upper (the line's interval, scaled alike), resid_df, interval_flag,
     n_train. None where fewer than :data:`MIN_TRAIN` training devices have
-    everything or the target lacks x or r; a target without the random-write mean (a spec card)
-    counts as having no write cap."""
-    d = train.assign(y=y, t=t).dropna(subset=["y", "t", "x", "r", "w"])
+    everything or are free of their caps, or the target lacks x or r; a device or target without the random-write mean (a
+    spec card, a tier measured for some series only) counts as having no write cap."""
+    d = train.assign(y=y, t=t, w=train["w"].fillna(0.0)).dropna(subset=["y", "t", "x", "r"])
     if len(d) < MIN_TRAIN or not np.isfinite(target[["x", "r"]].astype(float)).all():
         return None
     free = d[np.maximum(d["r"], d["w"]) / d["t"] < SATURATED]
-    if len(free) < MIN_TRAIN:
-        free = d
+    if len(free) < MIN_TRAIN:  # a line through devices their caps space mixes the two regimes
+        return None
     X = fits.design_matrix(free, ["x"])
     try:
         line, tline = fits.fit_ols(X, free["y"]), fits.fit_ols(X, free["t"])
