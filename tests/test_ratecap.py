@@ -236,8 +236,8 @@ def test_a_pass_without_a_throughput_is_spaced_by_its_own_time():
 
 
 @pytest.mark.parametrize("per_op, size, applies", [
-    ({"a": 0.8, "b": 0.9, "c": 1.5, "d": 0.8, "e": 0.8}, 16384.0, True),  # 1.9x apart: agreed
-    ({"a": 0.3, "b": 0.9, "c": 1.5, "d": 0.8, "e": 0.8}, 16384.0, False),  # 5x apart: the device's count
+    ({"a": 0.8, "b": 0.9, "c": 1.1, "d": 0.8, "e": 0.8}, 16384.0, True),  # 1.4x apart: agreed
+    ({"a": 0.8, "b": 0.9, "c": 1.5, "d": 0.8, "e": 0.8}, 16384.0, False),  # 1.9x apart: the device's count
     ({"a": 0.0, "b": 0.9, "c": 1.5, "d": 0.8, "e": 0.8}, 16384.0, False),  # one reads nothing
     (None, 32768.0, True),  # a 32K request, priced by the 16K figure (2x)
     (None, 65536.0, False),  # 64K: no figure within 2x prices it

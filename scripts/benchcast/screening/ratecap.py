@@ -95,7 +95,7 @@ def _priced(feats: pd.DataFrame, figure: str, size: float) -> bool:
 #: The devices must agree on the reads per operation within this factor: where they do not (a working
 #: set at the memory line pages on one device and hardly on another), the count is the device's or
 #: chance's, not the application's, and a held-out device's cannot be known.
-SPREAD = 2.0
+SPREAD = 1.5
 
 
 def _agreed(per_op: pd.Series) -> bool:
