@@ -65,9 +65,9 @@ def test_verdicts_label_device_independent_and_unpredictable_series():
 
 def test_a_series_whose_operations_do_not_reach_the_device_is_device_independent():
     """From the runs' device records: a workload whose operations sent fewer than 0.01 device requests
-    each on every device with counters (at least 3 of the series') is labelled device-independent
-    whatever the models do; counters on only 2 devices, or one run above the threshold, leave the
-    usual verdict."""
+    each at the series' data size on every device with counters (at least 3 of the series') is
+    labelled device-independent whatever the models do; counters on only 2 devices, or one run of that
+    size above the threshold, leave the usual verdict; a run of another size does not count."""
     tier = pd.DataFrame({
         "series": "s", "benchmark": "ycsb", "engine": "e", "workload": "w", "threads": 1, "data_size": 1, "op": "read",
         "metric": "lat_mean", "unit": "us", "held_out": list("abcd"),
@@ -75,19 +75,22 @@ def test_a_series_whose_operations_do_not_reach_the_device_is_device_independent
         "baseline_pct_error": [20.0, 30.0, -30.0, 40.0], "nested_pct_error": [40.0, -50.0, 3.0, 1.0],
         "nested_features": "f", "multiple_pct_error": np.nan})
 
-    def agg(per_op, devices="abcd"):
+    def agg(per_op, devices="abcd", busy_size=2):
         rows = [dict(benchmark="ycsb", engine="e", workload="w", threads=1, device=d, data_size=ds, op="device",
-                     metric=m, value=per_op[m] * (2 if (d, ds) == ("d", 2) else 1))
+                     metric=m, value=per_op[m] * (2 if (d, ds) == ("d", busy_size) else 1))
                 for d in devices for ds in (1, 2) for m in per_op]
         return pd.DataFrame(rows)
 
     quiet = {"reads_per_op": 0.001, "writes_per_op": 0.002, "syncs_per_op": 0.001}
-    req = blockio.requests_per_op(agg(quiet))
-    assert req["requests_per_op"].tolist() == pytest.approx([0.008]) and req["devices"].tolist() == [tuple("abcd")]
+    req = blockio.requests_per_op(agg(quiet, busy_size=1))
+    assert req["requests_per_op"].tolist() == pytest.approx([0.008, 0.004])  # sizes 1 and 2
+    assert req["devices"].tolist() == [tuple("abcd")] * 2
     v = verdicts.verdicts(tier, 10, req).iloc[0]
     assert v["verdict"] == verdicts.VERDICT_OFF_PATH and v["device_requests_per_op"] == pytest.approx(0.008)
-    busy = blockio.requests_per_op(agg({**quiet, "syncs_per_op": 0.002}))  # 0.01 on d at size 2
+    busy = blockio.requests_per_op(agg({**quiet, "syncs_per_op": 0.002}, busy_size=1))  # 0.01 on d at size 1
     assert verdicts.verdicts(tier, 10, busy).iloc[0]["verdict"] == verdicts.VERDICT_NONE
+    elsewhere = blockio.requests_per_op(agg({**quiet, "syncs_per_op": 0.002}))  # 0.01 on d at size 2 only
+    assert verdicts.verdicts(tier, 10, elsewhere).iloc[0]["verdict"] == verdicts.VERDICT_OFF_PATH
     tmpfs_too = blockio.requests_per_op(agg(quiet, devices="abc"))  # d, say a tmpfs, counts nothing
     assert verdicts.verdicts(tier, 10, tmpfs_too).iloc[0]["verdict"] == verdicts.VERDICT_OFF_PATH
     uncounted = blockio.requests_per_op(agg(quiet, devices="ab"))

@@ -112,14 +112,15 @@ def across_memory(classes_table: pd.DataFrame, aggregated: pd.DataFrame, memory:
     return out
 
 
-def requests_per_op(agg: pd.DataFrame, keys=("benchmark", "engine", "workload", "threads")) -> pd.DataFrame:
-    """Per workload (``keys``), the most device requests (reads + writes + syncs) per operation
-    that any of its runs' aggregated ``device`` records shows, over devices and data sizes, and the
-    devices with counters: columns ``keys``, requests_per_op, devices (a sorted tuple)."""
+def requests_per_op(agg: pd.DataFrame, keys=("benchmark", "engine", "workload", "threads", "data_size")) -> pd.DataFrame:
+    """Per workload and data size (``keys``), the most device requests (reads + writes + syncs) per
+    operation that any of its runs' aggregated ``device`` records shows, over devices, and the
+    devices with counters: columns ``keys``, requests_per_op, devices (a sorted tuple). A working
+    set inside memory may not reach the device at one size and reach it at the next."""
     keys = list(keys)
     io = agg[(agg["op"] == OP) & agg["metric"].isin(["reads_per_op", "writes_per_op", "syncs_per_op"])]
     if io.empty:
         return pd.DataFrame(columns=[*keys, "requests_per_op", "devices"])
-    per_run = io.groupby([*keys, "device", "data_size"])["value"].sum().reset_index()
+    per_run = io.groupby(list(dict.fromkeys([*keys, "device", "data_size"])))["value"].sum().reset_index()
     return per_run.groupby(keys).agg(requests_per_op=("value", "max"),
                                      devices=("device", lambda d: tuple(sorted(set(d))))).reset_index()

@@ -74,7 +74,8 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     nested-choice model (:func:`benchcast.validation.choice.nested_choice`) and of the baseline,
     the spread of the results over devices (max / min), and a verdict: device-independent (the
     baseline is within ``tolerance`` % on every tier taken together: the device hardly matters; or, from
-    ``requests`` (:func:`benchcast.sources.blockio.requests_per_op`), the workload's operations sent fewer
+    ``requests`` (:func:`benchcast.sources.blockio.requests_per_op`, per workload and data size: the
+    series' own runs), the workload's operations sent fewer
     than :data:`benchcast.sources.blockio.OFF_PATH_BELOW` device requests each on every device that counts
     them, at least :data:`benchcast.validation.folds.MIN_COVERED` of the series' devices (a tmpfs has no counters): what
     differs between devices is not the device), predictable (beats the baseline on the
@@ -84,7 +85,7 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     (:func:`floor.expected_abs_error`). Columns :data:`VERDICT_COLUMNS`."""
     if tier_table.empty:
         return pd.DataFrame(columns=VERDICT_COLUMNS)
-    keys = ["benchmark", "engine", "workload", "threads"]
+    keys = [] if requests is None else [c for c in requests.columns if c not in ("requests_per_op", "devices")]
     req = {} if requests is None else {
         tuple(key): (per_op, set(devices))
         for *key, per_op, devices in requests[[*keys, "requests_per_op", "devices"]].itertuples(index=False)}
