@@ -3,7 +3,9 @@
 For every tree given (a study's results folder, e.g. ``results/local``), per family of series (YCSB:
 engine x read or write operations; out of core: the mode): the nested choice's held-out MAPE on
 interior tiers (a device the model never saw), its noise floor (``interior_floor_mape``, what a perfect
-model would still miss from the truths' own scatter) and their ratio, the baseline; the size stage
+model would still miss from the truths' own scatter) and their ratio, the baseline, the share of
+series better than it (``beats_pct``; ``beats_dep_pct`` among the series whose verdict is not
+device-independent, ``dependent``); the size stage
 (largest data size held out) against the nearest measured size; and how many predictions or interval
 bounds of a positive quantity a user is shown at or below zero (chosen folds, target predictions, size
 folds, extrapolation, Table 12's predictions).
@@ -74,6 +76,10 @@ def per_family(verdicts: pd.DataFrame, size_summary: pd.DataFrame) -> pd.DataFra
     # the share of judged series whose model beats the baseline
     beats = v["interior_mape"] < v["interior_baseline_mape"]
     out["beats_pct"] = 100 * beats.groupby(v["family"]).sum() / out["judged"]
+    # the same among the series the device matters to (not device-independent: verdicts.DEVICE_INDEPENDENT)
+    dep = ~v["verdict"].isin(validation.verdicts.DEVICE_INDEPENDENT) & v["interior_mape"].notna()
+    out["dependent"] = dep.groupby(v["family"]).sum()
+    out["beats_dep_pct"] = 100 * (beats & dep).groupby(v["family"]).sum() / out["dependent"]
     s = size_summary[(size_summary["kind"] == "size") & (size_summary["metric"] == "lat_mean")]
     s = s.assign(family=family(s)).groupby("family")
     out["size_mape"], out["size_nearest"] = s["mape"].mean(), s["baseline_mape"].mean()
