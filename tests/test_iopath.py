@@ -111,3 +111,14 @@ def test_figures_are_found_by_their_columns_not_their_names(monkeypatch):
     pd.testing.assert_frame_equal(iopath.io_path_weights(agg), weights.assign(feature=weights["feature"].map(rename)))
     assert ratecap.weights(agg, key, 0.05) == {k: rename.get(v, v) if isinstance(v, str) else v
                                                for k, v in capped.items()}
+
+
+def test_the_nearest_figure_and_how_near_it_must_be():
+    """The nearest block size on a log scale; with ``within``, none farther than that factor."""
+    figs = {("randread", 4096, "lat_mean"): 9.0, ("randread", 65536, "lat_mean"): 30.0}
+    feats = features.feature_table(make_agg({"a": figs}, {"a": 1.0})).drop_duplicates("feature")
+    assert iopath.nearest_figure(feats, "randread", "read", 600 * 1024) == "randread_64K_lat_mean"
+    assert iopath.nearest_figure(feats, "randread", "read", 600 * 1024, within=2.0) is None
+    assert iopath.nearest_figure(feats, "randread", "read", 100 * 1024, within=2.0) == "randread_64K_lat_mean"
+    assert iopath.nearest_figure(feats, "randread", "read", 12 * 1024, within=2.0) is None  # 3x from 4K and 5.3x from 64K
+    assert iopath.nearest_figure(feats, "randread", "read", 0, within=2.0) is None

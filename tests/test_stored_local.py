@@ -84,7 +84,8 @@ def test_analysis_output_unchanged(stored, name):
     if name in ADDED:
         assert set(ADDED[name]) <= set(new.columns)
         new = new.drop(columns=ADDED[name])
-    assert not same_table(new, old), (name, same_table(new, old))
+    differ = same_table(new, old)
+    assert not differ, (name, differ)
 
 
 def test_a_number_changed_is_seen_and_the_last_digits_are_not():

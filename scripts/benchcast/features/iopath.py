@@ -25,15 +25,18 @@ from . import FEATURE_KEYS, PROFILE_KEYS, feature_table
 MEDIAN = "clat_p50"
 
 
-def nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float) -> str | None:
+def nearest_figure(feats: pd.DataFrame, workload: str, op: str, size: float, within: float | None = None) -> str | None:
     """Feature id of the QD1 latency figure of ``workload``/``op`` at the block size nearest
-    ``size`` bytes (on a log scale), None if the study has none."""
+    ``size`` bytes (on a log scale), None if the study has none (or, with ``within``, none whose
+    block size lies within that factor of ``size``)."""
     ok = ((feats["workload"].to_numpy() == workload) & (feats["op"].to_numpy() == op)
           & (feats["metric"].to_numpy() == "lat_mean") & (feats["iodepth"].to_numpy(dtype=float) <= 1)
           & (feats["numjobs"].to_numpy(dtype=float) <= 1))  # arrays: asked per fold
     if not ok.any() or not size > 0:
         return None
     dist = np.abs(np.log2(feats["block_size"].to_numpy(dtype=float)[ok]) - np.log2(float(size)))
+    if within is not None and dist.min() > np.log2(within):
+        return None
     return str(feats["feature"].to_numpy()[ok][np.argmin(dist)])  # the first of the nearest
 
 

@@ -86,12 +86,6 @@ def _of_workload(records: pd.DataFrame, key) -> pd.DataFrame:
 SIZE_FACTOR = 2.0
 
 
-def _priced(feats: pd.DataFrame, figure: str, size: float) -> bool:
-    """Whether the figure's block size lies within :data:`SIZE_FACTOR` of the request ``size``."""
-    bs = float(feats.loc[feats["feature"] == figure, "block_size"].iloc[0])
-    return bool(size > 0 and abs(np.log2(size / bs)) <= np.log2(SIZE_FACTOR))
-
-
 #: The devices must agree on the reads per operation within this factor: where they do not (a working
 #: set at the memory line pages on one device and hardly on another), the count is the device's or
 #: chance's, not the application's, and a held-out device's cannot be known.
@@ -124,15 +118,14 @@ def weights(agg: pd.DataFrame, key, min_per_op: float, feats: pd.DataFrame | Non
         return None
     feats = (feature_table(agg) if feats is None else feats).drop_duplicates("feature")
     size = p.get("read_request_size", 0)
-    mean = nearest_figure(feats, "randread", "read", size)
+    mean = nearest_figure(feats, "randread", "read", size, within=SIZE_FACTOR)
     median = median_twin(feats, mean) if mean else None
-    if not median or not _priced(feats, mean, size):
+    if not median:
         return None
     size = p.get("write_request_size", 0)
     syncs, writes = float(p.get("syncs_per_op", 0.0)), float(p.get("writes_per_op", 0.0))
     sync = nearest_figure(feats, "write", "sync", size) if syncs >= min_per_op else None
-    write = nearest_figure(feats, "randwrite", "write", size) if writes >= min_per_op else None
-    write = write if write and _priced(feats, write, size) else None
+    write = nearest_figure(feats, "randwrite", "write", size, within=SIZE_FACTOR) if writes >= min_per_op else None
     return {"reads": reads, "mean": mean, "median": median, "syncs": syncs if sync else 0.0, "sync": sync,
             "writes": writes if write else 0.0, "write": write}
 
@@ -169,8 +162,8 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
     operation ``t`` and figures ``train`` (:func:`figures`, rows devices), and the target's figures
     ``target`` (a row of :func:`figures`); ``read``: the series is a read latency. Returns
     prediction, lower, upper (the line's interval, scaled alike), resid_df, interval_flag,
-    n_train. None where fewer than :data:`MIN_TRAIN` training devices have
-    everything or are free of their caps, or the target lacks x or r; a device or target without the random-write mean (a
+    n_train. None where fewer than :data:`MIN_TRAIN` training devices have everything or are free
+    of their caps, or the target lacks x or r; a device or target without the random-write mean (a
     spec card, a tier measured for some series only) counts as having no write cap."""
     d = train.assign(y=y, t=t, w=train["w"].fillna(0.0)).dropna(subset=["y", "t", "x", "r"])
     if len(d) < MIN_TRAIN or not np.isfinite(target[["x", "r"]].astype(float)).all():

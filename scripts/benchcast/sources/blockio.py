@@ -112,7 +112,8 @@ def across_memory(classes_table: pd.DataFrame, aggregated: pd.DataFrame, memory:
     return out
 
 
-def requests_per_op(agg: pd.DataFrame, keys=("benchmark", "engine", "workload", "threads", "data_size")) -> pd.DataFrame:
+def requests_per_op(agg: pd.DataFrame,
+                    keys=("benchmark", "engine", "workload", "threads", "data_size")) -> pd.DataFrame:
     """Per workload and data size (``keys``), the most device requests (reads + writes + syncs) per
     operation that any of its runs' aggregated ``device`` records shows, over devices, and the
     devices with counters: columns ``keys``, requests_per_op, devices (a sorted tuple). A working
