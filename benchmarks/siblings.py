@@ -106,7 +106,8 @@ def bound(tree: Path) -> pd.DataFrame:
         if not fits:
             continue
         rows.append({"family": family(pd.DataFrame([k])).iloc[0], "data_size": k["data_size"],
-                     "model": abs(r["nested_pct_error"]), "sibling": abs(min(fits)[1]), "sibling_oracle": min(oracle)})
+                     "model": abs(r["nested_pct_error"]), "sibling": abs(min(fits, key=lambda f: f[0])[1]),
+                     "sibling_oracle": min(oracle)})
     return pd.DataFrame(rows)
 
 
