@@ -123,14 +123,17 @@ def test_the_held_out_devices_own_counters_and_result_do_not_enter():
     assert again == pytest.approx(first)
 
 
-def test_a_training_device_paced_by_its_cap_stays_out_of_the_lines():
-    """A second capped device whose operations the cap paced (k m / t >= SATURATED) and whose
-    result lies far off the line does not move the capped device's prediction."""
+@pytest.mark.parametrize("share", [0.95, 0.85])
+def test_a_capped_training_device_stays_out_of_the_lines(share):
+    """A second capped device (its read mean 18x its median) whose result lies far off the line
+    does not move the capped device's prediction: where its cap allows 95 % of its observed time
+    per operation, and where it allows 85 % (the rest the operation's own time, as a capped loop
+    device's swap pass took 1.15x its cap's spacing: it once counted as free of its cap)."""
     P["cap2"], SYNC["cap2"], MEAN["cap2"], NOISE["cap2"] = 50.0, 90.0, 900.0, 0.0
     try:
         agg = study()
         thr = (agg["device"] == "cap2") & (agg["metric"] == "throughput")
-        agg.loc[thr, "value"] = 1e6 / (K_READ * 900 / 0.95)  # spaced by its cap
+        agg.loc[thr, "value"] = 1e6 / (K_READ * 900 / share)
         agg.loc[(agg["device"] == "cap2") & (agg["op"] == "update"), "value"] = 3000.0
         rows, F, Y, keys = held_out_rows(agg)
         out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
@@ -276,13 +279,36 @@ def test_a_write_of_another_size_and_a_training_device_without_the_write_figure(
     assert out.loc["cap", "prediction"] == pytest.approx(y0 * max(1.0, 3 * 600 / t0))
 
 
-def test_too_few_training_devices_free_of_their_caps_is_no_prediction():
-    """Where fewer than MIN_TRAIN training devices are free of their caps, the rule does not fit a
+def test_too_few_training_devices_without_a_cap_is_no_prediction():
+    """Where fewer than MIN_TRAIN training devices lack the cap's signature, the rule does not fit a
     line through the capped ones: the row keeps its prediction."""
+    saved = dict(MEAN)
+    try:
+        for d in ("a", "b", "c"):  # capped too: their read means 10x their medians
+            MEAN[d] = 10 * P[d]
+        agg = study()
+        rows, F, Y, keys = held_out_rows(agg)
+        out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
+        assert out.loc["cap", "model"] == "simple" and out.loc["cap", "prediction"] == 1.0
+    finally:
+        MEAN.clear()
+        MEAN.update(saved)
+
+
+def test_a_device_without_a_cap_trains_however_much_of_its_time_its_reads_take():
+    """Three uncapped devices whose time per operation is 95 % their reads' (an I/O-bound workload,
+    or a fault's reads priced at a slow figure) still train: nothing but the device spaces them."""
     agg = study()
     thr = agg["metric"] == "throughput"
-    for d in ("a", "b", "c"):  # paced by their caps (k m / t >= SATURATED)
+    for d in ("a", "b", "c"):
         agg.loc[thr & (agg["device"] == d), "value"] = 1e6 / (K_READ * MEAN[d] / 0.95)
     rows, F, Y, keys = held_out_rows(agg)
     out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
-    assert out.loc["cap", "model"] == "simple" and out.loc["cap", "prediction"] == 1.0
+    assert out.loc["cap", "model"] == ratecap.MODEL
+    devs = [d for d in P if d != "cap"]
+    xs = np.array([x_of(d) for d in devs])
+    b, a = np.polyfit(xs, [50 + 2 * x_of(d) + NOISE[d] for d in devs], 1)
+    ts = [1e6 / agg[thr & (agg["device"] == d)]["value"].iloc[0] for d in devs]
+    bt, at = np.polyfit(xs, ts, 1)
+    y0, t0 = a + b * x_of("cap"), at + bt * x_of("cap")
+    assert out.loc["cap", "prediction"] == pytest.approx(y0 * max(1.0, K_READ * 600 / t0))

@@ -17,9 +17,13 @@ signature) a series whose operations read from the device is predicted as
   its reads alone (a read does not wait for the commits, which are the updates': with them, the
   capped tier's slow commits made its reads look slow, RocksDB's reads on idle1 34 % off instead of
   18 %);
-* ``a + b x``: the series' line over the training devices whose operations were not spaced by
-  their caps (``max(r, w) / t < SATURATED``, ``t`` a device's observed time per operation,
-  1 / throughput); ``c + d x`` the line of ``t`` over the same devices;
+* ``a + b x``: the series' line over the training devices without the cap's signature (read
+  mean / median below ``ratio``: nothing spaces their operations but the device); ``c + d x`` the
+  line of ``t``, a device's observed time per operation (1 / throughput), over the same devices. A
+  capped training device stays out even where its cap seems not to bind: a capped loop device's
+  swap pass took 1.15x its cap's spacing (the faults' own time), and counted as free at 0.9 it
+  put a line through the two regimes (a loop device capped at 12,000 IOPS, added by
+  ``--configfile``, predicted 75-116 % too slow; docs/method.md, session 37);
 * ``r = k m`` and ``w = v n``: the time per operation the read cap and the write cap allow (``m``
   the read mean, ``v`` the writes per operation, ``n`` the random-write mean: fio's back-to-back
   writes at queue depth 1 spend the write budget as its reads spend the read budget);
@@ -34,7 +38,7 @@ does not apply where the training devices' reads per operation differ by more th
 :data:`SPREAD` (a working set at the memory line pages on one device and hardly on another), nor
 where no read figure lies within :data:`SIZE_FACTOR` of the read request size (a mapped file's
 readahead of several hundred KiB); a write figure of another size prices no write cap; and with
-fewer than :data:`MIN_TRAIN` training devices free of their caps it makes no prediction.
+fewer than :data:`MIN_TRAIN` training devices without a cap it makes no prediction.
 
 :func:`apply` replaces the predictions of capped devices (held-out devices, or spec cards that give
 both the read mean and its median) in a table of predictions; elsewhere they stay as they are.
@@ -55,9 +59,6 @@ from ..features.iopath import io_path_name, median_twin, nearest_figure
 
 #: The model's name in prediction tables.
 MODEL = "rate cap"
-#: A training device whose cap allows at most this share of its observed rate counts as spaced by
-#: its cap (saturated) and stays out of the lines.
-SATURATED = 0.9
 #: Fewest training devices a line needs (a line through two points has no interval).
 MIN_TRAIN = 3
 #: The op of a read-latency series (slowed by the read cap alone).
@@ -157,19 +158,20 @@ def spacing(agg: pd.DataFrame, key) -> pd.Series:
 
 
 def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Series, read: bool,
-                alpha: float = 0.05) -> dict | None:
+                ratio: float, alpha: float = 0.05) -> dict | None:
     """The capped device's prediction from the training devices' results ``y``, their time per
     operation ``t`` and figures ``train`` (:func:`figures`, rows devices), and the target's figures
-    ``target`` (a row of :func:`figures`); ``read``: the series is a read latency. Returns
-    prediction, lower, upper (the line's interval, scaled alike), resid_df, interval_flag,
-    n_train. None where fewer than :data:`MIN_TRAIN` training devices have everything or are free
-    of their caps, or the target lacks x or r; a device or target without the random-write mean (a
-    spec card, a tier measured for some series only) counts as having no write cap."""
+    ``target`` (a row of :func:`figures`); ``read``: the series is a read latency; ``ratio``: the
+    read mean / median from which a device has a cap (:class:`Rule`). Returns prediction, lower,
+    upper (the line's interval, scaled alike), resid_df, interval_flag, n_train. None where fewer
+    than :data:`MIN_TRAIN` training devices have everything and no cap, or the target lacks x or r;
+    a device or target without the random-write mean (a spec card, a tier measured for some series
+    only) counts as having no write cap."""
     d = train.assign(y=y, t=t, w=train["w"].fillna(0.0)).dropna(subset=["y", "t", "x", "r"])
     if len(d) < MIN_TRAIN or not np.isfinite(target[["x", "r"]].astype(float)).all():
         return None
-    free = d[np.maximum(d["r"], d["w"]) / d["t"] < SATURATED]
-    if len(free) < MIN_TRAIN:  # a line through devices their caps space mixes the two regimes
+    free = d[d["cap"] < ratio]
+    if len(free) < MIN_TRAIN:  # a line through capped devices mixes the two regimes
         return None
     X = fits.design_matrix(free, ["x"])
     try:
@@ -238,7 +240,7 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
         devs = F.index[F.index != target]
         got = predict_one(Y[r["series"]].drop(index=target, errors="ignore"),
                           spacing(agg, key).drop(index=target, errors="ignore"), figures(F.loc[devs], w, read), mine,
-                          read, alpha)
+                          read, ratio, alpha)
         if got is None:
             continue
         for c, v in got.items():
