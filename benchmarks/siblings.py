@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchcast.features import series_matrix  # noqa: E402
+from benchcast.report import tables  # noqa: E402
+from benchcast.sources import ooc  # noqa: E402
 from model import family  # noqa: E402
 
 FORMS = ("ratio", "excess", "loglog")
@@ -67,21 +69,26 @@ def loo_error(form: str, x: pd.Series, y: pd.Series, base_x: float, base_y: floa
 def in_memory(agg: pd.DataFrame) -> pd.Series:
     """The out-of-core programs' in-memory pass (median over devices) per workload and data size: the
     base of the ``excess`` form (0 for series without one)."""
-    mem = agg[(agg["benchmark"] == "ooc") & (agg["engine"] == "memory") & (agg["op"] == "pass")
+    mem = agg[(agg["benchmark"] == ooc.BENCHMARK) & (agg["engine"] == ooc.REFERENCE_MODE) & (agg["op"] == "pass")
               & (agg["metric"] == "lat_mean")]
     return mem.groupby(["workload", "data_size"])["value"].median()
 
 
-def read(tree: Path, name: str) -> pd.DataFrame:
+def path_of(tree: Path, name: str) -> Path:
     """The tree's table ``name`` ('validation/tiers'), as written (.csv) or stored compressed (.csv.gz)."""
     path = tree / f"{name}.csv"
-    return pd.read_csv(path if path.exists() else path.with_suffix(".csv.gz"), low_memory=False)
+    return path if path.exists() else path.with_suffix(".csv.gz")
+
+
+def read(tree: Path, name: str) -> pd.DataFrame:
+    """The tree's table ``name`` (:func:`path_of`) as read by pandas."""
+    return pd.read_csv(path_of(tree, name), low_memory=False)
 
 
 def bound(tree: Path) -> pd.DataFrame:
     """Per interior fold of a mean-latency series with siblings: the family, data size, the nested
     choice's absolute error (``model``), the bound's (``sibling``) and the oracle's (``sibling_oracle``)."""
-    agg, tiers = read(tree, "aggregated"), read(tree, "validation/tiers")
+    agg, tiers = tables.read_aggregated(path_of(tree, "aggregated")), read(tree, "validation/tiers")
     y, keys = series_matrix(agg)
     mem = in_memory(agg)
     t = tiers[(tiers["position"] == "interior") & (tiers["metric"] == "lat_mean") & tiers["series"].isin(y.columns)]

@@ -306,9 +306,8 @@ def test_a_device_without_a_cap_trains_however_much_of_its_time_its_reads_take()
     out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
     assert out.loc["cap", "model"] == ratecap.MODEL
     devs = [d for d in P if d != "cap"]
-    xs = np.array([x_of(d) for d in devs])
-    b, a = np.polyfit(xs, [50 + 2 * x_of(d) + NOISE[d] for d in devs], 1)
+    y0, _ = lines(devs, x_of("cap"))
     ts = [1e6 / agg[thr & (agg["device"] == d)]["value"].iloc[0] for d in devs]
-    bt, at = np.polyfit(xs, ts, 1)
-    y0, t0 = a + b * x_of("cap"), at + bt * x_of("cap")
+    bt, at = np.polyfit([x_of(d) for d in devs], ts, 1)
+    t0 = at + bt * x_of("cap")
     assert out.loc["cap", "prediction"] == pytest.approx(y0 * max(1.0, K_READ * 600 / t0))
