@@ -162,12 +162,14 @@ case "$cmd" in
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
         # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference
         cat results/*/quality/summary.txt 2>/dev/null | sed 's/^/benchcast: /' || true
-        # the answer: each spec card's validated prediction per series, or the figure it lacks
+        # the answer: one line per spec card (its series answered, the held-out error, the figure worth
+        # asking for); every series' answer is on the report's answer page and in answers.csv
         for answers in results/*/validation/answers.txt; do
             [ -f "$answers" ] || continue
             study=${answers#results/}
             sed "s/^/benchcast: ${study%%/*}: /" "$answers"
         done
+        echo "benchcast: every series' answer: the report's answer page, results/<study>/validation/answers.csv"
         ;;
     test)
         setup

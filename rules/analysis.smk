@@ -132,12 +132,38 @@ rule predict_intervals:
         "../scripts/predict_intervals.py"
 
 
+rule cards:
+    input:
+        aggregated="results/{study}/aggregated.csv",
+        screen="results/{study}/screen.csv",
+    output:
+        figures="results/{study}/validation/card_figures.csv",
+        verdicts="results/{study}/validation/card_verdicts.csv",
+        folds="results/{study}/validation/card_folds.csv",
+        selection="results/{study}/validation/card_selection.csv",
+        value="results/{study}/validation/figure_value.csv",
+    log:
+        "logs/{study}/cards.log",
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        package=get_package_digest,
+        features=lookup(dpath="studies/{study}/features", within=config),
+        series=lookup(dpath="studies/{study}/series", within=config),
+        pairing=lookup(dpath="studies/{study}/pairing", within=config),
+        settings=lookup(dpath="studies/{study}/validate", within=config),
+        targets=lookup(dpath="studies/{study}/targets", within=config),
+    script:
+        "../scripts/cards.py"
+
+
 rule answers:
     input:
         aggregated="results/{study}/aggregated.csv",
-        predictions="results/{study}/validation/target_predictions.csv",
-        nested="results/{study}/validation/nested_selection.csv",
-        verdicts="results/{study}/validation/verdicts.csv",
+        figures="results/{study}/validation/card_figures.csv",
+        verdicts="results/{study}/validation/card_verdicts.csv",
+        selection="results/{study}/validation/card_selection.csv",
+        value="results/{study}/validation/figure_value.csv",
     output:
         table="results/{study}/validation/answers.csv",
         lines="results/{study}/validation/answers.txt",
@@ -148,6 +174,7 @@ rule answers:
     params:
         package=get_package_digest,
         features=lookup(dpath="studies/{study}/features", within=config),
+        series=lookup(dpath="studies/{study}/series", within=config),
         targets=lookup(dpath="studies/{study}/targets", within=config),
         settings=lookup(dpath="studies/{study}/validate", within=config),
     script:
@@ -184,6 +211,7 @@ ANALYSIS_RULES = [
     "extrapolate",
     "heldout",
     "predict_intervals",
+    "cards",
     "answers",
     "size_validation",
 ]

@@ -11,6 +11,8 @@ HOW_CLEAN = "3. How clean was the measurement"
 rule answer_page:
     input:
         answers="results/{study}/validation/answers.csv",
+        value="results/{study}/validation/figure_value.csv",
+        figures="results/{study}/validation/card_figures.csv",
         verdicts="results/{study}/validation/verdicts.csv",
         quality="results/{study}/quality/summary.txt",
     output:

@@ -10,7 +10,8 @@ def main(sm):
     answers = tables.read_table(sm.input.answers, answer_page.ANSWER_COLUMNS)
     verdicts = tables.read_table(sm.input.verdicts)
     quality = Path(sm.input.quality).read_text().splitlines()
-    Path(sm.output.page).write_text(answer_page.page(sm.wildcards.study, answers, verdicts, quality))
+    value, figures = tables.read_table(sm.input.value), tables.read_table(sm.input.figures)
+    Path(sm.output.page).write_text(answer_page.page(sm.wildcards.study, answers, verdicts, quality, value, figures))
     tables.write_report_table(answer_page.how_good(verdicts), sm.output.good)
 
 

@@ -1,30 +1,28 @@
 """Tests of benchcast.report.answer_page: the report's answer page from a small hand-made answers table
-(two targets, three series) and verdicts table, every number checked by hand."""
+(two targets, three series), figure-value, card-figures and verdicts tables, every number checked by hand."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from benchcast import BenchcastError
 from benchcast.report import answer_page
-from report_util import ROCKS, answer, answers, verdicts
+from report_util import ROCKS, answer, answers, card_figures, figure_value, verdicts
 
 
 def test_the_answer_table_by_hand():
     t = answer_page.answer_table(answers())
-    assert list(t.columns) == ["application", "result", "data size", "A", "B", "held-out error", "noise floor",
-                               "verdict"]
+    assert list(t.columns) == ["application", "result", "data size", "A", "A error", "B", "B error", "noise floor"]
     # one row per series, in the series' key order: mariadb before rocksdb, then by data size
     assert list(t["application"]) == ["mariadb read-only", "rocksdb write-only", "rocksdb write-only"]
     assert list(t["result"]) == ["read lat_mean (us)", "update lat_mean (us)", "update lat_mean (us)"]
     assert list(t["data size"]) == ["16 MiB, 1 thread", "2 MB", "4 MB"]
     maria, small, large = t.to_dict("records")
-    assert maria["A"] == "55.5" and maria["B"] == "needs randread 4K bw"  # no interval, no error known
-    assert small["A"] == "120 [100-150]" and small["B"] == "needs randread 16K lat_mean (held-out 9.5 %)"
+    assert maria["A"] == "55.5" and maria["B"] == "no answer"  # no interval known; nothing for B
+    assert small["A"] == "120 [100-150]" and small["B"] == "300 [150-600] (mean)"
+    assert (small["A error"], small["B error"]) == ("12 %", "40 %")
     assert large["A"] == "1,230 [1,000-1,500]" and large["B"] == "2,340 [2,000-2,700]"
-    # the procedures that answered: one error, or the lowest-highest where the targets' differ
-    assert (small["held-out error"], small["noise floor"]) == ("12 %", "6 %")
-    assert (large["held-out error"], large["noise floor"]) == ("14-18 %", "6-7 %")
-    assert small["verdict"] == "beats the baseline" and large["verdict"] == "predictable"
+    # the noise floor of the series: one value, or the lowest-highest where the cards' differ
+    assert small["noise floor"] == "6 %" and large["noise floor"] == "6-7 %"
 
 
 def test_the_databases_before_the_out_of_core_programs():
@@ -52,23 +50,27 @@ def test_how_good_per_family_by_hand():
     assert answer_page.how_good(verdicts().iloc[:0]).empty
 
 
+def test_the_figure_worth_asking_for_per_card_and_family():
+    t = answer_page.asking(figure_value())
+    assert list(t["card"]) == ["A", "B", "B"] and list(t["family"]) == ["all series", "rocksdb update", "all series"]
+    assert t.iloc[0]["ask for"] == "no one figure cuts it" and t.iloc[0]["error then"] == ""
+    assert (t.iloc[1]["ask for"], t.iloc[1]["held-out error"], t.iloc[1]["error then"]) == \
+        ("randread 16K lat_mean", "29 %", "13 %")
+
+
 def test_the_page_leads_with_the_answer():
-    page = answer_page.page("local", answers(), verdicts(), ["local: noise floor 6.0 % is within the 10 % tolerance"])
+    page = answer_page.page("local", answers(), verdicts(), ["local: noise floor 6.0 % is within the 10 % tolerance"],
+                            figure_value(), card_figures())
     assert page.isascii()
-    answer, good, clean = (page.index(s) for s in ("what the application would do on A, B", "How good is it",
-                                                   "How clean was the measurement"))
-    assert answer < good < clean
-    assert "4 of 6 target and series pairs have a validated prediction" in page
+    parts = ("what the application would do on A, B", "The figure worth asking for", "The answers",
+             "What each card gives", "How good is it", "How clean was the measurement")
+    at = [page.index(s) for s in parts]
+    assert at == sorted(at)
+    assert "<li>A: 3 of 3 series answered (3 from its figures, 0 by the devices&#x27; mean)" in page
+    assert "ask for randread 16K lat_mean: all series 29 % -&gt; 12 %, rocksdb update 29 % -&gt; 13 %" in page
     assert 'title="A rocksdb 4000000: a sentence"' in page  # each cell's sentence as its tooltip
-    assert "needs randread 16K lat_mean" in page and "noise floor 6.0 %" in page
-    assert "<li>B: 1 of 3 series answered; for 2 more" in page
+    assert "1.31 GB/s" in page and "randwrite 64K bw = 1 in flight / 50 us x 64K" in page
     assert "<td colspan=\"6\">rocksdb write-only: update lat_mean (us)</td>" in page.replace(' class="group"', "")
-
-
-def test_each_card_in_one_line():
-    assert answer_page.target_lines(answers()) == [
-        "A: 3 of 3 series answered",
-        "B: 1 of 3 series answered; for 2 more its card needs randread 16K lat_mean (1), randread 4K bw (1)"]
 
 
 def test_never_a_number_that_cannot_be_true():
@@ -83,8 +85,8 @@ def test_never_a_number_that_cannot_be_true():
 
 
 def test_a_bad_answers_table_is_named():
-    with pytest.raises(BenchcastError, match="missing column.*missing_figure"):
-        answer_page.answer_table(answers().drop(columns=["missing_figure"]))
+    with pytest.raises(BenchcastError, match="missing column.*procedure"):
+        answer_page.answer_table(answers().drop(columns=["procedure"]))
     with pytest.raises(BenchcastError, match="status 'maybe'"):
         answer_page.answer_table(answers().assign(status="maybe"))
 

@@ -1,71 +1,76 @@
-"""benchcast.prediction.answers: every card and series answered, or told which figure it lacks."""
+"""benchcast.prediction.answers: every card and series answered with a number above zero, its interval
+and the held-out error of the procedure that made it; one line per card."""
+import copy
+
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_util import make_agg
 
+from analysis_util import CONFIG
+from benchcast import config, validation
 from benchcast.prediction import answers
-from benchcast.validation.folds import figures_cell
+from benchcast.screening import screen
+from validation_util import six_tiers
 
-F64 = ("randwrite", 65536, "lat_mean")
-R16 = ("randread", 16384, "clat_p50")
-KEYS = dict(benchmark="ycsb", engine="mysql", workload="write-only", threads=0, data_size=16 * 10**9, op="write",
-            metric="lat_mean", unit="us")
-SERIES = "ycsb/mysql/write-only/write/lat_mean/16GB"
-TARGETS = {
-    "S-SCM": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": "50 us"}]},
-    "Fast": {"figures": [{"workload": "randread", "block_size": "16K", "metric": "clat_p50", "value": "9 us"},
-                         {"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": "20 us"}]},
-}
+FEATS = {"workloads": ["randwrite"], "block_sizes": ["4K", "64K"], "metrics": ["lat_mean"]}
+PAIRING = [{"when": {}, "workloads": ["randwrite"]}]
+CARDS = {"x64": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "lat_mean", "value": "20 us"}]},
+         "x4": {"figures": [{"workload": "randwrite", "block_size": "4K", "metric": "lat_mean", "value": "3 us"}]},
+         # a datasheet's IOPS at queue depth 1: its mean latency by Little's law, 1 / 50000 s = 20 us
+         "iops": {"figures": [{"workload": "randwrite", "block_size": "64K", "metric": "iops", "value": "50000 IOPS"}]}}
 
 
-def _inputs():
-    agg = make_agg({d: {F64: x, R16: x / 2} for d, x in {"a": 10.0, "b": 40.0, "c": 90.0, "d": 200.0}.items()},
-                   {"a": 100.0, "b": 160.0, "c": 260.0, "d": 480.0})
-    selection = pd.DataFrame([{"series": SERIES, **KEYS, "rank": 1, "model": "simple",
-                               "features": "relative randread_16K_clat_p50", "score_mape": 7.5, "form": "relative",
-                               "figures": figures_cell(["randread_16K_clat_p50"])}])
-    predictions = pd.DataFrame([{"choice": "nested", "series": SERIES, **KEYS, "target": "Fast", "prediction": 75.0,
-                                 "lower": 60.0, "upper": 94.0, "features": "relative randread_16K_clat_p50"},
-                                {"choice": "paper", "series": SERIES, **KEYS, "target": "S-SCM", "prediction": 190.0,
-                                 "lower": 150.0, "upper": 230.0, "features": "randwrite_64K_lat_mean"}])
-    verdicts = pd.DataFrame([{"series": SERIES, "interior_mape": 8.25, "interior_floor_mape": 5.5,
-                              "verdict": "predictable from device figures"}])
-    return agg, selection, predictions, verdicts
+def _answers():
+    agg, x64, x4, y = six_tiers()
+    settings = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["validate"]
+    study = validation.Study(features=FEATS, series=None, pairing=PAIRING, settings=validation.Settings.of(settings))
+    out = validation.run_cards(study, CARDS, agg, screen.screen(agg, FEATS, None, PAIRING, 3))
+    c = answers.CardTables(out["card_figures"], out["card_verdicts"], out["card_selection"], out["figure_value"])
+    return answers.answers(agg, FEATS, None, CARDS, c, settings), c, y
 
 
-def test_answered_with_the_nested_choice_and_its_held_out_error():
-    table = answers.answers(*_at(), min_per_op=None)
-    fast = table[table["target"] == "Fast"].iloc[0]
-    assert (fast["status"], fast["prediction"], fast["lower"], fast["upper"]) == ("answered", 75.0, 60.0, 94.0)
-    assert (fast["heldout_mape"], fast["floor_mape"]) == (8.25, 5.5)
-    assert fast["line"] == ("Fast: ycsb/mysql/write-only/write/lat_mean/16GB: 75 us (60-94); held-out error 8.2 % "
-                            "(noise floor 5.5 %), predictable from device figures")
+def test_every_card_answered_above_zero_with_its_procedure_s_error():
+    table, c, y = _answers()
     assert list(table.columns) == answers.ANSWER_COLUMNS
+    t = table.set_index("target")
+    assert (table["prediction"] > 0).all() and (table["lower"] > 0).all() and (table["upper"] > table["lower"]).all()
+    # x64 explains the results: its nested choice answers, with that choice's interior error
+    v = c.verdicts.set_index("target")
+    assert t.loc["x64", "status"] == answers.ANSWERED and t.loc["x64", "heldout_mape"] == v.loc["x64", "model_mape"]
+    assert "randwrite 64K lat_mean" in t.loc["x64", "figures"]
+    # x4 explains nothing: the devices' mean, with the baseline's error
+    assert t.loc["x4", "status"] == answers.BY_MEAN and t.loc["x4", "prediction"] == pytest.approx(np.mean(list(y.values())))
+    assert t.loc["x4", "heldout_mape"] == v.loc["x4", "baseline_mape"]
+    # a card giving IOPS is answered as the card giving the latency Little's law fixes from it
+    assert t.loc["iops", "prediction"] == pytest.approx(t.loc["x64", "prediction"])
+    assert "randwrite 64K lat_mean (little)" in t.loc["iops", "figures"]
 
 
-def test_a_card_without_the_chosen_figure_is_told_which_one_to_ask_for():
-    table = answers.answers(*_at(), min_per_op=None)
-    s = table[table["target"] == "S-SCM"].iloc[0]
-    # the paper's choice predicted it from the figure the card has; that is no validated prediction
-    assert s["status"] == "missing figure" and np.isnan(s["prediction"])
-    assert s["missing_figure"] == "randread 16K clat_p50" and s["missing_mape"] == 7.5
-    assert s["line"] == ("S-SCM: ycsb/mysql/write-only/write/lat_mean/16GB: no validated prediction: the card lacks "
-                         "randread 16K clat_p50 (the model on it missed held-out devices by 7.5 %)")
-    lines = answers.lines(table)
-    assert len(lines) == 2 and lines[0].startswith("Fast: ") and lines[1].startswith("S-SCM: ")
+def test_sentences_and_card_lines_in_units_a_person_reads():
+    table, c, _ = _answers()
+    s = table.set_index("target").loc["x4", "line"]
+    assert s.startswith("x4: mysql write-only write mean latency, 16 GB: ") and " us (" in s
+    assert "the measured devices' mean" in s and "held-out error" in s
+    lines = answers.card_lines(table, c.value)
+    assert len(lines) == 3 and lines[1].startswith("x4: 1 of 1 series answered (0 from its figures, 1 by the devices' mean)")
+    assert "ask for randwrite 64K lat_mean: all series" in lines[1]
 
 
-def _at():
-    agg, selection, predictions, verdicts = _inputs()
-    return agg, {"workloads": ["randwrite", "randread"], "metrics": ["lat_mean", "clat_p50"]}, TARGETS, \
-        predictions, selection, verdicts
+def test_quantities_and_series_as_people_name_them():
+    r = dict(benchmark="ooc", engine="swap", workload="add", op="pass", metric="lat_mean", unit="us", threads=1,
+             data_size=128 * 2**20)
+    assert answers.series_text(r) == "swap add pass time, 128 MiB"
+    r = dict(r, status=answers.ANSWERED, target="T", procedure="the card's nested choice", prediction=240000.0,
+             lower=96000.0, upper=599000.0, figures="randread 4K lat_mean", heldout_mape=12.34, floor_mape=5.0,
+             verdict="predictable from device figures")
+    assert answers.line(r) == ("T: swap add pass time, 128 MiB: 240 ms (96 ms-599 ms) from randread 4K lat_mean; "
+                               "held-out error 12.3 % (noise floor 5 %); predictable from device figures")
+    assert answers.family_text("ycsb mariadb update lat_mean (us)") == "mariadb update"
 
 
-def test_figure_text_names_a_commit_and_queue_depth():
-    agg = make_agg({"a": {("write", 4096, "lat_mean"): 5.0}}, {"a": 1.0})
-    agg.loc[agg["workload"] == "write", "op"] = "sync"
-    from benchcast.features import feature_table
-    feats = feature_table(agg)
-    assert answers.figure_text(feats, "write_4K_sync_lat_mean") == "write 4K sync lat_mean"
-    assert answers.figure_text(feats, "nothing_like_it") == "nothing_like_it"
+def test_no_answer_where_no_device_measured_enough():
+    r = dict(target="T", benchmark="ycsb", engine="rocksdb", workload="read-only", op="read", metric="lat_mean",
+             unit="us", threads=1, data_size=2 * 10**6, status=answers.NO_ANSWER)
+    assert answers.line(r).endswith("no answer (fewer than two devices measured it)")
+    empty = pd.DataFrame(columns=answers.ANSWER_COLUMNS)
+    assert answers.card_lines(empty, pd.DataFrame(columns=["target"])) == []

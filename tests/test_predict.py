@@ -11,6 +11,7 @@ from benchcast.screening import screen
 from benchcast.report import tables
 from benchcast.core import workloads
 from benchcast.validation import choice, intervals
+from benchcast.validation import nested as vnested
 from benchcast.validation import folds as vfolds
 
 # paper Table 12: data size -> (a, b, S-SCM, M-SCM)
@@ -269,7 +270,7 @@ def test_a_device_predicted_as_a_spec_card_gets_its_nested_choice_held_out_predi
                         for b, v in figs.items()} for d in x64}, y)
     loglog = not relative  # the lines on relative errors compete with straight lines, not a power law
     folds, _ = vfolds.loo_simple(agg, loglog=loglog, relative=relative)
-    held = choice.nested_choice(agg, folds, None, how=choice.Nested(top=3, loglog=loglog, level=0.9, relative=relative))
+    held = vnested.nested_choice(agg, folds, None, how=choice.Nested(top=3, loglog=loglog, level=0.9, relative=relative))
     held = intervals.widen(held).set_index("held_out")
     assert held["features"].nunique() > 1  # not one model everywhere
     assert held["features"].str.startswith(vfolds.RELATIVE.prefix).any() == relative

@@ -11,6 +11,7 @@ from benchcast import features, fits
 from benchcast.features import iopath
 from benchcast.core import workloads
 from benchcast.validation import choice
+from benchcast.validation import nested as vnested
 from benchcast.validation import folds as vfolds
 from validation_util import F4, F64, four_devices, hand_loo, pooled, six_tiers
 
@@ -181,7 +182,7 @@ def test_io_path_figures_are_weighted_without_the_held_out_devices_counters():
         assert f.at[d, "prediction"] == pytest.approx(a + b * f.at[d, "x"])
     assert vfolds.loo_simple(agg, shaped)[1]["features"].tolist() == ["randread_16K_lat_mean",
                                                                        "write_16K_sync_lat_mean"]
-    nested = choice.nested_choice(agg, folds, shaped, how=choice.Nested(io_paths=0.05))
+    nested = vnested.nested_choice(agg, folds, shaped, how=choice.Nested(io_paths=0.05))
     assert set(nested["held_out"]) == set(rr)
 
 
@@ -251,7 +252,7 @@ def test_loglog_lines_by_hand_and_only_in_the_nested_choice():
     sel = choice.select_simple(summary).iloc[0]
     assert not sel["selected_feature"].startswith(vfolds.LOGLOG.prefix)
     assert not sel["paper_feature"].startswith(vfolds.LOGLOG.prefix)
-    nested = choice.nested_choice(agg, folds, None, how=choice.Nested(loglog=True))
+    nested = vnested.nested_choice(agg, folds, None, how=choice.Nested(loglog=True))
     assert set(nested["features"]) == {vfolds.model_label(["randwrite_64K_lat_mean"], vfolds.LOGLOG)}
     # without loglog the same data gives straight lines only
     plain, _ = vfolds.loo_simple(agg)
@@ -286,7 +287,7 @@ def test_relative_lines_by_hand_and_only_in_the_nested_choice():
     sel = choice.select_simple(summary).iloc[0]
     assert not sel["selected_feature"].startswith(vfolds.RELATIVE.prefix)
     assert not sel["paper_feature"].startswith(vfolds.RELATIVE.prefix)
-    nested = choice.nested_choice(agg, folds, None, how=choice.Nested(relative=True))
+    nested = vnested.nested_choice(agg, folds, None, how=choice.Nested(relative=True))
     assert nested["features"].str.startswith(vfolds.RELATIVE.prefix).any()
     plain, _ = vfolds.loo_simple(agg)
     assert not plain["features"].str.startswith(vfolds.RELATIVE.prefix).any()

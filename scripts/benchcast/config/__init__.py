@@ -14,7 +14,9 @@ import jsonschema
 import yaml
 
 from .. import BenchcastError
+from ..core.datasheet import Figure, serving
 from ..core.units import figure_value, parse_size, size_label
+from ..core.workloads import rw_op
 
 SCHEMA = Path(__file__).resolve().parents[3] / "config" / "schema.yaml"
 
@@ -410,12 +412,11 @@ def has_series(study: dict) -> bool:
                for src in study["sources"].values())
 
 
-def card_figure_ids(name: str, card: dict) -> list[tuple[int, str]]:
-    """(index, feature id) of each figure of spec card ``name``, as the predictions name it (a
-    figure's op is its ``op`` key, else the op its workload measures); a figure of a mixed workload
-    that does not say its op, and a figure given twice in one card, are refused."""
-    from ..core.workloads import feature_name, rw_op
-
+def card_figure_ids(name: str, card: dict) -> list[tuple[int, Figure]]:
+    """(index, figure) of each figure of spec card ``name`` (:class:`benchcast.core.datasheet.Figure`,
+    named as the predictions name it: a figure's op is its ``op`` key, else the op its workload
+    measures); a figure of a mixed workload that does not say its op, and a figure given twice in one
+    card, are refused."""
     out, seen = [], {}
     for i, fig in enumerate(card["figures"]):
         where = f"targets.{name}.figures[{i}]"
@@ -424,59 +425,57 @@ def card_figure_ids(name: str, card: dict) -> list[tuple[int, str]]:
         if op is None:
             raise BenchcastError(f"{where}: workload {fig['workload']!r} is mixed: give its op (read or write)")
         qd, jobs = (int(fig.get(k, default_of("figure", k))) for k in ("iodepth", "numjobs"))
-        fid = feature_name(fig["workload"], bs, op, fig["metric"], qd, fig.get("ioengine"), jobs)
-        if fid in seen:  # one card holds one value of a figure
-            raise BenchcastError(f"{where}: figure {fid} is given twice (first as figures[{seen[fid]}])")
-        seen[fid] = i
-        out.append((i, fid))
+        f = Figure(fig["workload"], bs, op, fig["metric"], qd, jobs, fig.get("ioengine") or "")
+        if f.name in seen:  # one card holds one value of a figure
+            raise BenchcastError(f"{where}: figure {f.name} is given twice (first as figures[{seen[f.name]}])")
+        seen[f.name] = i
+        out.append((i, f))
     return out
 
 
+def _card_figures(name: str, card: dict) -> dict:
+    """A card's figures (:func:`card_figure_ids`) -> each value in its metric's canonical unit."""
+    return {f: figure_value(card["figures"][i]["value"], f.metric, where=f"targets.{name}.figures[{i}].value")
+            for i, f in card_figure_ids(name, card)}
+
+
 def check_targets(targets: dict, features: dict) -> None:
-    """Refuse a target none of whose figures is a candidate feature of the study; each figure is read
-    as the predictions read it (:func:`benchcast.features.spec_features`: a figure of a mixed
-    workload (``randrw``) that does not say its op, a value that is no finite quantity above 0, a
-    figure given twice in one card)."""
-    for name, card in targets.items():
-        for i, _fid in card_figure_ids(name, card):
-            fig = card["figures"][i]
-            figure_value(fig["value"], fig["metric"], where=f"targets.{name}.figures[{i}].value")
+    """Refuse a target none of whose figures, given or fixed by the datasheet rules
+    (:mod:`benchcast.core.datasheet`), is a candidate feature of the study; each figure is read as
+    the predictions read it (:func:`benchcast.features.spec_features`: a figure of a mixed workload
+    (``randrw``) that does not say its op, a value that is no finite quantity above 0, a figure
+    given twice in one card)."""
+    cards = {name: _card_figures(name, card) for name, card in targets.items()}
     bench_bs = {parse_size(s, what="features.block_sizes") for s in features["block_sizes"]}
+    grid = {(w, bs, m) for w in features["workloads"] for bs in bench_bs for m in features["metrics"]}
     for name, card in targets.items():
-        usable = [
-            f
-            for f in card["figures"]
-            if f["workload"] in features["workloads"]
-            and parse_size(f["block_size"], what=f"targets.{name}") in bench_bs
-            and f["metric"] in features["metrics"]
-        ]
-        if not usable:
+        if not serving(cards[name], grid):
             figs = ", ".join(f"{f['workload']}/{f['block_size']}/{f['metric']}" for f in card["figures"])
             raise BenchcastError(
-                f"targets.{name}: none of its figures ({figs}) is a candidate feature "
-                f"(features: workloads {features['workloads']}, block_sizes {features['block_sizes']}, "
-                f"metrics {features['metrics']})"
+                f"targets.{name}: none of its figures ({figs}), nor any the datasheet rules fix from them, is a "
+                f"candidate feature (features: workloads {features['workloads']}, block_sizes "
+                f"{features['block_sizes']}, metrics {features['metrics']})"
             )
 
 
 def unused_cards(targets: dict, measured) -> list[str]:
-    """The spec cards none of whose figures the study measures or imports: ``measured`` holds
-    (workload, block size in bytes, metric or None for any metric) of the study's device figures."""
-    return [name for name, card in targets.items()
-            if not any(_is_measured(name, f, measured) for f in card["figures"])]
+    """The spec cards none of whose figures, given or fixed by the datasheet rules, the study measures
+    or imports: ``measured`` holds (workload, block size in bytes, metric or None for any metric) of
+    the study's device figures."""
+    return [name for name, card in targets.items() if not serving(_card_figures(name, card), measured)]
 
 
 def unused_figures(targets: dict, measured) -> list[str]:
-    """The figures, ``NAME.figures[i]``, that no device of the study has, of the cards some of whose
-    figures it has (``measured``: as for :func:`unused_cards`): no model can use them."""
-    return [f"{name}.figures[{i}]" for name, card in targets.items()
-            if any(_is_measured(name, f, measured) for f in card["figures"])
-            for i, f in enumerate(card["figures"]) if not _is_measured(name, f, measured)]
-
-
-def _is_measured(name: str, fig: dict, measured) -> bool:
-    bs = parse_size(fig["block_size"], what=f"targets.{name}")
-    return any((fig["workload"], bs, m) in measured for m in (fig["metric"], None))
+    """The figures, ``NAME.figures[i]``, that no device of the study has and from which the datasheet
+    rules fix none it has, of the cards some of whose figures serve (``measured``: as for
+    :func:`unused_cards`): no model can use them."""
+    out = []
+    for name, card in targets.items():
+        given = list(_card_figures(name, card))
+        used = set().union(*serving(dict.fromkeys(given, 1.0), measured).values())
+        if used:
+            out += [f"{name}.figures[{i}]" for i, f in enumerate(given) if f not in used]
+    return out
 
 
 def unused_features(features: dict, measured) -> list[tuple[str, str]]:

@@ -41,6 +41,28 @@ def size_text(nbytes) -> str:
     return f"{label[:-1]} {label[-1]}iB" if label != str(n) else f"{n} B"
 
 
+#: Time units a person reads, from the records' microseconds up: (factor, name).
+_TIMES = ((1e6, "s"), (1e3, "ms"), (1.0, "us"))
+#: Rates and bandwidths likewise, from the records' ops/s and B/s.
+_RATES = {"ops/s": ((1e6, "M ops/s"), (1e3, "K ops/s"), (1.0, "ops/s")),
+          "B/s": ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "KB/s"), (1.0, "B/s"))}
+
+
+def quantity_text(value, unit: str, digits: int = 3) -> str:
+    """A value in a record unit as a person reads it, ``digits`` significant digits in the largest
+    unit it reaches: 240000 us -> '240 ms', 2.4e9 B/s -> '2.4 GB/s', 8.9 us -> '8.9 us'; a unit
+    other than us, ops/s and B/s is kept ('12.5 %'); '' for no number."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    if not math.isfinite(v):
+        return ""
+    scale = _TIMES if unit == "us" else _RATES.get(unit, ((1.0, unit),))
+    factor, name = next(((f, n) for f, n in scale if abs(v) >= f), scale[-1])
+    return f"{float(f'{v / factor:.{digits}g}'):g} {name}"
+
+
 _SUFFIX = {
     "": 1,
     "B": 1,

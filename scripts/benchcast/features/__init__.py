@@ -247,9 +247,9 @@ def spec_features(targets: Mapping) -> pd.DataFrame:
     """
     rows = []
     for name, card in targets.items():
-        for (i, fid), fig in zip(config.card_figure_ids(name, card), card["figures"]):
+        for (i, f), fig in zip(config.card_figure_ids(name, card), card["figures"]):
             x = figure_value(fig["value"], fig["metric"], where=f"targets.{name}.figures[{i}].value")
-            rows.append({"target": name, "feature": fid, "x": x})
+            rows.append({"target": name, "feature": f.name, "x": x})
     return pd.DataFrame(rows, columns=["target", "feature", "x"])
 
 

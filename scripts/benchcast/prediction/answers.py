@@ -1,127 +1,195 @@
-"""The answer: for every spec card and application series, what the validated procedure predicts and how
-far it missed devices it never saw, or the figure the card lacks for a validated prediction.
+"""The answer: for every spec card and application series, a number above zero with its interval,
+the held-out error of the procedure that made it and the series' verdict; per card, one line.
 
-The nested choice (:mod:`benchcast.validation`) is the procedure whose held-out error is measured;
-:func:`benchcast.prediction.predict.predict_targets_nested` uses it on the cards. A card gets its prediction where
-some of the series' best-ranked models use only figures the card has. Where none does, the card is told
-which figure to ask for: the figures of the best-ranked model (``nested_selection``, rank 1) that the
-card lacks, with that model's leave-one-device-out error over the measured devices. One row per (target,
-series) (:data:`ANSWER_COLUMNS`) and one line each (:func:`lines`), for the end of a run and the top of
-the report.
+What the procedure is comes from the card-conditional validation (:mod:`benchcast.validation.cardchoice`,
+the rule ``cards``): the card's nested choice (the models of the figures it gives or fixes, refitted
+on all devices and predicting the card: :func:`benchcast.prediction.predict.nested_cards`), the
+paper's line where the study has too few devices to check a choice, or the measured devices' mean
+where no model of the card's figures beats it. Where a chosen model cannot predict the card (its
+prediction at or below zero is refused), the devices' mean answers. One row per (target, series)
+(:data:`ANSWER_COLUMNS`), a sentence each (:func:`line`) and one line per card (:func:`card_lines`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..features import feature_table, target_figures
-from ..features.iopath import io_path_weights
+from ..core.units import quantity_text, size_text
+from ..features import feature_table, study_table
+from ..features.cards import expanded
+from ..features.iopath import io_path_min_per_op, io_path_weights
 from ..records import SERIES_COLUMNS
-from ..core.units import size_label
+from ..validation.cardchoice import ALL, MEAN, MODEL, PAPER, PAPER_CHECKED
 from ..validation.folds import figures_of
+from . import predict
 
-ANSWER_COLUMNS = ["target", "series", *SERIES_COLUMNS, "status", "prediction", "lower", "upper", "model",
-                  "heldout_mape", "floor_mape", "verdict", "missing_figure", "missing_mape", "line"]
+ANSWER_COLUMNS = ["target", "series", *SERIES_COLUMNS, "status", "procedure", "prediction", "lower", "upper", "model",
+                  "figures", "heldout_mape", "floor_mape", "verdict", "line"]
+#: A model of the card's figures answered.
 ANSWERED = "answered"
-MISSING = "missing figure"
-NO_MODEL = "no validated model"
+#: The measured devices' mean answered.
+BY_MEAN = "devices' mean"
+#: Nothing could: fewer than two devices measured the series.
+NO_ANSWER = "no answer"
 
 
-def figure_text(feats: pd.DataFrame, feature: str) -> str:
-    """A figure as a person names it, from its columns in ``feats`` (a
-    :func:`benchcast.features.feature_table`): 'randread 16K clat_p50', 'write 4K sync lat_mean'
-    (queue depth and jobs where above 1); the key itself where ``feats`` lacks it."""
-    row = feats[feats["feature"] == feature]
-    if row.empty:
-        return feature
-    r = row.iloc[0]
-    parts = [r["workload"], size_label(int(r["block_size"]))]
-    if r["op"] not in ("read", "write") or (r["workload"] == "write" and r["op"] != "write"):
-        parts.append(str(r["op"]))
-    parts.append(str(r["metric"]))
-    extra = [f"{k}{int(r[k])}" for k in ("iodepth", "numjobs") if float(r[k]) > 1]
-    extra += [str(r[k]) for k in ("engine", "setting") if str(r[k])]
-    return " ".join(parts + extra)
+@dataclass(frozen=True)
+class CardTables:
+    """The rule ``cards``' outputs: ``figures`` (each card's figures, given and derived),
+    ``verdicts`` (per card and series, the procedure and its error), ``selection`` (the models that
+    predict each card) and ``value`` (the figure worth asking for)."""
+    figures: pd.DataFrame
+    verdicts: pd.DataFrame
+    selection: pd.DataFrame
+    value: pd.DataFrame
 
 
-def _components(figures, paths: pd.DataFrame) -> list[str]:
-    """The measured figures a model's ``figures`` stand for: an application's I/O-path figure is its
-    component figures (``paths``: :func:`benchcast.features.iopath.io_path_weights`)."""
+def _figure_texts(cells, paths: pd.DataFrame, figures: pd.DataFrame) -> str:
+    """The figures a model used, as a person names them, a derived one with its rule: 'randread 16K
+    lat_mean (transfer)'; an I/O-path figure stands for its component figures."""
     out = []
-    for f in figures:
+    for f in dict.fromkeys(f for c in cells for f in figures_of(c)):
         parts = list(paths.loc[paths["name"] == f, "feature"]) if len(paths) else []
         out += parts or [f]
-    return list(dict.fromkeys(out))
+    known = figures.drop_duplicates("feature").set_index("feature")
+    texts = []
+    for f in dict.fromkeys(out):
+        if f in known.index:
+            rule = known.at[f, "rule"]
+            texts.append(known.at[f, "figure"] + ("" if rule == "given" else f" ({rule})"))
+        else:
+            texts.append(f)
+    return ", ".join(texts)
 
 
-def answers(agg: pd.DataFrame, features: Mapping, targets: Mapping, predictions: pd.DataFrame,
-            selection: pd.DataFrame, verdicts: pd.DataFrame, min_per_op: float | None = None) -> pd.DataFrame:
-    """One row per target and series of ``selection`` (the nested choice's ranked models,
-    :func:`benchcast.validation.choice.select_nested`): ``answered`` with the nested choice's
-    prediction from ``predictions`` (:func:`benchcast.prediction.predict.with_intervals`, choice ``nested``), or
-    ``missing figure`` naming what the card lacks, or ``no validated model``; ``heldout_mape``,
-    ``floor_mape`` and ``verdict`` from ``verdicts`` (the series' interior MAPE of the nested choice, its
-    noise floor); ``min_per_op`` the I/O-path figures' (None: none). Columns :data:`ANSWER_COLUMNS`."""
-    feats = feature_table(agg, features).drop_duplicates("feature")
-    paths = io_path_weights(agg, None, min_per_op) if min_per_op is not None else pd.DataFrame(columns=["name"])
-    cards = target_figures(targets)
-    nested = predictions[predictions["choice"] == "nested"].set_index(["target", "series"]) if len(predictions) else None
-    v = verdicts.set_index("series") if len(verdicts) else pd.DataFrame()
-    best = selection.sort_values("rank", kind="stable").drop_duplicates("series").set_index("series")
+def _predicted(agg, table, targets, c: CardTables, settings) -> pd.DataFrame:
+    """Each card's predictions by the models its validation chose (the card's nested choice, or the
+    paper's line), widened beyond the measured results; none at or below zero."""
+    out = []
+    for name in targets:
+        sel = c.selection[c.selection["target"] == name]
+        if sel.empty:
+            continue
+        one = {name: targets[name]}
+        p, _ = predict.nested_cards(agg, table, sel.drop(columns=["target", "procedure"]), one, settings)
+        if len(p):
+            out.append(predict.widened(p, sel, table))
+    if not out:
+        return pd.DataFrame(columns=["target", "series", "prediction", "lower", "upper", "features"])
+    p, _ = predict.refuse_nonpositive(pd.concat(out, ignore_index=True))
+    return p
+
+
+def answers(agg: pd.DataFrame, features: Mapping, series: Mapping | None, targets: Mapping, c: CardTables,
+            settings: Mapping) -> pd.DataFrame:
+    """One row per target and series of the card verdicts (:data:`ANSWER_COLUMNS`): the prediction of
+    the procedure its validation chose, or the measured devices' mean (``status`` says which), its
+    interval, the held-out error and noise floor of that procedure, the series' verdict, the figures
+    its model used (a derived one with its rule) and the answer's sentence (:func:`line`). ``settings``:
+    the study's ``validate``."""
+    table = study_table(agg, features, series)
+    cards = expanded(targets, feature_table(table))
+    preds = _predicted(agg, table, cards, c, settings).set_index(["target", "series"])
+    io_paths = io_path_min_per_op(settings)
+    paths = io_path_weights(agg, None, io_paths) if io_paths is not None else pd.DataFrame(columns=["name"])
     rows = []
-    for target in targets:
-        have = set(cards.columns[cards.loc[target].notna()]) if target in cards.index else set()
-        for series, m in best.iterrows():
-            row = {"target": target, "series": series, **m[SERIES_COLUMNS].to_dict()}
-            if series in v.index:
-                row.update(heldout_mape=v.at[series, "interior_mape"], floor_mape=v.at[series, "interior_floor_mape"],
-                           verdict=v.at[series, "verdict"])
-            if nested is not None and (target, series) in nested.index:
-                p = nested.loc[(target, series)]
-                p = p.iloc[0] if isinstance(p, pd.DataFrame) else p
-                row.update(status=ANSWERED, prediction=p["prediction"], lower=p["lower"], upper=p["upper"],
-                           model=p["features"])
-            else:
-                lacks = [f for f in _components(figures_of(m["figures"]), paths) if f not in have]
-                row.update(status=MISSING if lacks else NO_MODEL, model=m["features"], missing_mape=m["score_mape"],
-                           missing_figure=", ".join(figure_text(feats, f) for f in lacks))
-            rows.append(row)
+    for v in c.verdicts.to_dict("records"):
+        row = {k: v[k] for k in ("target", "series", *SERIES_COLUMNS)}
+        row.update(verdict=v["verdict"], floor_mape=v["floor_mape"])
+        key = (v["target"], v["series"])
+        if v["procedure"] != MEAN and key in preds.index:
+            p = preds.loc[[key]].iloc[0]
+            sel = c.selection[(c.selection["target"] == v["target"]) & (c.selection["series"] == v["series"])]
+            row.update(status=ANSWERED, procedure=v["procedure"], prediction=p["prediction"], lower=p["lower"],
+                       upper=p["upper"], model=p["features"], heldout_mape=v["heldout_mape"],
+                       figures=_figure_texts(sel["figures"], paths, c.figures[c.figures["target"] == v["target"]]))
+        elif np.isfinite(v["baseline"]):
+            # the devices' mean: chosen, or where the chosen model could not predict the card
+            row.update(status=BY_MEAN, procedure=MEAN, prediction=v["baseline"], lower=v["baseline_lower"],
+                       upper=v["baseline_upper"], model=MEAN, figures="", heldout_mape=v["baseline_mape"])
+        else:
+            row.update(status=NO_ANSWER, procedure="", model="", figures="", heldout_mape=np.nan)
+        rows.append(row)
     out = pd.DataFrame(rows).reindex(columns=ANSWER_COLUMNS)
     out["line"] = [line(r) for r in out.to_dict("records")]
     return out
 
 
+def series_text(r: Mapping) -> str:
+    """A series as a person names it: 'mariadb write-only update latency, 16 MB', 'ooc swap add pass
+    time, 128 MiB'."""
+    what = {"lat_mean": "mean latency", "throughput": "throughput"}.get(r["metric"], r["metric"])
+    if r["benchmark"] == "ooc":
+        what = "time" if r["metric"] == "lat_mean" else what
+    threads = f", {int(r['threads'])} threads" if float(r.get("threads") or 0) > 1 else ""
+    return f"{r['engine']} {r['workload']} {r['op']} {what}, {size_text(r['data_size'])}{threads}"
+
+
 def _pct(v) -> str:
-    return "n/a" if v is None or not np.isfinite(v) else f"{v:.1f} %"
+    return "n/a" if v is None or not np.isfinite(v) else f"{v:.3g} %"
 
 
 def line(r: Mapping) -> str:
-    """One answer (a row of :func:`answers`) as one line."""
-    head = f"{r['target']}: {r['series']}:"
-    if r["status"] == ANSWERED:
-        unit = r["unit"]
-        return (f"{head} {r['prediction']:.4g} {unit} ({r['lower']:.4g}-{r['upper']:.4g}); held-out error "
-                f"{_pct(r['heldout_mape'])} (noise floor {_pct(r['floor_mape'])}), {r['verdict']}")
-    if r["status"] == MISSING:
-        return (f"{head} no validated prediction: the card lacks {r['missing_figure']} (the model on it missed "
-                f"held-out devices by {_pct(r['missing_mape'])})")
-    return f"{head} no validated model ({r['verdict']})"
+    """One answer (a row of :func:`answers`) as one sentence, in units a person reads."""
+    head = f"{r['target']}: {series_text(r)}:"
+    if r["status"] == NO_ANSWER:
+        return f"{head} no answer (fewer than two devices measured it)"
+    unit = r["unit"]
+    value = f"{quantity_text(r['prediction'], unit)} ({quantity_text(r['lower'], unit)}-{quantity_text(r['upper'], unit)})"
+    err = f"held-out error {_pct(r['heldout_mape'])} (noise floor {_pct(r['floor_mape'])})"
+    if r["status"] == BY_MEAN:
+        return f"{head} {value}, the measured devices' mean (no model of the card's figures beats it); {err}"
+    how = {MODEL: "", PAPER: ", the paper's line, unchecked (too few devices)",
+           PAPER_CHECKED: ", the paper's line"}.get(r["procedure"], "")
+    return f"{head} {value} from {r['figures']}{how}; {err}; {r['verdict']}"
 
 
 def lines(table: pd.DataFrame) -> list[str]:
-    """The answer lines of a study: answered series one per line; the series that miss one figure
-    grouped by it (per target), with how many and the error range."""
-    out = list(table.loc[table["status"] == ANSWERED, "line"])
-    miss = table[table["status"] != ANSWERED]
-    for (target, figure), g in miss.groupby(["target", "missing_figure"], sort=False, dropna=False):
-        if len(g) == 1:
-            out.append(g["line"].iloc[0])
-            continue
-        err = g["missing_mape"].astype(float)
-        what = f"the card lacks {figure}" if isinstance(figure, str) and figure else "no validated model"
-        out.append(f"{target}: {len(g)} series without a validated prediction: {what} (its models missed "
-                   f"held-out devices by {_pct(err.min())} to {_pct(err.max())})")
+    """Every answer's sentence, card by card."""
+    return list(table["line"])
+
+
+def family_text(family: str) -> str:
+    """A family (:func:`benchcast.validation.cardchoice.family_of`: 'ycsb mariadb update lat_mean (us)') as
+    a person says it: 'mariadb update'."""
+    parts = family.split(" ")
+    return family if family == ALL or len(parts) < 3 else f"{parts[1]} {parts[2]}"
+
+
+def card_lines(table: pd.DataFrame, value: pd.DataFrame) -> list[str]:
+    """One line per card: how many series it answers and how (its figures' models, the devices'
+    mean), the median held-out error of those answers beside the noise floor, and the one figure
+    worth asking for with the error it would bring (``value``: the rule ``cards``' figure value)."""
+    out = []
+    for target, part in table.groupby("target", sort=False):
+        n = len(part)
+        answered = part["status"] != NO_ANSWER
+        by_model = int((part["status"] == ANSWERED).sum())
+        err, floor = part.loc[answered, "heldout_mape"].median(), part.loc[answered, "floor_mape"].median()
+        text = (f"{target}: {int(answered.sum())} of {n} series answered ({by_model} from its figures, "
+                f"{int((part['status'] == BY_MEAN).sum())} by the devices' mean); median held-out error {_pct(err)}"
+                f" (noise floor {_pct(floor)})")
+        text += "; " + _ask(target, value)
+        out.append(text)
     return out
+
+
+def _ask(target: str, value: pd.DataFrame) -> str:
+    """The figure worth asking for: the one that cuts the card's mean error over all series most, and
+    the family it helps most ('ask for randread 16K clat_p50: all series 70 % -> 50 %, mariadb update
+    130 % -> 14 %')."""
+    v = value[value["target"] == target]
+    best = v[(v["family"] == ALL) & (v["figure"].fillna("") != "")]
+    if best.empty:
+        return "no one more figure would cut its held-out error"
+    b = best.iloc[0]
+    name = b["figure_text"] if isinstance(b["figure_text"], str) and b["figure_text"] else b["figure"]
+    fam = v[(v["figure"] == b["figure"]) & (v["family"] != ALL)]
+    fam = fam.assign(cut=fam["error"] - fam["error_with"]).sort_values("cut", ascending=False)
+    most = "" if fam.empty else (f", {family_text(fam['family'].iloc[0])} {_pct(fam['error'].iloc[0])} -> "
+                                 f"{_pct(fam['error_with'].iloc[0])}")
+    return f"ask for {name}: all series {_pct(b['error'])} -> {_pct(b['error_with'])}{most}"

@@ -167,31 +167,28 @@ def with_intervals(agg, features, series, chosen: Selections, targets, settings,
         preds.append(p.assign(kind="multiple", choice="heldout"))
         skipped.append(s.assign(kind="multiple"))
     if nested is not None and len(nested):
-        p, s = _nested_cards(agg, table, nested, targets, settings, alpha, io_paths)
+        p, s = nested_cards(agg, table, nested, targets, settings)
         # as validation measured it: the median of the same procedure on the noisy copies (bagging)
         draws = chosen.draws if chosen.draws is not None else pd.DataFrame(columns=["draw"])
         got = []
         for d, models in draws.groupby("draw", sort=True):
             a = floor.draw(agg, int(d))
-            cards, _ = _nested_cards(a, study_table(a, features, series), models, targets, settings, alpha, io_paths)
+            cards, _ = nested_cards(a, study_table(a, features, series), models, targets, settings)
             got.append(cards.set_index(["series", "target"])["prediction"])
-        p = bag(p, got, by=("series", "target"))
-        Y, keys = series_matrix(table)
-        # beyond the measured results, the interval at least as wide as the procedure's held-out
-        # errors there (validation.intervals.interval_spread)
-        spread = nested.drop_duplicates("series").set_index("series")["log_spread_beyond"]
-        preds.append(widen(p.assign(log_spread=spread_of(p, spread, Y, at="target"))))
+        preds.append(widened(bag(p, got, by=("series", "target")), nested, table))
         skipped.append(s)
     # one column order whichever kinds predicted anything (which models are chosen depends on the data)
     preds = pd.concat(preds, ignore_index=True).reindex(columns=TARGET_PREDICTION_COLUMNS)
-    preds, refused = _refuse_nonpositive(preds)
+    preds, refused = refuse_nonpositive(preds)
     return preds, pd.concat([*skipped, refused], ignore_index=True).reindex(columns=TARGET_SKIPPED_COLUMNS)
 
 
-def _nested_cards(agg, table, nested, targets, settings, alpha, io_paths):
+def nested_cards(agg, table, nested, targets, settings):
     """(predictions, skipped) of the cards by the nested choice's models ``nested`` on ``table``
     (:func:`predict_targets_nested`), a card with a rate cap's signature by the rate-cap rule, as
-    for a held-out capped device."""
+    for a held-out capped device; ``settings`` the study's ``validate``. Not yet widened
+    (:func:`widened`)."""
+    alpha, io_paths = 1 - settings["level"], io_path_min_per_op(settings)
     p, s = predict_targets_nested(table, nested, targets, alpha=alpha, io_paths=io_paths,
                                   read_fraction=read_fractions())
     Y, keys = series_matrix(table)
@@ -200,7 +197,16 @@ def _nested_cards(agg, table, nested, targets, settings, alpha, io_paths):
     return p, s
 
 
-def _refuse_nonpositive(preds: pd.DataFrame):
+def widened(p: pd.DataFrame, nested: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The cards' predictions ``p`` whose value lies beyond the measured results with the interval
+    at least as wide as the procedure's held-out errors there (``nested``'s ``log_spread_beyond``,
+    :func:`benchcast.validation.intervals.interval_spread`)."""
+    Y, _ = series_matrix(table)
+    spread = nested.drop_duplicates("series").set_index("series")["log_spread_beyond"]
+    return widen(p.assign(log_spread=spread_of(p, spread, Y, at="target")))
+
+
+def refuse_nonpositive(preds: pd.DataFrame):
     """(predictions, skipped rows): a prediction at or below 0 refused and moved to the skipped rows
     with the value it had; a lower bound at or below 0 mirrored on the log scale
     (:func:`benchcast.fits.positive.positive_rows`)."""

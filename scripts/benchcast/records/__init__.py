@@ -73,6 +73,8 @@ STR_COLUMNS = [c for c in KEY_COLUMNS if c not in INT_COLUMNS]
 SETTING_COLUMNS = ["iodepth", "numjobs", "cell"]
 #: The columns that name one application result series (a screening target) apart from device.
 SERIES_COLUMNS = ["benchmark", "engine", "workload", "threads", "data_size", "op", "metric", "unit"]
+#: A family of series: a series without its workload, threads and data size (MariaDB read latency, swap passes).
+FAMILY_COLUMNS = ["benchmark", "engine", "op", "metric", "unit"]
 #: The columns that name one device figure (a candidate feature) apart from device.
 FEATURE_COLUMNS = ["benchmark", "engine", "workload", "block_size", "threads", "op", "metric", "unit"]
 

@@ -1,9 +1,11 @@
-"""The report's answer page, the first thing a study shows: per application series the predicted
-result on every target card with its interval, the held-out error of the procedure that made it
-beside the noise floor, and the series' verdict, or the card figure a validated prediction needs
-(``validation/answers.csv``); then how good the predictions are per family (held-out error beside
-the noise floor, ``validation/verdicts.csv``) and how clean the measurement was (the quality
-lines). One HTML fragment, ASCII only: the report shows it on its landing page and as a result."""
+"""The report's answer page, the first thing a study shows: one line per spec card (how many series
+it answers, the median held-out error, the figure worth asking for), the figure worth asking for per
+family, then per application series the predicted result on every card with its interval and the
+held-out error of the procedure that made it (``validation/answers.csv``), what each card gives and
+what the datasheet rules fixed from it (``validation/card_figures.csv``), how good the study's
+predictions are per family (held-out error beside the noise floor, ``validation/verdicts.csv``) and
+how clean the measurement was (the quality lines). One HTML fragment, ASCII only: the report shows
+it on its landing page and as a result."""
 
 from __future__ import annotations
 
@@ -13,19 +15,12 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError
-from ..prediction.answers import ANSWERED, MISSING, NO_MODEL
-from ..core.units import size_text
-
-#: The columns of ``validation/answers.csv`` (one row per target and series).
-ANSWER_COLUMNS = ["target", "series", "benchmark", "engine", "workload", "op", "metric", "unit", "threads",
-                  "data_size", "status", "prediction", "lower", "upper", "model", "heldout_mape", "floor_mape",
-                  "verdict", "missing_figure", "missing_mape", "line"]
+from ..prediction.answers import ANSWER_COLUMNS, ANSWERED, BY_MEAN, NO_ANSWER, card_lines, family_text
+from ..core.units import quantity_text, size_text
+from ..records import FAMILY_COLUMNS as FAMILY_KEYS
 
 #: What names a series on the page, in its order.
 SERIES_KEYS = ["benchmark", "engine", "workload", "op", "metric", "unit", "threads", "data_size"]
-
-#: A family: a series without its workload and data size (MariaDB read latency, RocksDB write...).
-FAMILY_KEYS = ["benchmark", "engine", "op", "metric", "unit"]
 
 #: The applications in the order the page shows them: the databases (the paper's YCSB) first, the
 #: out-of-core programs after; any other benchmark after those, by name.
@@ -64,19 +59,18 @@ def _span(values: pd.Series, fmt) -> str:
 
 
 def _cell(row) -> str:
-    """What one target's cell says: the prediction with its interval, or the figure it needs. A
-    result is above zero: a prediction at or below zero is not shown, a bound at or below zero
-    leaves the interval open below ("[up to 150]")."""
-    if row["status"] == ANSWERED:
-        if not row["prediction"] > 0:
-            return "no prediction above zero"
-        text = number(row["prediction"])
-        if np.isfinite(row["upper"]):
-            low = f"{number(row['lower'])}-" if row["lower"] > 0 else "up to "
-            text += f" [{low}{number(row['upper'])}]"
-        return text
-    need = f"needs {row['missing_figure']}" if row["missing_figure"] else "no validated prediction"
-    return need + (f" (held-out {percent(row['missing_mape'])})" if np.isfinite(row["missing_mape"]) else "")
+    """What one target's cell says: the prediction with its interval ("(mean)" where the measured
+    devices' mean answers). A result is above zero: a prediction at or below zero is not shown, a
+    bound at or below zero leaves the interval open below ("[up to 150]")."""
+    if row["status"] == NO_ANSWER:
+        return "no answer"
+    if not row["prediction"] > 0:
+        return "no prediction above zero"
+    text = number(row["prediction"])
+    if np.isfinite(row["upper"]):
+        low = f"{number(row['lower'])}-" if row["lower"] > 0 else "up to "
+        text += f" [{low}{number(row['upper'])}]"
+    return text + (" (mean)" if row["status"] == BY_MEAN else "")
 
 
 def read_answers(df: pd.DataFrame) -> pd.DataFrame:
@@ -85,11 +79,11 @@ def read_answers(df: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise BenchcastError(f"answers.csv: missing column(s) {', '.join(missing)}")
     out = df.copy()
-    for c in ("prediction", "lower", "upper", "heldout_mape", "floor_mape", "missing_mape", "data_size", "threads"):
+    for c in ("prediction", "lower", "upper", "heldout_mape", "floor_mape", "data_size", "threads"):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
-    for c in ("missing_figure", "line", "verdict", "model", "status"):
+    for c in ("figures", "line", "verdict", "model", "status", "procedure"):
         out[c] = out[c].fillna("").astype(str)
-    known = [ANSWERED, MISSING, NO_MODEL]
+    known = [ANSWERED, BY_MEAN, NO_ANSWER]
     bad = out[~out["status"].isin(known)]
     if len(bad):
         raise BenchcastError(f"answers.csv: status {bad['status'].iloc[0]!r} (one of {', '.join(known)})")
@@ -103,30 +97,47 @@ def _series_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, tips = [], []
     for key, part in _in_order(df, SERIES_KEYS):
         k = dict(zip(SERIES_KEYS, key))
-        answered = part[part["status"] == ANSWERED]
         n = int(k["threads"]) if np.isfinite(k["threads"]) else 0
         threads = f", {n} thread{'s' * (n != 1)}" if n > 0 else ""
         row = {"application": f"{k['engine']} {k['workload']}", "result": f"{k['op']} {k['metric']} ({k['unit']})",
                "data size": size_text(k["data_size"]) + threads}
-        cells = {t: _cell(r) for t, r in zip(part["target"], part.to_dict("records"))}
-        row.update({t: cells.get(t, "") for t in targets})
-        row["held-out error"] = _span(answered["heldout_mape"], percent)
-        row["noise floor"] = _span(answered["floor_mape"], percent)
-        verdicts = list(dict.fromkeys(v for v in part["verdict"] if v))
-        row["verdict"] = "; ".join(v.split(" (")[0] for v in verdicts)
+        by = {t: r for t, r in zip(part["target"], part.to_dict("records"))}
+        for t in targets:
+            row[t] = _cell(by[t]) if t in by else ""
+            row[f"{t} error"] = percent(by[t]["heldout_mape"]) if t in by else ""
+        row["noise floor"] = _span(part["floor_mape"], percent)
         rows.append(row)
-        tips.append({**dict(zip(part["target"], part["line"])), "verdict": "; ".join(verdicts)})
-    columns = ["application", "result", "data size", *targets, "held-out error", "noise floor", "verdict"]
-    return pd.DataFrame(rows, columns=columns), pd.DataFrame(tips, columns=[*targets, "verdict"]).fillna("")
+        tips.append({**{t: r["line"] for t, r in by.items()}, **{f"{t} error": r["verdict"] for t, r in by.items()}})
+    columns = ["application", "result", "data size", *(c for t in targets for c in (t, f"{t} error")), "noise floor"]
+    return pd.DataFrame(rows, columns=columns), pd.DataFrame(tips, columns=columns[3:-1]).fillna("")
 
 
 def answer_table(answers: pd.DataFrame) -> pd.DataFrame:
     """The answer as the page shows it, one row per series (the databases first, :data:`BENCHMARK_ORDER`,
-    then sorted by its keys): the application
-    (engine, workload), the result (op, metric, unit), the data size, one column per target (the
-    prediction with its interval in brackets, or the figure it needs), the held-out error of the
-    procedures that answered, their noise floor and the series' verdict."""
+    then sorted by its keys): the application (engine, workload), the result (op, metric, unit), the
+    data size, per target the prediction with its interval in brackets ("(mean)" where the measured
+    devices' mean answers) and the held-out error of the procedure that made it, and the noise floor."""
     return _series_rows(read_answers(answers))[0]
+
+
+def asking(value: pd.DataFrame) -> pd.DataFrame:
+    """The figure worth asking for, per card and family (``validation/figure_value.csv``): the card's
+    held-out error now, the figure that would cut it most and the error it would then have."""
+    rows = []
+    for v in value.to_dict("records"):
+        ask = v["figure_text"] if isinstance(v["figure_text"], str) and v["figure_text"] else ""
+        rows.append({"card": v["target"], "family": family_text(v["family"]), "series": int(v["series"]),
+                     "held-out error": percent(v["error"]), "ask for": ask or "no one figure cuts it",
+                     "error then": percent(v["error_with"]) if ask else ""})
+    return pd.DataFrame(rows, columns=["card", "family", "series", "held-out error", "ask for", "error then"])
+
+
+def card_figures(figures: pd.DataFrame) -> pd.DataFrame:
+    """What each card gives, and what the datasheet rules fixed from it, with the rule and its
+    numbers (``validation/card_figures.csv``)."""
+    return pd.DataFrame({"card": figures["target"], "figure": figures["figure"],
+                         "value": [quantity_text(v, u) for v, u in zip(figures["value"], figures["unit"])],
+                         "how": figures["how"]})
 
 
 def how_good(verdicts: pd.DataFrame) -> pd.DataFrame:
@@ -171,7 +182,7 @@ def _cells(row: dict, numeric, tips: dict) -> str:
     out = []
     for c, v in row.items():
         cls = "num" if c in numeric else ""
-        if isinstance(v, str) and v.startswith(("needs ", "no ")):
+        if isinstance(v, str) and (v.startswith("no ") or v.endswith("(mean)")):
             cls = "missing"
         tip = tips.get(c, "")
         attrs = (f' class="{cls}"' if cls else "") + (f' title="{html.escape(tip)}"' if tip else "")
@@ -196,42 +207,36 @@ def _table(df: pd.DataFrame, numeric=(), tips: pd.DataFrame | None = None, group
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def target_lines(answers: pd.DataFrame) -> list[str]:
-    """Per target card, in one line: how many series it answers, and the figures its card lacks
-    for the others, the most wanted first ("S-SCM: 2 of 54 series answered; for 40 more its card
-    needs randwrite 4K lat_mean (31), randread 16K lat_mean (9)")."""
-    df = read_answers(answers)
-    out = []
-    for target, part in df.groupby("target", sort=False):
-        answered = int((part["status"] == ANSWERED).sum())
-        line = f"{target}: {answered} of {len(part)} series answered"
-        need = part.loc[(part["status"] != ANSWERED) & (part["missing_figure"] != ""), "missing_figure"]
-        if len(need):
-            counts = need.value_counts(sort=True)
-            wanted = ", ".join(f"{f} ({n})" for f, n in counts.head(3).items())
-            more = f" and {len(counts) - 3} more figures" if len(counts) > 3 else ""
-            line += f"; for {len(need)} more its card needs {wanted}{more}"
-        out.append(line)
-    return out
-
-
-def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: list[str]) -> str:
-    """The study's answer page (an HTML fragment, ASCII): the answer table, how good (per family),
-    how clean (the quality lines)."""
+def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: list[str],
+         value: pd.DataFrame | None = None, figures: pd.DataFrame | None = None) -> str:
+    """The study's answer page (an HTML fragment, ASCII): a line per card, the figure worth asking
+    for (``value``), the answer table, what each card gives (``figures``), how good (per family), how
+    clean (the quality lines)."""
     df = read_answers(answers)
     table, tips = _series_rows(df)
-    targets = list(tips.columns[:-1])
-    answered = int((df["status"] == ANSWERED).sum())
+    targets = list(dict.fromkeys(df["target"]))
+    value = value if value is not None else pd.DataFrame(columns=["target", "family", "series", "error", "figure",
+                                                                  "figure_text", "error_with"])
     good = how_good(verdicts)
+    ask = asking(value)
     parts = [
         STYLE, f'<div class="benchcast-answer" id="answer-{html.escape(study)}">',
         f"<h2>{html.escape(study)}: what the application would do on {html.escape(', '.join(targets))}</h2>",
-        f"<p>{answered} of {len(df)} target and series pairs have a validated prediction: the result in the "
-        "series' unit, its interval in brackets; the others name the card figure that would give one. Held-out "
-        "error: the procedure's mean absolute percentage error on measured devices it did not see; noise floor: "
-        "what a perfect model would still miss by. Hover a cell for its sentence.</p>",
-        "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in target_lines(answers)) + "</ul>",
-        _table(table, numeric=targets, tips=tips, group=["application", "result"]),
+        "<p>Each card is answered from the figures it gives and those the datasheet rules fix from them "
+        "(a bandwidth from IOPS, a latency by Little's law, a larger block's latency from a sequential rate): "
+        "by the models of those figures that held on measured devices they never saw, or, where none beats "
+        "it, by the measured devices' mean (marked \"(mean)\"). Beside each answer, the held-out error of "
+        "the procedure that made it (its mean absolute percentage error on measured devices it did not "
+        "see); noise floor: what a perfect model would still miss by. Hover a cell for its sentence.</p>",
+        "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in card_lines(df, value)) + "</ul>",
+        "<h3>The figure worth asking for, per family</h3>",
+        _table(ask, numeric=["series", "held-out error", "error then"], group=["card"]) if len(ask)
+        else "<p>No card to improve.</p>",
+        "<h3>The answers</h3>",
+        _table(table, numeric=[c for c in table.columns[3:]], tips=tips, group=["application", "result"]),
+        "<h3>What each card gives</h3>",
+        _table(card_figures(figures), numeric=["value"], group=["card"]) if figures is not None and len(figures)
+        else "<p>No card.</p>",
         "<h3>How good is it: held-out error beside the noise floor, per family</h3>",
         _table(good, numeric=[c for c in good.columns if c not in ("family", "verdicts")]) if len(good)
         else "<p>No series validated.</p>",

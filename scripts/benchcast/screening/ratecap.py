@@ -188,6 +188,20 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
             "resid_df": float(p["resid_df"]), "interval_flag": p["interval_flag"], "n_train": len(free)}
 
 
+def _signatures(feats: pd.DataFrame, new: pd.DataFrame) -> pd.Series:
+    """Per row of ``new`` (device or target x feature), the largest read mean / median over the
+    random-read figures that have a median twin: a row below ``ratio`` here shows no cap on any figure
+    :func:`weights` could pick."""
+    f = feats.drop_duplicates("feature")
+    means = f.loc[(f["workload"] == "randread") & (f["metric"] == METRIC), "feature"]
+    pairs = [(m, t) for m, t in ((m, median_twin(f, m)) for m in means) if t and m in new.columns and t in new.columns]
+    if not pairs:
+        return pd.Series(np.nan, index=new.index, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = pd.concat([new[m].astype(float) / new[t].astype(float) for m, t in pairs], axis=1)
+    return ratios.max(axis=1, skipna=True)
+
+
 @dataclass(frozen=True)
 class Rule:
     """When the rule applies and how wide its intervals are: on a device whose read mean / median is
@@ -223,7 +237,8 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
     feats = feature_table(agg)
     io = agg[agg["op"] == blockio.OP]  # the records :func:`weights` reads besides ``feats``
     cache: dict = {}
-    for i, r in rows.iterrows():
+    capped = set(_signatures(feats, new).loc[lambda c: c >= ratio].index)  # no other row can be
+    for i, r in rows[rows[at].isin(capped)].iterrows():
         key, target = keys.loc[r["series"]], r[at]
         if key["metric"] != METRIC or target not in new.index:
             continue

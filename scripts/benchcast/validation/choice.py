@@ -2,7 +2,7 @@
 
 The paper chooses the feature with the largest in-sample R^2; :func:`select_simple` sets that
 choice next to the lowest held-out MAPE (:func:`select_multiple` likewise per pool of multiple
-models). Both look at the held-out device's own fold while choosing. :func:`nested_choice` measures
+models). Both look at the held-out device's own fold while choosing. :func:`benchcast.validation.nested.nested_choice` measures
 the error of choosing by held-out error itself: for each held-out device the model is chosen
 without it (:func:`rank_models` over the other devices); :func:`select_nested` makes that choice
 on all devices, for the spec cards (:func:`benchcast.prediction.predict.predict_targets_nested`).
@@ -16,14 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import BenchcastError, fits
+from .. import fits
 from ..fits.positive import positive_rows
-from ..features import POOL_PER_WORKLOAD, feature_matrix, series_matrix
-from ..features.iopath import IO_PATH, io_path_figures, io_path_weights
+from ..features import POOL_PER_WORKLOAD, series_matrix
+from ..features.iopath import IO_PATH
 from ..records import SERIES_COLUMNS
-from .folds import LINE, MODEL_COLUMNS, figures_of, loo_simple, multiple_inner
-from .intervals import families, inner_errors, interval_spread, spread_of
-from .matching import matched_scores
+from .folds import LINE, MODEL_COLUMNS, figures_of
+from .intervals import families
 
 
 def _choose(summary: pd.DataFrame, by, r2_col: str, complete: pd.Series) -> pd.DataFrame:
@@ -99,7 +98,7 @@ KIND_MULTIPLE = "multiple (held-out choice)"
 
 @dataclass(frozen=True)
 class Nested:
-    """How :func:`nested_choice` chooses, and from which models.
+    """How :func:`benchcast.validation.nested.nested_choice` chooses, and from which models.
 
     ``top`` (odd): of the ``top`` best-scored models, the one whose prediction for the held-out
     device is the median wins (:func:`median_model`); with fewer models, the largest odd number of
@@ -125,93 +124,10 @@ class Nested:
     max_figures: int | None = None
 
 
-def nested_choice(table: pd.DataFrame, folds: pd.DataFrame, candidates, mfolds: pd.DataFrame | None = None,
-                  mcandidates=None, how: Nested = Nested()) -> pd.DataFrame:
-    """Held-out predictions of a device the model never saw, not even to choose the model.
-
-    The held-out choices (:func:`select_simple`, :func:`select_multiple`) pick the model with the
-    lowest MAPE over all folds, the held-out device's own fold included, so their MAPE flatters.
-    Here, for each device d, every candidate model of a series (each simple feature of
-    ``candidates``; with ``mfolds``, each multiple model of
-    :func:`benchcast.validation.folds.loo_multiple` with ``mcandidates``) is scored by
-    leave-one-out MAPE over the *other* devices alone (a simple model before a multiple one on a
-    tie), and d's prediction is a model's fold fitted without d (the row of ``folds`` or
-    ``mfolds``). Only models predicted in every inner fold compete.
-
-    ``how`` (:class:`Nested`): ``how.top`` (odd): of the ``top`` best-scored models, the one whose
-    prediction for d is the median wins (:func:`median_model`). A choice by five inner folds is
-    noisy: the median of the few best models does not follow one lucky score.
-
-    Rows as ``folds``, with ``model`` saying which kind won; the inner folds weigh the I/O-path
-    figures (``how.io_paths``) by the other devices' counters; with ``how.loglog`` and
-    ``how.relative`` those lines of ``folds`` compete too.
-
-    ``how.share``: series of one engine and operation choose from more inner folds, each still
-    fitted on its own (each application's I/O-path figure counts as one model, :func:`shared_scores`).
-
-    ``how.level``: each row also gets the column ``log_spread`` for
-    :func:`benchcast.validation.intervals.widen`: where its prediction lies beyond the other
-    devices' results (extrapolation), :func:`benchcast.validation.intervals.interval_spread` of the
-    inner folds' errors of the ranked models, else NaN (None: no such column)."""
-    parts = []
-    multiple = mfolds is not None and len(mfolds) > 0
-    if multiple and how.max_figures is None:
-        raise BenchcastError("nested choice: multiple models (mfolds) but no max_figures (validate.max_figures)")
-    for d in pd.unique(folds["held_out"]):
-        rest = table[table["device"] != d]
-        ifolds, inner = loo_simple(rest, candidates, io_paths=how.io_paths, loglog=how.loglog, relative=how.relative,
-                                   anchored=how.anchored)
-        minner = None
-        if multiple:
-            minner = multiple_inner(rest, mcandidates, how.pool_by, how.read_fraction, how.max_figures)
-        if how.match:  # scored on the inner folds of d's kind (interior or extreme)
-            scores = matched_scores(_inner_folds(ifolds, inner, minner), _figures(table, how.io_paths), d)
-            s = rank_models(rest, None, top=how.top, share=how.share, scores=scores)
-        else:
-            s = rank_models(rest, inner, None if minner is None else fold_scores(minner), top=how.top,
-                            share=how.share)
-        rows = []
-        for model, outer in (("simple", folds), ("multiple", mfolds)):
-            chosen = s.loc[s["model"] == model, ["series", "features", "_rank"]]
-            if outer is not None and len(chosen):
-                rows.append(outer[outer["held_out"] == d].merge(chosen, on=["series", "features"]))
-        if rows:
-            got = median_model(pd.concat(rows, ignore_index=True))
-            if how.level is not None:
-                Yr, kr = series_matrix(rest)
-                spread = interval_spread(inner_errors(ifolds, minner), s, Yr, kr, how.share, how.level)
-                got["log_spread"] = spread_of(got, spread, Yr)
-            parts.append(got)
-    if not parts:
-        return folds.iloc[:0]
-    return pd.concat(parts, ignore_index=True)
-
-
-def _inner_folds(ifolds: pd.DataFrame, inner: pd.DataFrame, minner: pd.DataFrame | None) -> pd.DataFrame:
-    """The inner folds of simple (``ifolds``, what each model is from its summary ``inner``) and
-    multiple models (``minner``) as one table for :func:`benchcast.validation.matching.matched_scores`."""
-    what = inner[["series", "features", *MODEL_COLUMNS, "io_path"]].drop_duplicates(["series", "features"])
-    cols = ["series", "features", "held_out", "prediction", "pct_error"]
-    parts = [ifolds[cols].merge(what, on=["series", "features"]).assign(model="simple")]
-    if minner is not None and len(minner):
-        parts.append(minner[cols + ["figures"]].assign(model="multiple", form=LINE.name, io_path=False))
-    return pd.concat(parts, ignore_index=True)
-
-
-def _figures(table: pd.DataFrame, io_paths: float | None) -> pd.DataFrame:
-    """Every device's figures (device x figure), the applications' I/O-path figures among them (weighted
-    by all devices' counters: for telling where a device lies, not for predicting it)."""
-    F = feature_matrix(table)
-    if io_paths is None:
-        return F
-    weights = io_path_weights(table, None, io_paths)
-    return F if weights.empty else F.join(io_path_figures(F, weights))
-
-
-def rank_models(table: pd.DataFrame, summary: pd.DataFrame | None, mscores: pd.DataFrame | None = None, top: int = 1,
-                share=(), scores: pd.DataFrame | None = None) -> pd.DataFrame:
+def rank_models(table: pd.DataFrame | None, summary: pd.DataFrame | None, mscores: pd.DataFrame | None = None,
+                top: int = 1, share=(), scores: pd.DataFrame | None = None, keys: pd.DataFrame | None = None) -> pd.DataFrame:
     """The ``top`` best models of every series of ``table`` by leave-one-device-out MAPE over its
-    devices: the choosing step of :func:`nested_choice`, which calls it on the devices other than the
+    devices: the choosing step of :func:`benchcast.validation.nested.nested_choice`, which calls it on the devices other than the
     held-out one, and of :func:`benchcast.validation.study.run_study`'s ``nested_selection``, which
     calls it on all devices to choose the models that predict the spec cards.
 
@@ -219,11 +135,12 @@ def rank_models(table: pd.DataFrame, summary: pd.DataFrame | None, mscores: pd.D
     predicted in every fold compete); ``mscores``: the multiple models' scores (series, features,
     mape; :func:`fold_scores` of the folds of :func:`benchcast.validation.folds.loo_multiple` or
     :func:`benchcast.validation.folds.multiple_inner`), which compete too (a simple model before a
-    multiple one on a tie); ``share`` as in :func:`nested_choice`. Columns series,
+    multiple one on a tie); ``share`` as in :func:`benchcast.validation.nested.nested_choice`. Columns series,
     features, model, mape (the score, shared where ``share``), _rank (0 the best) and
     :data:`benchcast.validation.folds.MODEL_COLUMNS` (what the model is). ``scores``: the scores
     already made (:func:`benchcast.validation.matching.matched_scores`), instead of ``summary`` and
-    ``mscores``."""
+    ``mscores``; ``keys``: the series' keys (:func:`benchcast.features.series_matrix` of ``table``), where
+    known, for ``share``."""
     if scores is None:
         complete = summary["n_predicted"] == summary["n_folds"]
         parts = [summary.loc[complete, ["series", "features", "mape", *MODEL_COLUMNS, "io_path"]].assign(model="simple")]
@@ -232,7 +149,7 @@ def rank_models(table: pd.DataFrame, summary: pd.DataFrame | None, mscores: pd.D
         scores = pd.concat(parts, ignore_index=True)
     s = scores.dropna(subset=["mape"])
     if share:
-        s = shared_scores(s, series_matrix(table)[1], share)
+        s = shared_scores(s, series_matrix(table)[1] if keys is None else keys, share)
     s = s.assign(_order=np.arange(len(s))).sort_values(["mape", "_order"])
     s = s.assign(_rank=s.groupby("series", sort=False).cumcount())
     return s.loc[s["_rank"] < top, ["series", "features", "model", "mape", "_rank", *MODEL_COLUMNS]]
@@ -292,17 +209,24 @@ def shared_scores(scores: pd.DataFrame, keys: pd.DataFrame, share) -> pd.DataFra
 def median_model(ranked: pd.DataFrame, by=("series",)) -> pd.DataFrame:
     """Per series (per group of the columns ``by``), the row whose ``prediction`` is the median of
     the best-ranked rows: of the largest odd number of them (``_rank`` 0 is the best; 1 row or 2:
-    the best alone). A row whose prediction is missing or at or below 0 takes no part (a result
-    that cannot be zero: that model is refused there, :mod:`benchcast.fits.positive`). Returns the rows
-    without ``_rank``, in the order of their group's first appearance."""
+    the best alone; equal predictions in rank order). A row whose prediction is missing or at or
+    below 0 takes no part (a result that cannot be zero: that model is refused there,
+    :mod:`benchcast.fits.positive`). Returns the rows without ``_rank``, in the order of their
+    group's first appearance among the rows sorted by rank."""
     ranked = ranked[ranked["prediction"].to_numpy(dtype=float) > 0]
     if ranked.empty:
         return ranked.drop(columns="_rank")
-    out = []
-    for _, g in ranked.sort_values("_rank", kind="stable").groupby(list(by), sort=False):
-        g = g.iloc[:len(g) - (1 - len(g) % 2)]  # an odd count: the median is one model's row
-        out.append(g.iloc[[int(np.argsort(g["prediction"].to_numpy(), kind="stable")[len(g) // 2])]])
-    return pd.concat(out).drop(columns="_rank")
+    r = ranked.sort_values("_rank", kind="stable")
+    groups = r.groupby(list(by), sort=False)
+    code, pos = groups.ngroup().to_numpy(), groups.cumcount().to_numpy()
+    n = np.bincount(code)
+    odd = n - (1 - n % 2)  # an odd count: the median is one model's row
+    keep = pos < odd[code]
+    kept, kc = r[keep], code[keep]
+    order = np.lexsort((np.arange(len(kept)), kept["prediction"].to_numpy(dtype=float), kc))
+    starts = np.r_[0, np.flatnonzero(np.diff(kc[order])) + 1]
+    pick = order[starts + odd[kc[order][starts]] // 2]
+    return kept.iloc[pick].drop(columns="_rank")
 
 
 def bag(rows: pd.DataFrame, draws, by=("series", "held_out")) -> pd.DataFrame:
@@ -333,7 +257,7 @@ def bag(rows: pd.DataFrame, draws, by=("series", "held_out")) -> pd.DataFrame:
 
 def selected_folds(folds, selection, mfolds, mselection, nested=None) -> pd.DataFrame:
     """The held-out predictions of the selected models only (simple per series, multiple per pool),
-    with the paper's choice and the nested choice (:func:`nested_choice`) as further kinds: what
+    with the paper's choice and the nested choice (:func:`benchcast.validation.nested.nested_choice`) as further kinds: what
     the validity chart, coverage and tier tables are about. No prediction or bound at or below 0
     (:func:`benchcast.fits.positive.positive_rows`: refused, or the lower bound mirrored, and the flag
     says which)."""

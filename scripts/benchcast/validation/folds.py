@@ -199,7 +199,8 @@ def _fit_form(s: _Series, form: Form, alpha: float, acc: dict, whole_acc: dict) 
         fit = _fit(form, y_train[None, :], XFt, w)
         x0, x0t = XF[:, i], XFt[:, i]
         pred, lo, hi, df = (v[0] for v in _predict(form, fit, x0t[None, :], alpha))
-        pred, lo, hi = back(pred), back(lo), back(hi)
+        with np.errstate(over="ignore"):  # a log-log line taken past exp(709): inf, a miss no choice takes
+            pred, lo, hi = back(pred), back(lo), back(hi)
         m = fit.n[0]
         const = (m >= 2) & np.isnan(fit.a[0])
         flag = np.select([m < 2, const, df <= 0], [FLAG_TOO_FEW, FLAG_CONSTANT, fits.FLAG_ZERO_DF], "")

@@ -22,11 +22,13 @@ from ..features import (
     POOL_ACROSS_WORKLOADS,
     POOL_PER_WORKLOAD,
     feature_matrix,
+    feature_table,
     multiple_candidates,
     series_matrix,
     simple_candidates,
     study_table,
 )
+from ..features.cards import GIVEN, card_figures, card_names, feature_texts, grown_names
 from ..features.iopath import io_path_min_per_op, profile_candidates
 from ..core.workloads import read_fractions
 from .choice import (
@@ -34,13 +36,14 @@ from .choice import (
     Nested,
     bag,
     fold_scores,
-    nested_choice,
     rank_models,
     select_multiple,
     select_nested,
     select_simple,
     selected_folds,
 )
+from . import nested as nesting
+from . import cardchoice
 from .folds import MULTI_FOLD_COLUMNS, MULTI_SUMMARY_COLUMNS, SIMPLE_SUMMARY_COLUMNS, loo_multiple, loo_simple
 from .intervals import inner_errors, interval_spread, widen
 from .verdicts import tiers, verdicts
@@ -152,9 +155,10 @@ class _Fits:
     """The leave-one-device-out folds of one aggregated table (the study's, or a noisy copy of it):
     its series ``table``, simple ``folds`` and ``summary``, multiple ``mfolds``, ``msummary`` and
     ``refusals``, the nested choice's held-out predictions ``nested`` (the rate-cap rule applied)
-    and its models on all devices ``ranked``."""
+    and its models on all devices ``ranked``; with ``restrict``, every candidate source's models
+    scored for choices restricted to a card's figures (``scored``, :mod:`.nested`)."""
 
-    def __init__(self, agg: pd.DataFrame, study: Study, candidates, mcandidates):
+    def __init__(self, agg: pd.DataFrame, study: Study, candidates, mcandidates, restrict: bool = False):
         s = study.settings
         alpha, io_paths, pool_by = s.alpha, s.io_paths, s.pool_by
         self.table = table = study_table(agg, study.features, study.series)
@@ -166,7 +170,9 @@ class _Fits:
         how = Nested(top=s.nested_top, share=s.nested_share, level=s.level, loglog=s.loglog, relative=s.relative,
                      anchored=s.anchored, match=s.nested_match,
                      io_paths=io_paths, pool_by=tuple(pool_by), read_fraction=rf, max_figures=s.max_figures)
-        nested = nested_choice(table, self.folds, candidates, self.mfolds, mcandidates, how)
+        self.scored = nesting.scored(table, nesting.Outer(self.folds, self.summary, self.mfolds, self.msummary),
+                                     candidates, mcandidates, how, restrict)
+        nested = nesting.choose(self.scored)
         self.Y, self.keys = series_matrix(table)
         self.nested = ratecap.apply(nested, agg, feature_matrix(table), self.Y, self.keys,
                                     ratecap.Rule(s.cap_ratio, io_paths, alpha))
@@ -205,3 +211,36 @@ def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str
                                    for d, g in enumerate(draws, 1)]
                                   or [pd.DataFrame(columns=[*NESTED_SELECTION_COLUMNS, "draw"])], ignore_index=True),
     }
+
+
+def run_cards(study: Study, targets: Mapping, agg: pd.DataFrame, screened: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The answer's tables for every spec card of ``targets`` (:mod:`.cardchoice`): ``card_figures`` (what
+    each card gives and what the datasheet rules fix, :func:`benchcast.features.cards.card_figures`),
+    ``card_verdicts``, ``card_folds``, ``card_selection`` and ``figure_value``, from the study's
+    aggregated table and screening."""
+    candidates, mcandidates = _candidates(agg, screened, study)
+    f = _Fits(agg, study, candidates, mcandidates, restrict=True)
+    s = study.settings
+    chosen = selected_folds(f.folds, select_simple(f.summary), f.mfolds, select_multiple(f.msummary, f.refusals),
+                            f.nested)
+    F = feature_matrix(f.table)
+    capping = cardchoice.Capping(agg, F, f.Y, f.keys, ratecap.Rule(s.cap_ratio, s.io_paths, s.alpha))
+    c = cardchoice.Cards(f.scored, tiers(chosen, f.table), s.tolerance, blockio.requests_per_op(agg), capping, s.level)
+    feats = feature_table(f.table)
+    figures = card_figures(targets, feats)
+    measured = set(F.columns)
+    parts: dict[str, list] = {"card_verdicts": [], "card_folds": [], "card_selection": [], "figure_value": []}
+    for name, card in targets.items():
+        have = card_names({name: card}, feats)[name]
+        given = set(figures.loc[(figures["target"] == name) & (figures["rule"] == GIVEN), "feature"])
+        allowed = None if measured <= have else have
+        got = cardchoice.card_tables(c, name, allowed, given)
+        for key, table in (("card_verdicts", "verdicts"), ("card_folds", "folds"), ("card_selection", "selection")):
+            parts[key].append(got[table])
+        grown = grown_names(name, card, feats, measured)
+        parts["figure_value"].append(cardchoice.figure_value(c, name, allowed, grown, feature_texts(feats)))
+    empty = {"card_verdicts": cardchoice.CARD_VERDICT_COLUMNS, "card_folds": cardchoice.CARD_FOLD_COLUMNS,
+             "card_selection": [*NESTED_SELECTION_COLUMNS, "target", "procedure"],
+             "figure_value": cardchoice.FIGURE_VALUE_COLUMNS}
+    out = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame(columns=empty[k]) for k, v in parts.items()}
+    return {"card_figures": figures, **out}
