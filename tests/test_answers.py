@@ -37,13 +37,13 @@ def test_every_card_answered_above_zero_with_its_procedure_s_error():
     # x64 explains the results: its nested choice answers, with that choice's interior error
     v = c.verdicts.set_index("target")
     assert t.loc["x64", "status"] == answers.ANSWERED and t.loc["x64", "heldout_mape"] == v.loc["x64", "model_mape"]
-    assert "randwrite 64K lat_mean" in t.loc["x64", "figures"]
+    assert "64K random-write mean latency" in t.loc["x64", "figures"]
     # x4 explains nothing: the devices' mean, with the baseline's error
     assert t.loc["x4", "status"] == answers.BY_MEAN and t.loc["x4", "prediction"] == pytest.approx(np.mean(list(y.values())))
     assert t.loc["x4", "heldout_mape"] == v.loc["x4", "baseline_mape"]
     # a card giving IOPS is answered as the card giving the latency Little's law fixes from it
     assert t.loc["iops", "prediction"] == pytest.approx(t.loc["x64", "prediction"])
-    assert "randwrite 64K lat_mean (little)" in t.loc["iops", "figures"]
+    assert "64K random-write mean latency (little)" in t.loc["iops", "figures"]
 
 
 def test_sentences_and_card_lines_in_units_a_person_reads():
@@ -53,7 +53,7 @@ def test_sentences_and_card_lines_in_units_a_person_reads():
     assert "the measured devices' mean" in s and "held-out error" in s
     lines = answers.card_lines(table, c.value)
     assert len(lines) == 3 and lines[1].startswith("x4: 1 of 1 series answered (0 from its figures, 1 by the devices' mean)")
-    assert "ask for randwrite 64K lat_mean: all series" in lines[1]
+    assert "ask for 64K random-write mean latency: all series" in lines[1]
 
 
 def test_quantities_and_series_as_people_name_them():

@@ -78,7 +78,7 @@ def test_the_figure_worth_asking_for_and_the_error_it_would_bring():
     value = out["figure_value"].set_index(["target", "family"])
     ask = value.loc[("x4", cardchoice.ALL)]
     full = out["card_verdicts"].set_index("target").loc["all", "heldout_mape"]
-    assert ask["figure"] == "randwrite_64K_lat_mean" and ask["figure_text"] == "randwrite 64K lat_mean"
+    assert ask["figure"] == "randwrite_64K_lat_mean" and ask["figure_text"] == "64K random-write mean latency"
     assert ask["error_with"] == pytest.approx(full) and ask["error_with"] < ask["error"]
     assert value.loc[("all", cardchoice.ALL), "figure"] == ""  # nothing left to ask for
 

@@ -47,5 +47,5 @@ def test_card_names_and_what_one_more_figure_would_give():
 
 def test_feature_texts():
     t = cards.feature_texts(FEATS)
-    assert t["randread_16K_clat_p50"] == "randread 16K clat_p50" and t["randwrite_64K_lat_mean"] == \
-        "randwrite 64K lat_mean"
+    assert t["randread_16K_clat_p50"] == "16K random-read median latency"
+    assert t["randwrite_64K_lat_mean"] == "64K random-write mean latency"

@@ -78,3 +78,6 @@ def test_names_as_the_features_make_them():
     assert Figure("randread", 16 * K, "read", "lat_mean").name == "randread_16K_lat_mean"
     assert Figure("randread", 4 * K, "read", "iops", iodepth=32).name == "randread_4K_qd32_iops"
     assert Figure("write", 4 * K, "sync", "lat_mean").text() == "write 4K sync lat_mean"
+    assert Figure("write", 4 * K, "sync", "lat_mean").words() == "4K commit (write + fdatasync) mean latency"
+    assert Figure("randread", 4 * K, "read", "iops", iodepth=32).words() == "4K random-read IOPS at queue depth 32"
+    assert Figure("randread", 16 * K, "read", "clat_p99").words() == "randread 16K clat_p99"  # no words for it

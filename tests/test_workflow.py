@@ -85,7 +85,7 @@ def test_target_spec_change_reruns_only_prediction_and_report(done):
     edit_config(done, slower)
     jobs = planned_jobs(done)
     assert set(jobs) == {"predict", "extrapolate", "tables_prediction", "chart_fig3_scatter",
-                         "chart_fig4_data_size", "predict_intervals", "answers", "answer_page", "tables_validity",
+                         "chart_fig4_data_size", "predict_intervals", "cards", "answers", "answer_page", "tables_validity",
                          "chart_target_intervals", "all"}
     for upstream in ("import_soga2018", "aggregate", "screen", "heldout", "chart_heldout", "tables_screening",
                      "chart_heatmap_best_r2", "device_figures"):

@@ -67,10 +67,23 @@ class Figure:
                                       self.engine or None, self.numjobs)  # the one place a name is made
 
     def text(self) -> str:
-        """As a person names it: 'randread 16K lat_mean', 'randread 4K iops qd32'."""
+        """As fio's terms name it: 'randread 16K lat_mean', 'randread 4K iops qd32'."""
         extra = "".join(f" {k}{v}" for k, v in (("qd", self.iodepth), ("j", self.numjobs)) if v > 1)
         op = "" if rw_op(self.workload) == self.op else f" {self.op}"
         return f"{self.workload} {size_label(self.block_size)}{op} {self.metric}{extra}"
+
+    def words(self) -> str:
+        """As a datasheet names it: '16K random-read median latency', '4K commit (write + fdatasync)
+        mean latency', '4K random-read IOPS at queue depth 32'; fio's terms for what it has no words for."""
+        what = {("randread", "read"): "random-read", ("randwrite", "write"): "random-write",
+                ("read", "read"): "sequential-read", ("write", "write"): "sequential-write",
+                ("write", "sync"): "commit (write + fdatasync)"}.get((self.workload, self.op))
+        metric = {"lat_mean": "mean latency", "clat_mean": "mean completion latency", "clat_p50": "median latency",
+                  "bw": "bandwidth", "iops": "IOPS"}.get(self.metric)
+        if what is None or metric is None or self.engine:
+            return self.text()
+        depth = "".join(f" at {n} {v}" for n, v in (("queue depth", self.iodepth), ("jobs", self.numjobs)) if v > 1)
+        return f"{size_label(self.block_size)} {what} {metric}{depth}"
 
     def at(self, **changes) -> Figure:
         return replace(self, **changes)

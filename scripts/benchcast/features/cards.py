@@ -55,7 +55,7 @@ def card_figures(targets: Mapping, feats: pd.DataFrame) -> pd.DataFrame:
         if not isinstance(card, Mapping):
             continue
         for f, d in _derived(name, card, wanted).items():
-            rows.append({"target": name, "feature": f.name, "figure": f.text(), "value": d.value,
+            rows.append({"target": name, "feature": f.name, "figure": f.words(), "value": d.value,
                          "unit": CANONICAL[metric_kind(f.metric)], "rule": d.rule,
                          "how": d.text or "the card gives it", "inputs": ", ".join(d.inputs)})
     return pd.DataFrame(rows, columns=CARD_FIGURE_COLUMNS)
@@ -86,9 +86,10 @@ def card_names(targets: Mapping, feats: pd.DataFrame) -> dict[str, frozenset]:
 
 def feature_texts(feats: pd.DataFrame) -> dict[str, str]:
     """Each figure of ``feats`` (a :func:`benchcast.features.feature_table`) as a person names it:
-    'randread 16K clat_p50', 'write 4K sync lat_mean' (:meth:`benchcast.core.datasheet.Figure.text`)."""
+    '16K random-read median latency', '4K commit (write + fdatasync) mean latency'
+    (:meth:`benchcast.core.datasheet.Figure.words`)."""
     f = feats.drop_duplicates("feature")
-    return {name: datasheet.Figure(w, int(bs), op, m, max(1, int(qd)), max(1, int(j)), str(e or "")).text()
+    return {name: datasheet.Figure(w, int(bs), op, m, max(1, int(qd)), max(1, int(j)), str(e or "")).words()
             for name, w, bs, op, m, qd, j, e in f[["feature", "workload", "block_size", "op", "metric", "iodepth",
                                                   "numjobs", "engine"]].itertuples(index=False)}
 

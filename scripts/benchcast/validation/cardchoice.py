@@ -24,7 +24,7 @@ nested choice (the models and error of ``nested_selection`` and ``verdicts``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -78,12 +78,21 @@ class Cards:
     requests: pd.DataFrame | None
     capping: Capping
     level: float
+    #: each allowed set's held-out rows, made once (cards that give the same figures share them)
+    made: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def held_out(c: Cards, allowed) -> pd.DataFrame:
     """The card's nested choice on each held-out device (rows of the outer folds): the models of
     the figures ``allowed`` (None: every model), and the rate-cap rule where the held-out device's
     figures among ``allowed`` show a cap."""
+    key = None if allowed is None else frozenset(allowed)
+    if key not in c.made:
+        c.made[key] = _held_out(c, allowed)
+    return c.made[key]
+
+
+def _held_out(c: Cards, allowed) -> pd.DataFrame:
     rows = choose(c.scored, allowed, spread=False)
     k = c.capping
     seen = None if allowed is None else k.F.where(pd.DataFrame(
