@@ -260,7 +260,7 @@ def _bench(s: "Strike") -> list[int]:
     return [p for p in {d for j in s.job_pids() for d in descendants(j)} if bench_kind(p)]
 
 
-def strike(tree: Tree, proc: subprocess.Popen, fault: Fault, window: float) -> None:
+def strike(tree: Tree, proc: subprocess.Popen, fault: Fault, window: float, until: float) -> None:
     """Wait for the fault's job to start in this run and strike at its point: ``fault.fraction`` of
     ``window`` (what the clean run took of the job after its victim appeared) after the victim
     appears. The victim: the process the kind kills; for the other kinds, a benchmark job's
@@ -269,21 +269,25 @@ def strike(tree: Tree, proc: subprocess.Popen, fault: Fault, window: float) -> N
     empty when the job or its victim never came (or the victim was gone and none came again before
     the job ended)."""
     s, kind = Strike(tree, proc, fault.job), KINDS[fault.kind]
-    while proc.poll() is None and not s.job_pids():
+
+    def waiting() -> bool:
+        return proc.poll() is None and time.monotonic() < until
+
+    while waiting() and not s.job_pids():
         tree.note_state()
         time.sleep(0.05)
     t_job = time.monotonic()
     victims = kind.victims or (_bench if fault.job.rule in MEASURING else lambda st: st.job_pids())
-    while proc.poll() is None and not victims(s):
+    while waiting() and not victims(s):
         if not s.job_pids():
             return  # the job ended before its victim came
         time.sleep(0.02)
-    if proc.poll() is not None:
+    if not waiting():
         return
     point = time.monotonic() + fault.fraction * window
-    while proc.poll() is None and time.monotonic() < point:
+    while waiting() and time.monotonic() < point:
         time.sleep(0.02)
-    while proc.poll() is None:
+    while waiting():
         tree.note_state()
         if not s.job_pids():
             return  # the job ended before its point
@@ -295,12 +299,16 @@ def strike(tree: Tree, proc: subprocess.Popen, fault: Fault, window: float) -> N
         time.sleep(0.02)
 
 
-def survived(tree: Tree, proc: subprocess.Popen, job: Job) -> bool:
-    """After a fault: wait for its job to end; whether the run goes on with the job done (it took the
-    fault in its stride: a program run again, a job retried), so that another fault may strike it."""
+def survived(tree: Tree, proc: subprocess.Popen, job: Job, until: float) -> bool:
+    """After a fault: wait for its job to end, at most ``until`` (the run's deadline); whether the run
+    goes on with the job done (it took the fault in its stride: a program run again, a job retried),
+    so that another fault may strike it. A job still running at ``until`` did not survive: the run
+    has hung in it (:meth:`fault_tree.Tree.finish` cuts it)."""
     s = Strike(tree, proc, job)
-    while proc.poll() is None and s.job_pids():
+    while proc.poll() is None and s.job_pids() and time.monotonic() < until:
         tree.note_state()
         time.sleep(0.05)
+    if time.monotonic() >= until:
+        return False
     time.sleep(0.5)
     return proc.poll() is None and _done(tree, job)

@@ -5,6 +5,7 @@ results file system, runs of the README's command in it, its processes, and the 
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import json
 import os
@@ -167,8 +168,16 @@ def power_cut(tree: Path, extra=()) -> int:
 # --------------------------------------------------------------------------- a scratch tree
 
 
+#: The longest a tool the harness runs may take (umount, losetup, cp): past it, it is killed and its
+#: result is a failure, so that no wait of the harness lasts for ever.
+SH_S = 120
+
+
 def _sh(*cmd, check=False) -> subprocess.CompletedProcess:
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=check)
+    try:
+        return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, check=check, timeout=SH_S)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, -9, "", f"{cmd[0]}: killed after {SH_S} s")
 
 
 def mounts_under(path: Path) -> list[str]:
@@ -258,13 +267,13 @@ class Tree:
 
     def finish(self, proc: subprocess.Popen, out: Path, t0: float, timeout=HANG_S) -> Run:
         """Wait for the run to end (noting what its state records make); a run that has not ended
-        after ``timeout`` s has hung: it is cut (its output says so)."""
-        deadline = time.monotonic() + timeout
+        ``timeout`` s after it started (``t0``) has hung: it is cut (its output says so)."""
+        deadline = t0 + timeout
         while proc.poll() is None:
             self.note_state()
             if time.monotonic() > deadline:
                 power_cut(self.path, [proc.pid])
-                proc.wait()
+                proc.wait(timeout=SH_S)
                 with open(out, "a") as fh:
                     fh.write(f"\nfaults: HUNG: killed after {timeout} s\n")
                 break
@@ -289,8 +298,9 @@ class Tree:
             power_cut(self.path)
         if [m for m in mounts_under(self.path) if m != str(self.results)] or self.live_records():
             forced.append("devices (./benchcast.sh teardown)")
-            subprocess.run(["bash", "./benchcast.sh", "teardown"], cwd=self.path, env=self.env(),
-                           capture_output=True)
+            with contextlib.suppress(subprocess.TimeoutExpired):  # its own waits are bounded; this too
+                subprocess.run(["bash", "./benchcast.sh", "teardown"], cwd=self.path, env=self.env(),
+                               capture_output=True, timeout=HANG_S)
         for m in sorted(mounts_under(self.path), key=len, reverse=True):
             if m != str(self.results):
                 forced.append(f"mount {m}")

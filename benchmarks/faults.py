@@ -51,8 +51,15 @@ points of the same jobs (by name), round by round on fresh copies (``--round``: 
 whatever the timing of this run: a fault the draws would have moved elsewhere after a miss stays
 on its job. A fault whose job is done before its turn is missed, and said so.
 
+No wait of the harness lasts for ever: a run has :data:`HANG_S` (or twice the clean run, the longer)
+from its start to end, the harness's waits for a fault's job and victim end with it, and a run that
+has not ended by then is cut (a power cut of its tree) and counted as lost: a ``hang`` violation
+naming the job its fault struck; the next round goes on. Its tools (umount, losetup) have
+:data:`fault_tree.SH_S` each.
+
 Prints one line per fault, then the table: fault kind, injections, runs needed (the most after one
-fault until its job was done), invariant violations; then the totals. Exit 1 on any violation.
+fault until its job was done), invariant violations, hangs among them; then the totals. Exit 1 on
+any violation.
 """
 
 from __future__ import annotations
@@ -162,7 +169,7 @@ class Campaign:
         try:
             t0 = time.monotonic()
             proc, out = tree.start()
-            run = tree.finish(proc, out, t0)
+            run = tree.finish(proc, out, t0, timeout=self.hang_s)
             if run.code != 0:
                 raise SystemExit(f"faults: the clean run failed ({run.code}); see {out}:\n{run.output[-3000:]}")
             self.jobs = catalogue(tree.path)
@@ -312,6 +319,7 @@ class Campaign:
             self.queue[:0], retry = retry, []
             before = raw_outputs(tree)
             t0 = time.monotonic()
+            until = t0 + self.hang_s
             proc, out = tree.start()
             struck: list[Fault] = []
             while not closing and proc.poll() is None and self.injected < self.wanted:
@@ -321,7 +329,7 @@ class Campaign:
                     break
                 fault, job = picked
                 fault.job, fault.round, fault.run = job, self.number, len(tree.runs) + 1
-                strike(tree, proc, fault, self.seconds_of(fault))
+                strike(tree, proc, fault, self.seconds_of(fault), until)
                 if not fault.injected and self.plan is not None and not _done(tree, job):
                     retry.append((fault, job))  # its job did not come, or ended early: the next run's
                     continue
@@ -332,9 +340,9 @@ class Campaign:
                     struck.append(fault)
                     if job.rule not in CHAINABLE:
                         closing = True
-                    elif not survived(tree, proc, job) and (not self.keep_going or fault.kind in ENDS_RUN):
+                    elif not survived(tree, proc, job, until) and (not self.keep_going or fault.kind in ENDS_RUN):
                         break  # the run goes down: the next fault strikes the next run
-            run = tree.finish(proc, out, t0)
+            run = tree.finish(proc, out, t0, timeout=self.hang_s)
             (tree.results / FILL).unlink(missing_ok=True)  # a user frees the space, then runs again
             self.note_times(tree)
             self.note_windows(tree, struck)
@@ -357,6 +365,12 @@ class Campaign:
         return any(a in ("--keep-going", "-k") for a in self.args)
 
     @property
+    def hang_s(self) -> float:
+        """How long a run may take before it has hung: :data:`HANG_S`, or twice the clean run where
+        that is longer (a run struck by faults redoes at most the clean run's work)."""
+        return max(HANG_S, 2 * (self.clean_s or 0))
+
+    @property
     def injected(self) -> int:
         return sum(f.injected for f in self.faults)
 
@@ -366,8 +380,9 @@ class Campaign:
         found = lost(before, raw_outputs(tree))
         if TRACEBACK in run.output:
             found.append(f"traceback: in run {run.number}'s output")
-        if "faults: HUNG" in run.output:
-            found.append(f"hang: run {run.number} did not end within {HANG_S} s")
+        if "faults: HUNG" in run.output:  # a run that needed a hand to end: lost, and said where
+            where = f" (struck in {blame.job.name})" if blame else ""
+            found.append(f"hang: run {run.number} did not end within {self.hang_s:.0f} s{where}")
         if all(KINDS[f.kind].cleans for f in struck):
             found += [f"leftover: after run {run.number}: {x}" for x in leftovers(tree, scratch=False)]
         found += [f"records: {x}" for x in check_records(tree)]
@@ -462,14 +477,16 @@ def table(faults: list[Fault], other: list[str]) -> str:
         if not mine:
             continue
         needed = [f.runs_needed for f in mine if f.runs_needed is not None]
-        rows.append((kind, len(mine), max(needed) if needed else "-", sum(len(f.violations) for f in mine)))
+        hangs = sum(v.startswith("hang") for f in mine for v in f.violations)
+        rows.append((kind, len(mine), max(needed) if needed else "-", sum(len(f.violations) for f in mine), hangs))
     width = max([len(r[0]) for r in rows] + [10])
-    lines = [f"{'fault kind':{width}s}  injections  runs needed  invariant violations"]
-    lines += [f"{k:{width}s}  {n:10d}  {str(r):>11s}  {v:20d}" for k, n, r, v in rows]
+    lines = [f"{'fault kind':{width}s}  injections  runs needed  invariant violations  hangs"]
+    lines += [f"{k:{width}s}  {n:10d}  {str(r):>11s}  {v:20d}  {h:5d}" for k, n, r, v, h in rows]
     allv = [v for f in faults for v in f.violations] + other
     count = Counter(v.split(":", 1)[0] for v in allv)
     lines.append(f"{'all':{width}s}  {sum(r[1] for r in rows):10d}  "
-                 f"{str(max([r[2] for r in rows if r[2] != '-'] or ['-'])):>11s}  {len(allv):20d}")
+                 f"{str(max([r[2] for r in rows if r[2] != '-'] or ['-'])):>11s}  {len(allv):20d}  "
+                 f"{count['hang']:5d}")
     lines.append(f"kinds: {len(rows)}; lost measurements: {count['lost measurement']}; records from partial "
                  f"outputs: {count['records']}; layouts unlike the clean run: {count['layout']}; leftovers: "
                  f"{count['leftover']}; tracebacks: {count['traceback']}; faults without their line: "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from pathlib import Path
@@ -370,3 +371,98 @@ def test_a_stopped_fio_leaves_no_worker_running(tmp_path):
         fio.run_fio(fio.command(job, tmp_path / "out.json"), timeout=2)
     assert time.monotonic() - t0 < 15
     assert processes_under(tmp_path) == []
+
+
+def _deadline_env(monkeypatch, **deadline):
+    """The run's deadline settings as the workflow hands them to a job (the guard's environment)."""
+    import json
+
+    from benchcast.sources import quality
+
+    settings = quality.guard_settings({"deadline": {"factor": 1, "margin_s": 4, "layout_mb_s": 1000, "ops_per_s": 50,
+                                                    **deadline}})
+    monkeypatch.setenv(quality.GUARD_ENV, json.dumps(settings))
+
+
+def test_a_fio_that_stops_answering_fails_within_its_deadline_in_one_line(tmp_path, monkeypatch):
+    """fio's job process stopped (SIGSTOP: a device that no longer completes requests, a worker that
+    hangs): fio waits for it for ever. Past its deadline (1 x (runtime 1 s + layout) + 4 s here) fio is
+    stopped with every process it started, and the run fails in one line naming fio, the device and
+    the deadline; no fio process is left."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from benchcast import BenchcastError
+    from benchcast.core import stop
+    from ycsb_util import processes_under
+
+    _deadline_env(monkeypatch)
+    src = {**SMALL, "rw": ["randread"], "block_sizes": ["4K"], "direct": False, "runtime": 1}
+    cell = fio.expand_grid(src, {"d": {"kind": "dir", "path": str(tmp_path)}})[0]
+    state = {"device": "d", "kind": "dir", "status": "ready", "target": str(tmp_path), "direct_ok": True}
+
+    def stop_worker():
+        until = time.monotonic() + 20
+        while time.monotonic() < until:
+            fios = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "fio"]
+            workers = [p for p in fios if stop.parent(p) in fios]
+            if workers:
+                os.kill(workers[0], signal.SIGSTOP)
+                return
+            time.sleep(0.01)
+
+    threading.Thread(target=stop_worker).start()
+    t0 = time.monotonic()
+    with pytest.raises(BenchcastError, match=r"^fio: device d, cell randread-4K-\w+, repeat 0: fio did not finish "
+                                             r"within its deadline of 5 s \(1 x \(ramp 0 s \+ runtime 1 s"):
+        fio.run(cell, state, 0, tmp_path / "j.fio", tmp_path / "o.json")
+    assert time.monotonic() - t0 < 5 + 5 + 10  # the deadline, SIGTERM's grace, the wait for the tree
+    assert processes_under(tmp_path) == [] and not (tmp_path / "o.json").exists()
+
+
+def test_killing_fio_s_job_process_never_holds_the_job_past_its_deadline(tmp_path, monkeypatch):
+    """SIGKILL of fio's job process, as the fault harness strikes it, at a seeded point of the run, 20
+    times: the race that once left fio's main process waiting for ever. Every run ends within its
+    deadline (or before it: the run is then cut short or fio says the job died), in one line."""
+    import os
+    import random
+    import signal
+    import threading
+    import time
+
+    from benchcast import BenchcastError
+    from benchcast.core import stop
+    from ycsb_util import processes_under
+
+    _deadline_env(monkeypatch)
+    src = {**SMALL, "rw": ["randread"], "block_sizes": ["4K"], "direct": False, "runtime": 1}
+    cell = fio.expand_grid(src, {"d": {"kind": "dir", "path": str(tmp_path)}})[0]
+    state = {"device": "d", "kind": "dir", "status": "ready", "target": str(tmp_path), "direct_ok": True}
+    rng = random.Random(63)
+    for i in range(20):
+        wait = rng.uniform(0.0, 1.2)
+
+        def kill_worker():
+            until = time.monotonic() + 20
+            while time.monotonic() < until:
+                fios = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "fio"]
+                workers = [p for p in fios if stop.parent(p) in fios]
+                if workers:
+                    time.sleep(wait)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(workers[0], signal.SIGKILL)
+                    return
+                time.sleep(0.002)
+
+        killer = threading.Thread(target=kill_worker)
+        killer.start()
+        t0 = time.monotonic()
+        try:
+            fio.run(cell, state, i, tmp_path / f"j{i}.fio", tmp_path / f"o{i}.json")
+        except BenchcastError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith("fio: device d, cell randread-4K-")
+        killer.join()
+        assert time.monotonic() - t0 < 5 + 5 + 10, f"run {i} (kill after {wait:.2f} s) held its job"
+        assert processes_under(tmp_path) == []

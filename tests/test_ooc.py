@@ -190,3 +190,33 @@ def test_a_program_killed_from_outside_is_said_so_and_runs_again(binaries, clean
     assert len(said) == 1 and said[0].startswith("benchcast: ooc: device d, mode swap, repeat 0: "), said
     assert said[0].endswith("stream was killed: SIGKILL from outside (not its memory cgroup's OOM killer); "
                             "again in 0.1 s"), said
+
+
+def test_a_program_that_stops_answering_fails_within_its_timeout_in_one_line(binaries, tmp_path):
+    """An out-of-core program stopped (SIGSTOP: a device that no longer answers its page faults) is
+    killed at its source's timeout, and the run fails in one line naming the program and the deadline."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from benchcast import BenchcastError
+    from benchcast.core import stop
+
+    def stop_it():
+        until = time.monotonic() + 30
+        while time.monotonic() < until:
+            progs = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "stream"]
+            if progs:
+                os.kill(progs[0], signal.SIGSTOP)
+                return
+            time.sleep(0.005)
+
+    threading.Thread(target=stop_it, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(BenchcastError, match=r"stream-\d+\.out: stream did not finish within its deadline of 3 s "
+                                             r"\(the source's timeout\)"):
+        ooc.run_ooc(["stream"], [4 * MB], "memory", 50,
+                    ooc.Place(binaries, tmp_path, tmp_path / "raw", study="s", device="d", run=1, timeout=3))
+    assert time.monotonic() - t0 < 15
+    assert not [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "stream"]

@@ -63,12 +63,15 @@ def test_work_at_a_positive_nice_value_is_recorded_apart_by_hand():
 
 
 def test_guard_settings_from_the_config_and_the_environment(monkeypatch):
-    """The jobs get the shield (only its set keys) and the wait in the environment; none: as before."""
-    run = {"shield": {"cpu_shares": 4096, "nice": None}, "interference": {"wait_run": 20, "other_cpu": 0.5}}
+    """The jobs get the shield (only its set keys), the wait and the deadlines in the environment;
+    none: as before (the deadlines then the schema's, benchcast.sources.deadline)."""
+    deadline = {"factor": 5, "margin_s": 120, "layout_mb_s": 4, "ops_per_s": 50}
+    run = {"shield": {"cpu_shares": 4096, "nice": None}, "interference": {"wait_run": 20, "other_cpu": 0.5},
+           "deadline": deadline}
     g = quality.guard_settings(run)
-    assert g == {"shield": {"cpu_shares": 4096}, "wait_run": 20, "other_cpu": 0.5}
+    assert g == {"shield": {"cpu_shares": 4096}, "wait_run": 20, "other_cpu": 0.5, "deadline": deadline}
     monkeypatch.delenv(quality.GUARD_ENV, raising=False)
-    assert quality.guard() == {"shield": {}, "wait_run": 0, "other_cpu": None}
+    assert quality.guard() == {"shield": {}, "wait_run": 0, "other_cpu": None, "deadline": None}
     monkeypatch.setenv(quality.GUARD_ENV, json.dumps(g))
     assert quality.guard() == g
 

@@ -191,3 +191,43 @@ def test_rocksdb_failing_run_raises_and_leaves_nothing(ycsb_jar, tmpfs, tmp_path
     assert (out / "r0" / "01-read-only.err").is_file() and not (out / "r0" / "02-write-only.txt").exists()
     assert list(tmpfs.iterdir()) == []
     assert_no_processes_under(tmpfs)
+
+
+def test_a_ycsb_client_that_stops_answering_fails_within_its_deadline(ycsb_jar, tmpfs, tmp_path, monkeypatch):
+    """The run phase's JVM stopped (SIGSTOP) under a 1 s workload: past its deadline (1 x 1 s + 20 s
+    here) it is killed and the job fails in one line naming the client, its phase and the deadline;
+    no process is left on the device."""
+    import json
+    import os
+    import signal
+    import threading
+    import time
+
+    from benchcast.core import stop
+    from benchcast.sources import quality
+
+    monkeypatch.setenv(quality.GUARD_ENV, json.dumps(quality.guard_settings(
+        {"deadline": {"factor": 1, "margin_s": 20, "layout_mb_s": 1, "ops_per_s": 1000}})))
+
+    def stop_run_jvm():
+        until = time.monotonic() + 120
+        while time.monotonic() < until:
+            for p in stop.descendants(os.getpid()):
+                try:
+                    argv = open(f"/proc/{p}/cmdline").read().split("\0")
+                except OSError:
+                    continue
+                if "site.ycsb.Client" in argv and "-t" in argv:
+                    time.sleep(0.3)
+                    os.kill(p, signal.SIGSTOP)
+                    return
+            time.sleep(0.02)
+
+    threading.Thread(target=stop_run_jvm, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(BenchcastError, match=r"01-write-only\.txt: the YCSB client \(run, rocksdb\) did not finish "
+                                             r"within its deadline of 21 s \(1 x 1 s \+ 20 s\)"):
+        run_ycsb("rocksdb", tmpfs, ["write-only"], "500KB", 1, jar=ycsb_jar, out_dir=tmp_path / "out", study="t",
+                 device="tmpfs", maxexecutiontime=1)
+    assert time.monotonic() - t0 < 120
+    assert_no_processes_under(tmpfs)

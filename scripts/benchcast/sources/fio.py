@@ -31,6 +31,7 @@ from pathlib import Path
 from .. import BenchcastError
 from ..core import protect
 from ..config import settings
+from . import deadline
 from .fiojson import load, option_on, parse  # noqa: F401  (parse: re-exported, a run's records)
 from ..config.settings import FIO_OPTIONS
 from ..core.units import parse_size, size_label
@@ -207,7 +208,8 @@ def stop_tree(proc: subprocess.Popen, grace: float = 5, wait: float = 10) -> Non
 def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | None = None) -> Path:
     """Write the job file, run fio on the provisioned device (inside its cgroup when throttled),
     check the JSON it wrote; return the output path. Failures raise BenchcastError naming the
-    device, cell and repeat."""
+    device, cell and repeat. fio is stopped, with every process it started, past ``timeout`` s
+    (None: its deadline, :func:`benchcast.sources.deadline.fio_seconds`)."""
     from .. import devices
 
     where = f"fio: device {cell['device']}, cell {cell['cell']}, repeat {repeat}"
@@ -224,10 +226,14 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     protect.clear_partial(output)
     part_job.write_text(job_text(cell, directory, repeat))
     cmd = devices.command_prefix(state) + command(part_job, part_out)
+    if timeout is None:  # every fio has a deadline: what it was asked to do, with the run's margin
+        timeout, how = deadline.fio_seconds(cell, deadline.policy())
+    else:
+        how = "given"
     try:
         proc = run_fio(cmd, timeout)
     except subprocess.TimeoutExpired:
-        raise BenchcastError(f"{where}: fio timed out after {timeout}s") from None
+        raise BenchcastError(f"{where}: {deadline.expired('fio', timeout, how)}") from None
     if proc.returncode == -signal.SIGKILL:
         raise BenchcastError(f"{where}: fio was killed (out of memory?)")
     if proc.returncode != 0:

@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import BenchcastError
-from . import blockio, paging
+from . import blockio, deadline, paging
 from ..core import cli, units
 from .. import records as rec
 from ..devices import memlimit
@@ -174,6 +174,11 @@ def run_program(binary, working_set: int, reps: int, *, prefix, at: Place, mmap_
             follower.start()
         try:
             rc = proc.wait(timeout=at.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            why = deadline.expired(Path(cmd[0]).name, at.timeout, "the source's timeout")
+            raise BenchcastError(f"{out_path}: {why}") from None
         except BaseException:
             proc.kill()
             proc.wait()

@@ -150,11 +150,13 @@ LOOK_S = 0.2
 
 def guard_settings(run_config: dict) -> dict:
     """What the measuring jobs of a run get from ``run`` of the validated config: the shield (only
-    the settings that are set), and the wait for a quiet machine before each run (``wait_run``
-    seconds at most, quiet: other CPU below ``other_cpu``)."""
+    the settings that are set), the wait for a quiet machine before each run (``wait_run``
+    seconds at most, quiet: other CPU below ``other_cpu``) and the benchmark processes' deadlines
+    (:mod:`benchcast.sources.deadline`; none given: the schema's)."""
     inter = run_config.get("interference") or {}
     return {"shield": {k: v for k, v in (run_config.get("shield") or {}).items() if v is not None},
-            "wait_run": inter.get("wait_run") or 0, "other_cpu": inter.get("other_cpu")}
+            "wait_run": inter.get("wait_run") or 0, "other_cpu": inter.get("other_cpu"),
+            "deadline": run_config.get("deadline")}
 
 
 def guard() -> dict:

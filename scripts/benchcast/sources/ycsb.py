@@ -26,13 +26,13 @@ import subprocess
 import time
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from .. import BenchcastError
-from . import blockio
+from . import blockio, deadline
 from .. import records as rec
 from .mariadb import die_with_parent
 from ..config.settings import YcsbSettings
@@ -206,7 +206,7 @@ class Phase:
     threads: int
     prefix: Path
     jvm_args: tuple = ()
-    timeout: float | None = None
+    timeout: tuple[float, str] | None = None  # (seconds, how they were made); None: no deadline
 
 
 def run_phase(p: Phase, jar, java: str = "java", columns: dict | None = None) -> pd.DataFrame:
@@ -234,12 +234,12 @@ def run_phase(p: Phase, jar, java: str = "java", columns: dict | None = None) ->
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                 preexec_fn=die_with_parent(os.getpid(), signal.SIGKILL))
         try:
-            rc = proc.wait(timeout=p.timeout)
+            rc = proc.wait(timeout=p.timeout[0] if p.timeout else None)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            raise BenchcastError(f"{export}: YCSB {p.phase} ({p.engine}) killed after {p.timeout}s "
-                                 f"(see {err_path})") from None
+            what = deadline.expired(f"the YCSB client ({p.phase}, {p.engine})", *p.timeout)
+            raise BenchcastError(f"{export}: {what} (see {err_path})") from None
         except BaseException:
             proc.kill()
             proc.wait()
@@ -324,8 +324,6 @@ def run_ycsb(engine: str, data_size, s: YcsbSettings, at: Place) -> pd.DataFrame
     if not Path(at.device_dir).is_dir():
         raise BenchcastError(f"ycsb: device directory {at.device_dir} does not exist")
     nbytes = rec.parse_size(data_size, "ycsb data_size")
-    if at.timeout is None and s.maxexecutiontime is not None:
-        at = replace(at, timeout=float(s.maxexecutiontime) + 600)
     provenance = _provenance(engine, s)
     for prefix, extra in (("prop", s.properties), ("runprop", at.run_properties)):
         for key, val in sorted(extra.items()):
@@ -391,7 +389,8 @@ def _run_unit(u: _Unit, s: YcsbSettings, at: Place) -> list[pd.DataFrame]:
                                             extra={**s.properties, "recordcount": records_now, **at.run_properties})
                 io_before = at.io_counter() if at.io_counter else None
                 phase = Phase("run", u.engine, props, conn, s.threads, u.run_dir / f"{order:02d}-{w}", run_jvm,
-                              at.timeout)
+                              deadline.ycsb_phase(at.timeout, seconds=s.maxexecutiontime,
+                                                  operations=s.operationcount))
                 df = run_phase(phase, at.jar, at.java, {**columns, "workload": w, "run": u.run,
                                                          "recordcount": records_now, "order": order})
                 frames.append(df)
@@ -425,7 +424,7 @@ def _load(u: _Unit, s: YcsbSettings, at: Place, srv, conn: dict, columns: dict) 
             srv.sql("SET GLOBAL innodb_flush_log_at_trx_commit=0")
     load_jvm = quick_start(at.jar, u.engine, write_archive=True)
     phase = Phase("load", u.engine, props, load_over, at.load_threads or s.threads, u.run_dir / f"{u.label}load",
-                  (*at.jvm_args, *load_jvm))
+                  (*at.jvm_args, *load_jvm), deadline.ycsb_phase(at.timeout, operations=records_now))
     try:
         df = run_phase(phase, at.jar, at.java, {**columns, "workload": "load", "run": u.run,
                                                  "recordcount": records_now, "order": 0})

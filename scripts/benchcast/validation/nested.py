@@ -321,8 +321,8 @@ def choose(sc: Scored, allowed=None, spread: bool = True) -> pd.DataFrame:
                 width = interval_spread(fold.errors, s, fold.Y, fold.keys, how.share, how.level)
                 got["log_spread"] = spread_of(got, width, fold.Y)
             parts.append(got)
-    if not parts:
-        return sc.folds[0].outer.iloc[:0] if sc.folds else pd.DataFrame()
+    if not parts:  # no held-out prediction at all: the folds' columns, no row
+        return sc.outer.iloc[:0]
     return pd.concat(parts, ignore_index=True)
 
 
