@@ -161,6 +161,7 @@ class Campaign:
         self.waiting: list[Fault] = []  # drawn, no job left in their round: the next round's first
         self.drawn = 0
         self.rounds = 0
+        self.clean_s = 0.0  # the clean run's seconds, once it ran (until then a run has HANG_S)
         self.other: list[str] = []  # violations no fault is to blame for (the clean run's)
 
     # -- the reference
