@@ -13,18 +13,78 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 #: Fixtures that provision something only root may (a tmpfs, a device): their tests are `root` tests.
 ROOT_FIXTURES = {"tmpfs"}
+#: Fixtures that build or run a benchmark or a server (the YCSB bindings, the out-of-core programs, fio's
+#: outputs made for real, a headless browser and its driver): `bench` tests.
+BENCH_FIXTURES = {"ycsb_jar", "binaries", "bench_fio_tree", "browser"}
+
+#: The markers of the tests plain `pytest` leaves out (pyproject.toml): whatever runs Snakemake, mounts
+#: a device or runs a benchmark or a server. `./benchcast.sh test` runs them all.
+SLOW_MARKERS = ("workflow", "root", "bench")
+
+#: What a test without those markers may not start, and the marker that says it does: the fast tier
+#: touches no workflow, device, benchmark or server (:func:`_fast_tier_guard`).
+GUARDED = {
+    "snakemake": "workflow", "sbatch": "workflow", "srun": "workflow", "slurmctld": "workflow",
+    "mount": "root", "umount": "root", "losetup": "root", "zramctl": "root", "mkswap": "root", "swapon": "root",
+    "swapoff": "root", "mkfs.ext4": "root", "mkfs.xfs": "root", "ndctl": "root",
+    "fio": "bench", "java": "bench", "mvn": "bench", "cc": "bench", "gcc": "bench", "mariadbd": "bench",
+    "mysqld": "bench", "mariadb-install-db": "bench", "stream": "bench", "stencil": "bench", "himeno": "bench",
+    "delayfs": "bench", "chromium": "bench", "chromedriver": "bench",
+}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """One way to say "needs root": the `root` marker (pyproject.toml). Tests using a root fixture get
-    it too; without root every `root` test is skipped, saying so."""
+    it too, those using a benchmark's fixture `bench`; without root every `root` test is skipped,
+    saying so."""
     is_root = os.geteuid() == 0
     for item in items:
         if ROOT_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.root)
+        if BENCH_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.bench)
         if not is_root and item.get_closest_marker("root"):
             item.add_marker(pytest.mark.skip(reason="needs root (marker `root`)"))
+
+
+#: What only asks: a tool's version, or the devices and mounts there are (nothing made or measured).
+ASKING = {"--version", "-version", "-v", "-V", "-dumpfullversion", "--help", "-l", "--list", "-J", "--json", "-a", "--all", "-n", "--noheadings"}
+
+
+def _started(args) -> str | None:
+    """The guarded program a Popen's ``args`` start, if any (``python -m snakemake`` counts as snakemake);
+    None where it only asks (:data:`ASKING`: ``fio --version``, ``losetup -J -l``, a bare ``mount``)."""
+    argv = [str(a) for a in ([args] if isinstance(args, (str, bytes, os.PathLike)) else list(args))]
+    if not argv:
+        return None
+    words = argv[0].split() if len(argv) == 1 else argv  # a shell string: its first word
+    prog = os.path.basename(words[0])
+    if prog.startswith("python") and "-m" in words and words[words.index("-m") + 1:][:1] == ["snakemake"]:
+        return "snakemake"
+    if prog not in GUARDED or (len(words) > 1 and set(words[1:]) <= ASKING) or (prog == "mount" and len(words) == 1):
+        return None
+    return prog
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_guard(request, monkeypatch):
+    """A test without the slow markers that starts Snakemake, a device's tool, a benchmark or a server
+    fails, naming the marker it needs: plain `pytest` stays the fast tier."""
+    if any(request.node.get_closest_marker(m) for m in SLOW_MARKERS):
+        return
+    import subprocess
+
+    real = subprocess.Popen.__init__
+
+    def guarded(self, args, *a, **k):
+        prog = _started(args)
+        if prog is not None:
+            pytest.fail(f"{request.node.nodeid} starts {prog} without the marker `{GUARDED[prog]}` "
+                        f"(plain pytest is the fast tier: tests/conftest.py GUARDED)", pytrace=False)
+        real(self, args, *a, **k)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
 
 
 @pytest.fixture(scope="module")

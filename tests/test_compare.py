@@ -93,6 +93,7 @@ def test_compare_cells_by_hand(tmp_path):
     assert drawn[1]["b_range_lo"] == pytest.approx(0.95) and drawn[1]["b_range_hi"] == pytest.approx(1.15)
 
 
+@pytest.mark.workflow
 def test_compare_target_plans_only_compare(tmp_path):
     wd = copy_workflow(tmp_path / "wf")
     (tmp_path / "old").mkdir()

@@ -208,6 +208,7 @@ def test_delays_add_to_each_request_as_configured(clean):
     assert slow["buffered"] < 100, (base, slow)
 
 
+@pytest.mark.bench
 def test_real_fio_log_commit_job_gives_sync_records(tmp_path):
     """A log-commit job (4K appends, fdatasync after each) is parsed into op ``sync`` records from
     fio's own sync statistics (jobs[].sync.lat_ns), which fio reports apart from the writes."""
@@ -229,6 +230,7 @@ def test_real_fio_log_commit_job_gives_sync_records(tmp_path):
     assert "sync" not in set(fio.parse(tmp_path / "p.json", study="s", device="d")["op"])
 
 
+@pytest.mark.bench
 def test_real_fio_appends_are_their_own_workload(tmp_path):
     """rw=write with file_append=1 (a write-ahead log: each append grows the file) is recorded as
     workload ``append``, so its figures are told apart from in-place writes."""
@@ -244,6 +246,7 @@ def test_real_fio_appends_are_their_own_workload(tmp_path):
     assert names == {"append_4K_lat_mean", "append_4K_sync_lat_mean"}
 
 
+@pytest.mark.bench
 def test_real_fio_paging_figures_parsed(tmp_path):
     """Figures shaped like paging (reads of a swap cluster and of readahead windows, 1 MiB written
     back without and with a sync: msync), run for real on a small file, are parsed into records
@@ -317,6 +320,7 @@ def test_a_fio_output_of_a_killed_job_is_cut_short():
     assert fio.cut_short(full, {**once, "size": 8 << 20}).startswith("jobs[0]")
 
 
+@pytest.mark.bench
 def test_a_run_whose_fio_job_was_killed_is_not_kept(tmp_path):
     """SIGKILL of fio's job process half-way: fio either exits 0 with the job's partial figures (the
     case above) or aborts; either way the run fails, naming it, and neither its JSON nor its job
@@ -355,6 +359,7 @@ def test_a_run_whose_fio_job_was_killed_is_not_kept(tmp_path):
     assert fio.load(tmp_path / "o.json")["jobs"][0]["job_runtime"] >= 900
 
 
+@pytest.mark.bench
 def test_a_stopped_fio_leaves_no_worker_running(tmp_path):
     """fio forks each job into a session of its own: stopping fio (here its timeout; SIGTERM's
     SystemExit takes the same path) stops the workers too, so none keeps a device busy."""
@@ -384,6 +389,7 @@ def _deadline_env(monkeypatch, **deadline):
     monkeypatch.setenv(quality.GUARD_ENV, json.dumps(settings))
 
 
+@pytest.mark.bench
 def test_a_fio_that_stops_answering_fails_within_its_deadline_in_one_line(tmp_path, monkeypatch):
     """fio's job process stopped (SIGSTOP: a device that no longer completes requests, a worker that
     hangs): fio waits for it for ever. Past its deadline (1 x (runtime 1 s + layout) + 4 s here) fio is
@@ -422,6 +428,7 @@ def test_a_fio_that_stops_answering_fails_within_its_deadline_in_one_line(tmp_pa
     assert processes_under(tmp_path) == [] and not (tmp_path / "o.json").exists()
 
 
+@pytest.mark.bench
 def test_killing_fio_s_job_process_never_holds_the_job_past_its_deadline(tmp_path, monkeypatch):
     """SIGKILL of fio's job process, as the fault harness strikes it, at a seeded point of the run, 20
     times: the race that once left fio's main process waiting for ever. Every run ends within its

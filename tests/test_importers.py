@@ -229,6 +229,7 @@ def test_jobs_reported_one_by_one_add_up_as_group_reporting_does(sweep_tree):
                 k: float(clat["percentile"][k]) for k in fiojson.PERCENTILES.values()}
 
 
+@pytest.mark.bench
 def test_fio_json_outputs_differing_only_in_direct_or_ioengine_stay_two_cells(tmp_path):
     for name, more in (("a", ("--ioengine=libaio", "--direct=1")), ("b", ("--ioengine=libaio", "--direct=0")),
                        ("c", ("--ioengine=psync", "--direct=1")), ("d", ("--ioengine=libaio", "--direct=1"))):
@@ -241,6 +242,7 @@ def test_fio_json_outputs_differing_only_in_direct_or_ioengine_stay_two_cells(tm
                      "randread_4K_psync_lat_mean"}
 
 
+@pytest.mark.workflow
 def test_imports_only_study_runs_end_to_end_and_refuses_a_bad_file_last(sweep_tree, tmp_path):
     """A study of two imported sweep folders alone (no targets, no application results): records,
     device figures, noise, inventory and the report. A truncated file, then a JSON file that is not

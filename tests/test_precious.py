@@ -187,6 +187,7 @@ def test_sigkill_mid_fio_teardown_then_resume_runs_only_unfinished_cells(tmp_pat
 # --------------------------------------------------------------------------- planning without root
 
 
+@pytest.mark.root
 def test_planning_zram_and_blockdev_as_an_ordinary_user_succeeds():
     if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"):
         pytest.skip("needs root to switch to an ordinary user (setpriv, unshare)")

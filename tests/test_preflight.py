@@ -19,6 +19,7 @@ def fio_json(tmp_path, data) -> str:
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+@pytest.mark.bench
 def test_a_real_fio_json_passes_and_its_truncation_is_refused(tmp_path):
     out = tmp_path / "real.json"
     subprocess.run(["fio", "--name=p", f"--directory={tmp_path}", "--rw=randread", "--bs=4k", "--size=1M",
@@ -39,6 +40,7 @@ def test_a_failed_fio_job_is_refused(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+@pytest.mark.workflow
 def test_import_sources_are_read_whole_before_any_job(tmp_path):
     """Each kind of import source is checked as its import reads it: a good folder passes, a
     non-fio JSON file in it, a PKB file of no samples, a record file with a negative value are
@@ -84,6 +86,7 @@ def test_a_results_file_is_refused(tmp_path):
         preflight.check_writable(str(res))
 
 
+@pytest.mark.workflow
 def test_a_read_only_results_folder_is_refused(tmp_path):
     import os
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 
@@ -75,6 +76,7 @@ def overlaps(t: dict) -> list[str]:
     return [k for k, (s, e) in t.items() if k != "bench" and s < b1 and e > b0]
 
 
+@pytest.mark.workflow
 def test_no_job_runs_beside_a_benchmark(tmp_path):
     """With the profile's resources, three 1 s jobs never overlap the 2 s benchmark job; with a
     benchmark that takes one unit only (the control), on 4 cores they do."""

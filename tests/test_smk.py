@@ -108,6 +108,7 @@ onsuccess:
 '''
 
 
+@pytest.mark.workflow
 def test_the_scheduler_keeps_one_wakeup_timer(tmp_path):
     """30 jobs that wait in turn for one resource, as benchmarks wait for the machine: Snakemake
     alone starts a wake-up timer on every pass and each timer runs another pass (the passes

@@ -36,6 +36,7 @@ def test_a_workflow_that_reads_prints_nothing(wf):
     assert not (wf / "results").exists()  # reading the workflow writes no result
 
 
+@pytest.mark.workflow
 def test_a_refusal_is_the_only_line(wf):
     """The same line a direct snakemake call prints last, after its own opening lines."""
     proc = startup(wf, "--configfile", "nan.yaml")
