@@ -23,7 +23,7 @@ signature) a series whose operations read from the device is predicted as
   capped training device stays out even where its cap seems not to bind: a capped loop device's
   swap pass took 1.15x its cap's spacing (the faults' own time), and counted as free at 0.9 it
   put a line through the two regimes (a loop device capped at 12,000 IOPS, added by
-  ``--configfile``, predicted 75-116 % too slow; docs/method.md, session 37);
+  ``--configfile``, predicted 75-116 % too slow; docs/archive/method-notebook.md, session 37);
 * ``r = k m`` and ``w = v n``: the time per operation the read cap and the write cap allow (``m``
   the read mean, ``v`` the writes per operation, ``n`` the random-write mean: fio's back-to-back
   writes at queue depth 1 spend the write budget as its reads spend the read budget);
