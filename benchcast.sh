@@ -2,11 +2,13 @@
 # benchcast: set up and run on a fresh Debian/Ubuntu machine.
 #
 #   ./benchcast.sh run        set up, run the default studies (config/config.yaml), write the report
+#   ./benchcast.sh slurm      the same through Slurm (profiles/slurm, from a login node; docs/guide/slurm.md)
 #   ./benchcast.sh test       set up, run the tests (what CI runs)
 #   ./benchcast.sh setup      only set up: Debian packages (as root), Python venv .venv with the pins
 #   ./benchcast.sh teardown   clean up devices and servers an interrupted run left behind
+#   ./benchcast.sh --help     this
 #
-# Extra arguments after `run` go to snakemake (e.g. ./benchcast.sh run --config run='{studies: [paper]}').
+# Extra arguments after `run` or `slurm` go to snakemake (e.g. ./benchcast.sh run --config run='{studies: [paper]}').
 set -euo pipefail
 # A script that starts `./benchcast.sh run &` (no job control) starts this shell with SIGINT ignored,
 # and bash cannot trap a signal ignored on entry: a SIGINT would be dropped and the run go on. Start
@@ -24,6 +26,7 @@ fi
 unset BENCHCAST_SIGINT_RESET
 cd "$(dirname "$0")"
 VENV=${BENCHCAST_VENV:-.venv}
+case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac  # absolute: the rules find it from any directory
 
 # Debian packages: fio, ndctl, mkfs tools and losetup for the devices; Java 17 and Maven for the YCSB
 # bindings; the MariaDB server for the MariaDB engine; FUSE 3 and a C compiler for delayed devices. Only installed when missing, only as root.
@@ -130,7 +133,7 @@ forward_signals() {
 }
 
 # Rules run `python`, `fio`, `java`: the venv's Python first (with --sdm conda, each rule's env).
-export PATH="$PWD/$VENV/bin:$PATH"
+export PATH="$VENV/bin:$PATH"
 
 cmd=${1:-}
 shift || true
@@ -138,19 +141,22 @@ case "$cmd" in
     setup)
         setup
         ;;
-    run)
+    run | slurm)
+        # on a cluster: the jobs submitted through profiles/slurm, not the workstation's default profile
+        profile=()
+        [ "$cmd" = slurm ] && profile=(--profile profiles/slurm --workflow-profile none)
         remember_signals
         setup
         stop_if_signalled "Snakemake started"
         # what Snakemake reads before the workflow can check it: --configfile files, --config items
-        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.config.configfiles "$@"
+        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.config.configfiles "${profile[@]}" "$@"
         stop_if_signalled "Snakemake started"
         # the workflow read as Snakemake will read it, without its DAG: a refusal (a config key, an
         # imported file) is the one line on stderr, with none of Snakemake's framing around it
-        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.core.startup "$@"
+        PYTHONPATH="$PWD/scripts" "$VENV/bin/python" -m benchcast.core.startup "${profile[@]}" "$@"
         stop_if_signalled "Snakemake started"
         # a stopped run (SIGTERM/SIGINT) exits non-zero: no report then
-        forward_signals "$VENV/bin/snakemake" "$@"
+        forward_signals "$VENV/bin/snakemake" "${profile[@]}" "$@"
         stop_if_signalled "the report"
         # a dry run (-n, -np, --dry-run) changes nothing: no report (it rewrote results/report.html)
         for arg in "$@"; do
@@ -158,7 +164,7 @@ case "$cmd" in
                 --dry-run | --dryrun | -n* | -[!-]*n*) exit 0 ;;
             esac
         done
-        forward_signals "$VENV/bin/snakemake" --report results/report.html "$@"
+        forward_signals "$VENV/bin/snakemake" "${profile[@]}" --report results/report.html "$@"
         echo "benchcast: report in results/report.html, tables in results/<study>/tables/"
         # the measurement's quality: the noise floor against the tolerance, runs spoiled by interference
         cat results/*/quality/summary.txt 2>/dev/null | sed 's/^/benchcast: /' || true
@@ -187,8 +193,12 @@ case "$cmd" in
         "$VENV/bin/snakemake" --unlock
         "$VENV/bin/snakemake" teardown
         ;;
+    -h | --help | help)
+        sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+        ;;
     *)
-        sed -n '2,10p' "$0"
+        sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+        echo "benchcast: unknown command ${cmd:-(none)}: one of run, slurm, test, setup, teardown" >&2
         exit 2
         ;;
 esac

@@ -32,7 +32,7 @@ pytestmark = [
 #  - the first status check after 2 s instead of 40 s keeps the test short.
 TEST_CLUSTER_ARGS = [
     # profiles/default (cores: 2, benchmark_slots=1) is the workstation's; on a cluster it would
-    # cap the whole run at 2 cores, so it is switched off, as docs/cluster.md says.
+    # cap the whole run at 2 cores, so it is switched off, as docs/guide/slurm.md says.
     "--workflow-profile", "none",
     "--slurm-status-command", "squeue",
     "--slurm-init-seconds-before-status-checks", "2",
@@ -141,6 +141,26 @@ def test_paper_nothing_to_do_after_slurm_run(slurm_cluster, paper_runs):
     _local, wd, _proc = paper_runs
     proc, _ = run_slurm(slurm_cluster, wd, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_the_slurm_recipe_ends_in_the_report_and_the_answers(slurm_cluster, tmp_path, paper_only):
+    """docs/recipes/slurm.sh (./benchcast.sh slurm) on the paper study, as the guide gives it, with the
+    test cluster's options after it: its jobs go through Slurm, and it ends as a local run does, with
+    results/report.html and one line per spec card."""
+    wd = copy_workflow(tmp_path / "wf")
+    edit_config(wd, paper_only)
+    shutil.copy2(ROOT / "benchcast.sh", wd / "benchcast.sh")
+    shutil.copy2(ROOT / "requirements.txt", wd / "requirements.txt")
+    shutil.copytree(ROOT / "docs" / "recipes", wd / "docs" / "recipes")
+    env = dict(slurm_cluster.env)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    env["BENCHCAST_VENV"] = str(Path(sys.executable).parent.parent)  # this venv: nothing installed again
+    cmd = ["bash", "docs/recipes/slurm.sh", *TEST_CLUSTER_ARGS]
+    proc = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=1200)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    assert slurm_job_ids(wd) and (wd / "results" / "report.html").is_file()
+    assert re.search(r"^benchcast: paper: S-SCM: 42 of 42 series answered", out, flags=re.M), out[-3000:]
 
 
 # --- a measured fio grid, in rounds per device ------------------------------------------------------

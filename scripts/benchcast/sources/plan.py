@@ -122,14 +122,17 @@ def _err(source_name: str, key: str, msg: str) -> BenchcastError:
 
 
 def measured_devices(source, devices: dict, source_name: str = "fio") -> list[str]:
-    """The study devices a source (fio, YCSB, ooc) measures: its ``devices`` list (empty: none), or
-    all non-imported ones. ``source``: the source's config, or a fio source's settings
-    (:class:`benchcast.config.settings.FioSettings`, ``devices`` None: not given)."""
+    """The study devices a source (fio, YCSB, ooc) measures: its ``devices`` list (empty: none) and the
+    devices that name the source in their own ``sources``; without a list, every non-imported device
+    that names no ``sources``, or names this one. ``source``: the source's config, or a fio source's
+    settings (:class:`benchcast.config.settings.FioSettings`, ``devices`` None: not given)."""
     devices = devices or {}
     if isinstance(source, dict):
         given, wanted, what = "devices" in source, source.get("devices"), source.get("type", "fio")
     else:
         given, wanted, what = source.devices is not None, source.devices, "fio"
+    measurable = [d for d, spec in devices.items() if (spec or {}).get("kind") != "imported"]
+    names = {d: (devices[d] or {}).get("sources") for d in measurable}
     if given:
         if not isinstance(wanted, (list, tuple)) or not all(isinstance(d, str) for d in wanted):
             raise _err(source_name, "devices", "must be a list of device ids")
@@ -138,8 +141,26 @@ def measured_devices(source, devices: dict, source_name: str = "fio") -> list[st
                 raise _err(source_name, "devices", f"{d!r} is not a device of the study")
             if devices[d].get("kind") == "imported":
                 raise _err(source_name, "devices", f"{d!r} is an imported device; {what} cannot measure it")
-        return list(wanted)
-    return [d for d, spec in devices.items() if (spec or {}).get("kind") != "imported"]
+        return list(wanted) + [d for d in measurable if d not in wanted and source_name in (names[d] or ())]
+    return [d for d in measurable if names[d] is None or source_name in names[d]]
+
+
+def check_device_sources(study: dict) -> None:
+    """Each device of a study is measured by a source or given by an import: a device whose
+    ``sources`` name a source the study has not, or that no source measures, is refused naming it."""
+    devices, sources = study.get("devices") or {}, study.get("sources") or {}
+    measured = {d for name, src in sources.items() if src.get("type") in MEASURED
+                for d in measured_devices(src, devices, name)}
+    for d, spec in devices.items():
+        named = (spec or {}).get("sources")
+        unknown = [n for n in named or () if n not in sources]
+        if unknown:
+            raise BenchcastError(f"devices.{d}.sources: {unknown[0]!r} is not a source of the study "
+                                 f"(its sources: {', '.join(sources) or 'none'})")
+        if (spec or {}).get("kind") != "imported" and d not in measured:
+            raise BenchcastError(f"devices.{d}: no source of the study measures it (its sources list other devices"
+                                 f"{', and it names ' + ', '.join(named) if named else ''}): add it to a source, or "
+                                 f"leave its `sources` out")
 
 
 def planned_runs(src: dict) -> int:
@@ -190,6 +211,10 @@ def build(study_name: str, study: dict, usable, *, grid, extra_runs: int = 0) ->
     """
     runs, cells = [], {}
     devices = study.get("devices", {})
+    try:
+        check_device_sources(study)
+    except BenchcastError as exc:
+        raise BenchcastError(f"config: studies.{study_name}.{exc}") from None
     for name, src in study["sources"].items():
         if src["type"] not in MEASURED:
             continue

@@ -1,0 +1,134 @@
+"""The recipes of the guide are files (docs/recipes/) that the docs include as they are, and that run:
+each one applied to the default config validates and is planned as the guide says (the NVMe drive, a
+directory on a mounted drive, a spec card); a `dir` device goes through fio, YCSB and an out-of-core run
+for real and is predicted when held out. The Slurm recipe runs in tests/test_slurm.py."""
+import copy
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchcast import config
+from benchcast.sources import plan
+from benchcast.sources.fio import expand_grid
+from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = ROOT / "docs" / "recipes"
+INCLUDED = re.compile(r"<!-- recipe: (docs/recipes/[^ ]+) -->\n```\w*\n(.*?)```", re.S)
+DEFAULT = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+
+
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def _over(base: dict, more: dict) -> dict:
+    """``more`` laid over ``base`` as Snakemake lays a ``--configfile``: mappings key by key."""
+    out = copy.deepcopy(base)
+    for k, v in more.items():
+        out[k] = _over(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def with_recipe(name: str) -> dict:
+    return config.validate(_over(DEFAULT, yaml.safe_load((RECIPES / name).read_text())))
+
+
+def test_every_recipe_the_docs_show_is_its_file_as_it_is():
+    shown = {}
+    for page in pages():
+        for path, text in INCLUDED.findall(page.read_text()):
+            assert (ROOT / path).read_text() == text, f"{page.relative_to(ROOT)} shows {path} otherwise"
+            shown.setdefault(path, page)
+    files = {f"docs/recipes/{p.name}" for p in RECIPES.iterdir()}
+    named = {p for p in files for page in pages() if p in page.read_text()}
+    assert files == named, f"recipes no page names: {sorted(files - named)}"
+    assert {"docs/recipes/nvme.yaml", "docs/recipes/dir.yaml", "docs/recipes/card.yaml"} <= set(shown)
+
+
+@pytest.mark.parametrize("recipe, device", [("nvme.yaml", "nvme"), ("dir.yaml", "mydrive")])
+def test_a_device_named_once_is_measured_by_every_source_that_can(recipe, device):
+    """The guide's recipe adds the device under `devices:` alone: fio, the commit figures, YCSB and the
+    out-of-core programs plan it; the out-of-core tiers' own figures (oocfio, ooccommit) do not."""
+    study = with_recipe(recipe)["studies"]["local"]
+    built = plan.build("local", study, set(study["devices"]), grid=expand_grid)
+    took = {r.source for r in built.runs if r.device == device}
+    assert took == {"fio", "commit", "ycsb", "ooc"}
+    modes = {r.mode for r in built.runs if r.device == device and r.source == "ooc"}
+    assert modes == {"memory", "swap", "mmap"}
+
+
+def test_a_device_no_source_measures_is_refused_in_one_line():
+    cfg = copy.deepcopy(DEFAULT)
+    cfg["studies"]["local"]["devices"]["spare"] = {"kind": "dir", "path": "/tmp", "sources": []}
+    study = config.validate(cfg)["studies"]["local"]
+    with pytest.raises(Exception, match=r"^config: studies\.local\.devices\.spare: no source of the study "
+                                        r"measures it") as info:
+        plan.build("local", study, set(study["devices"]), grid=expand_grid)
+    assert "\n" not in str(info.value)
+    cfg["studies"]["local"]["devices"]["spare"]["sources"] = ["fio", "nvme_fio"]
+    with pytest.raises(Exception, match=r"devices\.spare\.sources: 'nvme_fio' is not a source of the study"):
+        plan.build("local", config.validate(cfg)["studies"]["local"], set(study["devices"]), grid=expand_grid)
+
+
+def test_the_card_recipe_is_answered_from_its_own_figures():
+    """The card's two datasheet figures serve the study (a check that would refuse a card no model can
+    use), and the datasheet rules fix its 16K and 64K read latencies from them."""
+    from benchcast.features import cards, feature_table
+    from analysis_util import make_agg
+
+    study = with_recipe("card.yaml")["studies"]["local"]
+    card = study["targets"]["NVMe-Gen4"]
+    grid = {("randread", bs, "lat_mean"): 1.0 for bs in (4096, 16384, 65536)}
+    feats = feature_table(make_agg({d: grid for d in "abc"}, {d: 1.0 for d in "abc"}))
+    got = cards.card_figures({"NVMe-Gen4": card}, feats).set_index("feature")
+    assert got.at["randread_16K_lat_mean", "rule"] == "transfer"
+    assert got.at["randread_64K_lat_mean", "value"] == pytest.approx(70 + 60 * 1024 / 7e9 * 1e6)
+
+
+@pytest.mark.workflow
+@pytest.mark.root
+def test_the_dir_recipe_measures_its_directory_with_every_source_and_predicts_it_held_out(tmp_path, mini_study,
+                                                                                          ycsb_jar):
+    """docs/recipes/dir.yaml as written, its path a directory of this test, on the workflow tests'
+    small study with an out-of-core source beside fio and YCSB: the directory is measured by all three
+    (named once, under `devices:`), and the validation holds it out like any other device."""
+    import pandas as pd
+
+    from benchcast.devices import swap
+    from workflow_util import measured_tree
+
+    if swap.active():
+        pytest.skip("swap benchcast did not make is active here")
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    device = yaml.safe_load((RECIPES / "dir.yaml").read_text())["studies"]["local"]["devices"]["mydrive"]
+
+    def mutate(cfg):
+        mini_study(cfg)
+        study = cfg["studies"]["local"]
+        study["devices"]["mydrive"] = {**device, "path": str(drive)}
+        study["sources"]["ooc"] = {"type": "ooc", "programs": ["stream"], "working_sets": ["8M", "32M"],
+                                   "memory_limit": "16M", "passes": 1, "repeats": 1}
+
+    wd = measured_tree(tmp_path / "wf", mutate, ycsb_jar)
+    recs = pd.concat(pd.read_csv(p) for p in (wd / "results" / "local" / "records").rglob("*.csv"))
+    mine = recs[recs["device"] == "mydrive"]
+    assert {"fio", "ycsb", "ooc"} <= set(mine["benchmark"])
+    assert {"memory", "swap", "mmap"} <= set(mine.loc[mine["benchmark"] == "ooc", "engine"])
+    tiers = pd.read_csv(wd / "results" / "local" / "validation" / "tiers.csv")
+    assert "mydrive" in set(tiers["held_out"])
+    assert not any(drive.iterdir())  # its benchmarks' files removed at teardown
+
+
+def test_help_prints_the_commands_and_exits_0():
+    import subprocess
+
+    ok = subprocess.run(["bash", str(ROOT / "benchcast.sh"), "--help"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and "set -euo" not in ok.stdout
+    assert all(f"./benchcast.sh {c}" in ok.stdout for c in ("run", "slurm", "test", "setup", "teardown"))
+    bad = subprocess.run(["bash", str(ROOT / "benchcast.sh"), "rnu"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == (
+        "benchcast: unknown command rnu: one of run, slurm, test, setup, teardown")
