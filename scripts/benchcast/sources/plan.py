@@ -211,10 +211,6 @@ def build(study_name: str, study: dict, usable, *, grid, extra_runs: int = 0) ->
     """
     runs, cells = [], {}
     devices = study.get("devices", {})
-    try:
-        check_device_sources(study)
-    except BenchcastError as exc:
-        raise BenchcastError(f"config: studies.{study_name}.{exc}") from None
     for name, src in study["sources"].items():
         if src["type"] not in MEASURED:
             continue
@@ -229,6 +225,10 @@ def build(study_name: str, study: dict, usable, *, grid, extra_runs: int = 0) ->
             raise BenchcastError(f"{where}: {exc}") from None
         n = run_count(src, extra_runs if src["type"] in ("fio", "ycsb") else 0)
         runs += [Run(study_name, src["type"], name, repeat=r, **job) for job in jobs for r in range(n)]
+    try:  # after each source's own list is checked, naming the source
+        check_device_sources(study)
+    except BenchcastError as exc:
+        raise BenchcastError(f"config: studies.{study_name}.{exc}") from None
     return StudyPlan(study_name, tuple(runs), cells)
 
 
