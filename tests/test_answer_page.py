@@ -62,7 +62,7 @@ def test_the_page_leads_with_the_answer():
     page = answer_page.page("local", answers(), verdicts(), ["local: noise floor 6.0 % is within the 10 % tolerance"],
                             figure_value(), card_figures())
     assert page.isascii()
-    parts = ("what the application would do on A, B", "The figure worth asking for", "The answers",
+    parts = ("what the application would do on A, B", "The answers", "The figure worth asking for",
              "What each card gives", "How good is it", "How clean was the measurement")
     at = [page.index(s) for s in parts]
     assert at == sorted(at)

@@ -229,11 +229,11 @@ def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: lis
         "the procedure that made it (its mean absolute percentage error on measured devices it did not "
         "see); noise floor: what a perfect model would still miss by. Hover a cell for its sentence.</p>",
         "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in card_lines(df, value)) + "</ul>",
+        "<h3>The answers</h3>",
+        _table(table, numeric=[c for c in table.columns[3:]], tips=tips, group=["application", "result"]),
         "<h3>The figure worth asking for, per family</h3>",
         _table(ask, numeric=["series", "held-out error", "error then"], group=["card"]) if len(ask)
         else "<p>No card to improve.</p>",
-        "<h3>The answers</h3>",
-        _table(table, numeric=[c for c in table.columns[3:]], tips=tips, group=["application", "result"]),
         "<h3>What each card gives</h3>",
         _table(card_figures(figures), numeric=["value"], group=["card"]) if figures is not None and len(figures)
         else "<p>No card.</p>",

@@ -273,13 +273,15 @@ def _family_errors(c: Cards, allowed, family: pd.Series) -> pd.Series:
     return per
 
 
-def figure_value(c: Cards, name: str, allowed, grown: Mapping, texts: Mapping | None = None) -> pd.DataFrame:
+def figure_value(c: Cards, name: str, allowed, grown: Mapping, texts: Mapping | None = None,
+                 prefer: Mapping | None = None) -> pd.DataFrame:
     """Per family of series (and :data:`ALL`), the card's held-out error (the answers' procedure:
     the card's nested choice or the devices' mean, :func:`answer_errors`; mean over the family's
     series) and the one figure that, added to the card, would cut it most (``grown``: figure name ->
     the names the card would then give or fix), with the error it would then have and the runner-up;
-    ``texts``: each figure as a person names it. Columns :data:`FIGURE_VALUE_COLUMNS`; ``figure``
-    empty where no figure cuts the error."""
+    ``texts``: each figure as a person names it; ``prefer``: of figures that cut it alike, the one
+    of the lowest value here is named (a latency before the bandwidth Little's law makes the same
+    figure of). Columns :data:`FIGURE_VALUE_COLUMNS`; ``figure`` empty where no figure cuts the error."""
     keys = c.scored.whole.keys
     family = family_of(keys)
     now = _family_errors(c, allowed, family)
@@ -288,7 +290,7 @@ def figure_value(c: Cards, name: str, allowed, grown: Mapping, texts: Mapping | 
     rows = []
     for fam in now.index:
         errs = sorted(((float(t.get(fam, np.nan)), f) for f, t in tried.items() if np.isfinite(t.get(fam, np.nan))),
-                      key=lambda p: p[0])
+                      key=lambda p: (round(p[0], 9), (prefer or {}).get(p[1], 0)))
         better = [(e, f) for e, f in errs if e < now[fam] - 0.05]
         best, runner = (better + [(np.nan, "")] * 2)[:2]
         rows.append({"target": name, "family": fam, "series": int(counts.get(fam, len(keys))), "error": now[fam],

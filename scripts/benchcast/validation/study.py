@@ -229,6 +229,8 @@ def run_cards(study: Study, targets: Mapping, agg: pd.DataFrame, screened: pd.Da
     feats = feature_table(f.table)
     figures = card_figures(targets, feats)
     measured = set(F.columns)
+    # of figures one more would cut the error alike, a latency is named (datasheets state it)
+    prefer = dict(zip(feats["feature"], (feats["metric"] != "lat_mean").astype(int)))
     parts: dict[str, list] = {"card_verdicts": [], "card_folds": [], "card_selection": [], "figure_value": []}
     for name, card in targets.items():
         have = card_names({name: card}, feats)[name]
@@ -238,7 +240,7 @@ def run_cards(study: Study, targets: Mapping, agg: pd.DataFrame, screened: pd.Da
         for key, table in (("card_verdicts", "verdicts"), ("card_folds", "folds"), ("card_selection", "selection")):
             parts[key].append(got[table])
         grown = grown_names(name, card, feats, measured)
-        parts["figure_value"].append(cardchoice.figure_value(c, name, allowed, grown, feature_texts(feats)))
+        parts["figure_value"].append(cardchoice.figure_value(c, name, allowed, grown, feature_texts(feats), prefer))
     empty = {"card_verdicts": cardchoice.CARD_VERDICT_COLUMNS, "card_folds": cardchoice.CARD_FOLD_COLUMNS,
              "card_selection": [*NESTED_SELECTION_COLUMNS, "target", "procedure"],
              "figure_value": cardchoice.FIGURE_VALUE_COLUMNS}
