@@ -132,3 +132,32 @@ def test_help_prints_the_commands_and_exits_0():
     bad = subprocess.run(["bash", str(ROOT / "benchcast.sh"), "rnu"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == (
         "benchcast: unknown command rnu: one of run, slurm, test, setup, teardown")
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    import struct
+
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is no PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_the_readme_s_picture_is_the_report_at_a_person_s_window():
+    assert "docs/img/answer-page.png" in (ROOT / "README.md").read_text()
+    assert _png_size(ROOT / "docs" / "img" / "answer-page.png") == (1280, 800)
+
+
+@pytest.mark.bench
+def test_the_picture_is_made_again_by_its_script(tmp_path):
+    """docs/img/answer_page.py draws a report in headless Chromium at 1280x800 (skipped without one)."""
+    import importlib.util
+    import shutil
+
+    if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
+        pytest.skip("no Chromium here (./benchcast.sh test installs it as root)")
+    spec = importlib.util.spec_from_file_location("answer_page_img", ROOT / "docs" / "img" / "answer_page.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    page = tmp_path / "report.html"
+    page.write_text("<html><body><h2>local: what the application would do on S-SCM</h2></body></html>")
+    assert _png_size(mod.shoot(page, tmp_path / "p.png")) == (1280, 800)
