@@ -161,3 +161,22 @@ def test_the_picture_is_made_again_by_its_script(tmp_path):
     page = tmp_path / "report.html"
     page.write_text("<html><body><h2>local: what the application would do on S-SCM</h2></body></html>")
     assert _png_size(mod.shoot(page, tmp_path / "p.png")) == (1280, 800)
+
+
+def test_the_import_recipe_reads_its_files_for_its_devices(tmp_path, monkeypatch):
+    """docs/recipes/import.yaml over the default config validates, and its source reads fio JSON files
+    laid out as it says (a bench-fio folder, a glob) as records of its two imported devices."""
+    import json
+
+    from benchcast.sources import importers
+    from test_fiojson import fio_json
+
+    study = with_recipe("import.yaml")["studies"]["local"]
+    files = study["sources"]["vendor"]["files"]
+    for sub in ("imports/bench-fio/nvme0n1/randread.json", "imports/nvme1/run1.json"):
+        (tmp_path / sub).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / sub).write_text(json.dumps(fio_json()))
+    monkeypatch.chdir(tmp_path)
+    recs = importers.fio_json(files, study="local", source="vendor")
+    assert set(recs["device"]) == {"nvme_a", "nvme_b"} and set(recs["benchmark"]) == {"fio"}
+    assert {d for d, spec in study["devices"].items() if spec["kind"] == "imported"} == {"nvme_a", "nvme_b"}
