@@ -186,7 +186,7 @@ def state_path(study, device):
 
 #: Device keys that do not shape a measurement: changing them must not rerun a benchmark (`sources` says
 #: which sources measure the device; a source it no longer names plans nothing new, a new one its runs).
-COSMETIC_DEVICE_KEYS = {"label", "node", "constraint", "sources"}  # sources: which runs, not how
+COSMETIC_DEVICE_KEYS = {"label", "node", "constraint", "sources"}
 
 
 def device_spec(study, device):

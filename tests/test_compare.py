@@ -113,6 +113,7 @@ def test_compare_target_plans_only_compare(tmp_path):
     assert (wd / "results" / "compare" / "kernel" / "ratios.html").stat().st_size > 100_000
 
 
+@pytest.mark.bench
 @pytest.mark.skipif(__import__("browser_util").missing() is not None, reason="no headless Chromium")
 def test_compare_and_device_figure_pages_render_in_chromium(tmp_path):
     """The interactive pages of the compare chart and of device figures over block size and queue

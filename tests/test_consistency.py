@@ -109,8 +109,8 @@ CASES = {
                                     "report.focus.metric: 'lat_p99' is not one of series.metrics"),
     "min_devices above the devices": (paper("screen: {min_devices: 4}"),
                                       "studies.paper.screen.min_devices: 4 is more than the study's 3 devices"),
-    "card no device measures": (paper("features: {metrics: [lat_mean, bw, iops]}\ntargets:\n  X:\n    figures: "
-                                      "[{workload: randread, block_size: 4K, metric: iops, value: 9000 IOPS}]"),
+    "card no device measures": (paper("features: {block_sizes: [1K, 4K, 16K, 64K, 256K, 1M]}\ntargets:\n  X:\n    figures: "
+                                      "[{workload: randread, block_size: 1M, metric: bw, value: 2000 MB/s}]"),
                                 "studies.paper.targets.X: none of its figures is measured or imported"),
     "device id with a space": (paper("devices: {'my dev': {kind: imported}}"),
                                "studies.paper.devices: 'my dev' is not a device id"),
@@ -323,9 +323,9 @@ CASES.update({
         "read-only, op write"),
     # spec cards against the figures record, fio JSON and PKB imports bring
     "records: card no imported figure feeds": (
-        again(RECORDS, {RECS: paper_records()}, features={"metrics": ["lat_mean", "bw", "iops"]},
-              targets={"X": {"figures": [{"workload": "randread", "block_size": "4K", "metric": "iops",
-                                          "value": "9000 IOPS"}]}}),
+        again(RECORDS, {RECS: paper_records()}, features={"block_sizes": ["1K", "4K", "16K", "64K", "256K", "1M"]},
+              targets={"X": {"figures": [{"workload": "randread", "block_size": "1M", "metric": "bw",
+                                          "value": "2000 MB/s"}]}}),
         "studies.again.targets.X: none of its figures is measured or imported by the study"),
     "fio JSON: card no job measures": (again(FIO_JSON_SOURCES, FIO_JSON_FILES),
                                        "studies.again.targets.M-SCM: none of its figures is measured or imported"),
@@ -669,15 +669,17 @@ def test_allow_unused_card_is_warned_at_the_end(tree):
     """A card and a feature name no source has, each kept with allow_unused: true: warned, one
     implementation for both, in the run's last lines."""
     edit_config(tree, lambda c: c["studies"]["paper"].update(
-        features={**c["studies"]["paper"]["features"], "metrics": ["lat_mean", "bw", "iops"], "allow_unused": True},
+        features={**c["studies"]["paper"]["features"], "block_sizes": ["1K", "4K", "16K", "64K", "256K", "1M"],
+                  "allow_unused": True},
         targets={**c["studies"]["paper"]["targets"], "X": {"allow_unused": True, "figures": [
-            {"workload": "randread", "block_size": "4K", "metric": "iops", "value": "9000 IOPS"}]}}))
+            {"workload": "randread", "block_size": "1M", "metric": "bw", "value": "2000 MB/s"}]}}))
     code, out = finish(run(tree))
     assert code == 0, out[-3000:]
     last = "\n".join(out.strip().splitlines()[-4:])
     assert "benchcast: studies.paper.targets.X: none of its figures is measured or imported" in last, out[-2000:]
-    assert ("benchcast: studies.paper.features.metrics[2]: 'iops' is not among the metrics the study's sources "
-            "measure or import (bw, lat_mean) (allow_unused: true): it is no candidate feature") in last, out[-2000:]
+    assert ("benchcast: studies.paper.features.block_sizes[5]: '1M' is not among the block sizes the study's "
+            "sources measure or import (1K, 4K, 16K, 64K, 256K) (allow_unused: true): it is no candidate feature"
+            ) in last, out[-2000:]
 
 
 def test_a_card_figure_no_device_has_is_warned(tree):
