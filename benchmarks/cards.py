@@ -11,7 +11,7 @@ A TREE is a study's results folder (``results/local``). The cards are the study'
 (``cards_s``), then :func:`benchcast.prediction.answers.answers` (``answers_s``). ``unrestricted`` is
 the study's own nested choice (``validation/verdicts.csv``, interior MAPE) on the same series: what a
 card with every figure would get. ``positive`` counts predictions and bounds at or below zero (0:
-none shown).
+none shown), ``no_interval`` the answers shown without an interval (0: none).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def per_card(tree: Path, study: dict) -> tuple[pd.DataFrame, list[str]]:
                      "by_mean": int((part["status"] == answers.BY_MEAN).sum()),
                      "median_error": part.loc[ok, "heldout_mape"].median(),
                      "unrestricted": own.reindex(part.loc[ok, "series"]).median(),
-                     "positive": int((~(part[["prediction", "lower"]] > 0)).to_numpy().sum()),
+                     "positive": int((part[["prediction", "lower"]] <= 0).to_numpy().sum()),
+                     "no_interval": int((ok & part["lower"].isna()).sum()),
                      "cards_s": t1 - t0, "answers_s": t2 - t1})
     return pd.DataFrame(rows), answers.card_lines(table, c.value)
 

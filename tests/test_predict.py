@@ -426,3 +426,22 @@ def test_the_cards_are_bagged_as_validation_was():
     assert len(both) == 1 and both.nunique(axis=1).iloc[0] == 3
     want = np.exp(np.log(both).median(axis=1))
     pd.testing.assert_series_equal(nested(agg, out["nested_selection"], draws), want, check_names=False)
+
+
+def test_a_card_prediction_without_a_model_interval_gets_the_band_within_the_measured_results():
+    """An anchored line at or below zero at a measured device has no log residuals, so no interval of
+    its own: the card's answer, though within the measured results, gets the band of the procedure's
+    held-out errors (flagged), never an answer without its interval; one with an interval keeps it."""
+    agg = make_agg({d: {("randread", 4096, "lat_mean"): x} for d, x in zip("abc", (10.0, 20.0, 40.0))},
+                   {"a": 100.0, "b": 200.0, "c": 400.0})
+    table = features.study_table(agg, {"workloads": ["randread"], "block_sizes": ["4K"], "metrics": ["lat_mean"]},
+                                 None)
+    Y, _ = features.series_matrix(table)
+    s = Y.columns[0]
+    p = pd.DataFrame({"series": [s, s], "target": ["X", "Z"], "prediction": [150.0, 150.0],
+                      "lower": [np.nan, 120.0], "upper": [np.nan, 180.0], "interval_flag": ["", ""]})
+    nested = pd.DataFrame({"series": [s], "log_spread_beyond": [np.log(2.0)]})
+    out = predict.widened(p, nested, table).set_index("target")
+    assert out.loc["X", ["lower", "upper"]].tolist() == pytest.approx([75.0, 300.0])
+    assert out.loc["X", "interval_flag"] == intervals.FLAG_BAND
+    assert out.loc["Z", ["lower", "upper"]].tolist() == [120.0, 180.0]  # within the results: its own

@@ -139,7 +139,10 @@ def line(r: Mapping) -> str:
     if r["status"] == NO_ANSWER:
         return f"{head} no answer (fewer than two devices measured it)"
     unit = r["unit"]
-    value = f"{quantity_text(r['prediction'], unit)} ({quantity_text(r['lower'], unit)}-{quantity_text(r['upper'], unit)})"
+    bounds = (r["lower"], r["upper"])
+    span = (f"{quantity_text(bounds[0], unit)}-{quantity_text(bounds[1], unit)}"
+            if all(v is not None and np.isfinite(v) for v in bounds) else "no interval")
+    value = f"{quantity_text(r['prediction'], unit)} ({span})"
     err = f"held-out error {_pct(r['heldout_mape'])} (noise floor {_pct(r['floor_mape'])})"
     if r["status"] == BY_MEAN:
         return f"{head} {value}, the measured devices' mean (no model of the card's figures beats it); {err}"

@@ -200,10 +200,15 @@ def nested_cards(agg, table, nested, targets, settings):
 def widened(p: pd.DataFrame, nested: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """The cards' predictions ``p`` whose value lies beyond the measured results with the interval
     at least as wide as the procedure's held-out errors there (``nested``'s ``log_spread_beyond``,
-    :func:`benchcast.validation.intervals.interval_spread`)."""
+    :func:`benchcast.validation.intervals.interval_spread`); a prediction its model gives no interval
+    (an anchored line at or below zero at a measured device has no log residuals) gets that band
+    within the measured results too: no answer without its interval."""
     Y, _ = series_matrix(table)
     spread = nested.drop_duplicates("series").set_index("series")["log_spread_beyond"]
-    return widen(p.assign(log_spread=spread_of(p, spread, Y, at="target")))
+    band = spread_of(p, spread, Y, at="target")
+    none = (p["lower"].isna() & p["upper"].isna()).to_numpy()
+    band = np.where(none, spread.reindex(p["series"]).to_numpy(dtype=float), band)
+    return widen(p.assign(log_spread=band))
 
 
 def refuse_nonpositive(preds: pd.DataFrame):
