@@ -56,9 +56,11 @@ def per_card(tree: Path, study: dict) -> tuple[pd.DataFrame, list[str]]:
     out = validation.run_cards(validation.Study.of(study), targets, agg, screened)
     t1 = time.perf_counter()
     c = answers.CardTables(out["card_figures"], out["card_verdicts"], out["card_selection"], out["figure_value"])
-    table = answers.answers(agg, study["features"], study.get("series"), targets, c, study["validate"])
+    verdicts = pd.read_csv(tree / "validation" / "verdicts.csv").set_index("series")
+    noise = verdicts["interior_noise_mape"] if "interior_noise_mape" in verdicts else None
+    table = answers.answers(agg, study["features"], study.get("series"), targets, c, study["validate"], noise)
     t2 = time.perf_counter()
-    own = pd.read_csv(tree / "validation" / "verdicts.csv").set_index("series")["interior_mape"]
+    own = verdicts["interior_mape"]
     rows = []
     for target, part in table.groupby("target", sort=False):
         ok = part["status"] != answers.NO_ANSWER

@@ -124,7 +124,7 @@ def noise_only(tree: Path, study: dict, draws: int, seed: int, t: dict[str, pd.D
     agg = pd.read_csv(tree / "aggregated.csv", low_memory=False)
     screened = pd.read_csv(tree / "screen.csv")
     s = validation.Study.of(study)
-    s = dataclasses.replace(s, settings=dataclasses.replace(s.settings, bag=0))  # the procedure's own noise
+    s = dataclasses.replace(s, settings=dataclasses.replace(s.settings, bag=0, noise_draws=0))  # its own noise
     rng = np.random.default_rng(seed)
     preds = []
     for i in range(draws):
@@ -136,10 +136,10 @@ def noise_only(tree: Path, study: dict, draws: int, seed: int, t: dict[str, pd.D
     tiers = t["tiers"]
     inner = tiers[(tiers["metric"] == "lat_mean") & (tiers["position"] == "interior")].set_index(["series", "held_out"])
     logp = np.log(p.where(p > 0))
-    sd = 100 * logp.std(axis=1, ddof=1).reindex(inner.index)  # percent, on the log scale
+    sd = floor.scatter_pct(preds).reindex(inner.index)  # percent, on the log scale
     se = inner["truth_se_pct"]
     cells = inner.assign(family=family(inner.reset_index()).to_numpy(), scatter=sd,
-                         floor=se * np.sqrt(2 / np.pi), noise_only=np.sqrt(2 / np.pi) * np.sqrt(sd**2 + se**2))
+                         floor=floor.expected_abs_error(se), noise_only=floor.noise_only(sd, se))
     bagged = np.exp(logp.median(axis=1)).reindex(inner.index)  # the draws' median prediction
     cells["bagged"] = 100 * (bagged / inner["truth"] - 1).abs()
     g = cells.groupby("family")[["scatter", "floor", "noise_only", "bagged"]].mean()

@@ -164,6 +164,7 @@ rule answers:
         verdicts="results/{study}/validation/card_verdicts.csv",
         selection="results/{study}/validation/card_selection.csv",
         value="results/{study}/validation/figure_value.csv",
+        study_verdicts="results/{study}/validation/verdicts.csv",
     output:
         table="results/{study}/validation/answers.csv",
         lines="results/{study}/validation/answers.txt",

@@ -11,7 +11,8 @@ from report_util import ROCKS, answer, answers, card_figures, figure_value, verd
 
 def test_the_answer_table_by_hand():
     t = answer_page.answer_table(answers())
-    assert list(t.columns) == ["application", "result", "data size", "A", "A error", "B", "B error", "noise floor"]
+    assert list(t.columns) == ["application", "result", "data size", "A", "A error", "B", "B error", "noise alone",
+                               "noise floor"]
     # one row per series, in the series' key order: mariadb before rocksdb, then by data size
     assert list(t["application"]) == ["mariadb read-only", "rocksdb write-only", "rocksdb write-only"]
     assert list(t["result"]) == ["read lat_mean (us)", "update lat_mean (us)", "update lat_mean (us)"]
@@ -23,6 +24,8 @@ def test_the_answer_table_by_hand():
     assert large["A"] == "1,230 [1,000-1,500]" and large["B"] == "2,340 [2,000-2,700]"
     # the noise floor of the series: one value, or the lowest-highest where the cards' differ
     assert small["noise floor"] == "6 %" and large["noise floor"] == "6-7 %"
+    # what the noise alone costs the study's procedure, where its draws said (none: blank)
+    assert small["noise alone"] == "9 %" and large["noise alone"] == ""
 
 
 def test_the_databases_before_the_out_of_core_programs():
@@ -43,6 +46,7 @@ def test_how_good_per_family_by_hand():
     rocks = g.loc["rocksdb update lat_mean (us)"]
     assert rocks["series"] == 2
     assert rocks["held-out error (%)"] == pytest.approx(15.0) and rocks["noise floor (%)"] == pytest.approx(6.0)
+    assert rocks["noise alone (%)"] == pytest.approx(8.5)
     assert rocks["ratio"] == pytest.approx(2.5) and rocks["baseline error (%)"] == pytest.approx(40.0)
     assert set(rocks["verdicts"].split(", ")) == {"1 predictable", "1 beats the baseline but misses the tolerance"}
     maria = g.loc["mariadb read lat_mean (us)"]
@@ -70,7 +74,7 @@ def test_the_page_leads_with_the_answer():
     assert "ask for randread 16K lat_mean: all series 29 % -&gt; 12 %, rocksdb update 29 % -&gt; 13 %" in page
     assert 'title="A rocksdb 4000000: a sentence"' in page  # each cell's sentence as its tooltip
     assert "1.31 GB/s" in page and "randwrite 64K bw = 1 in flight / 50 us x 64K" in page
-    assert "<td colspan=\"6\">rocksdb write-only: update lat_mean (us)</td>" in page.replace(' class="group"', "")
+    assert "<td colspan=\"7\">rocksdb write-only: update lat_mean (us)</td>" in page.replace(' class="group"', "")
 
 
 def test_never_a_number_that_cannot_be_true():

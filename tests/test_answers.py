@@ -65,6 +65,9 @@ def test_quantities_and_series_as_people_name_them():
              verdict="predictable from device figures")
     assert answers.line(r) == ("T: swap add pass time, 128 MiB: 240 ms (96 ms-599 ms) from randread 4K lat_mean; "
                                "held-out error 12.3 % (noise floor 5 %); predictable from device figures")
+    # beside the error, what the noise alone costs the study's procedure where its draws said
+    assert answers.line(dict(r, noise_mape=9.06)).endswith(
+        "held-out error 12.3 % (noise alone 9.06 %, noise floor 5 %); predictable from device figures")
     # an interval no rule could give is said, never an empty "(-)"
     assert "240 ms (no interval) from" in answers.line(dict(r, lower=np.nan, upper=np.nan))
     assert answers.family_text("ycsb mariadb update lat_mean (us)") == "mariadb update"

@@ -92,3 +92,15 @@ def test_the_same_draw_is_the_same_copy_and_a_table_without_scatter_has_none():
     assert floor.has_noise(agg)
     published = agg.assign(std=np.nan, n=1)
     assert not floor.has_noise(published) and floor.draw(published, 1)["value"].tolist() == [50.0, 60.0]
+
+
+def test_the_procedure_s_scatter_and_what_the_noise_alone_costs_it_by_hand():
+    import pandas as pd
+    draws = [pd.Series([100.0, 10.0], index=["a", "b"]), pd.Series([110.0, -1.0], index=["a", "b"]),
+             pd.Series([90.0, np.nan], index=["a", "b"])]
+    s = floor.scatter_pct(draws)
+    assert s["a"] == pytest.approx(100 * np.std(np.log([100.0, 110.0, 90.0]), ddof=1))
+    assert np.isnan(s["b"])  # one positive prediction: no scatter to tell
+    assert floor.scatter_pct(draws[:1]).empty
+    assert floor.noise_only(3.0, 4.0) == pytest.approx(5 * np.sqrt(2 / np.pi))
+    assert floor.noise_only(0.0, 4.0) == pytest.approx(floor.expected_abs_error(4.0))  # no scatter: the floor

@@ -44,6 +44,19 @@ def test_tier_table_and_verdicts_by_hand():
     assert v["spread"] == pytest.approx(yv.max() / yv.min())
     expected = verdicts.VERDICT_PREDICTABLE if v["interior_mape"] <= 10 else verdicts.VERDICT_BETTER
     assert v["interior_mape"] < v["interior_baseline_mape"] and v["verdict"] == expected
+    # what the noise alone costs: the nested choice made again on validate.noise_draws noisy copies
+    inner = t[t["position"] == "interior"]
+    assert inner["nested_scatter_pct"].notna().all() and (inner["nested_scatter_pct"] > 0).all()
+    alone = np.sqrt(2 / np.pi) * np.sqrt(inner["nested_scatter_pct"] ** 2 + inner["truth_se_pct"] ** 2)
+    assert v["interior_noise_mape"] == pytest.approx(alone.mean())
+    assert v["interior_noise_mape"] > v["interior_floor_mape"]
+    assert out["nested_draws"].empty  # the copies that measure the noise bag nothing (validate.bag 0)
+    quiet = validation.Study(features=feats, series={"metrics": ["lat_mean"]}, pairing=[],
+                             settings=validation.Settings.of({**config.defaults("validate"), "max_figures": 1,
+                                                              "noise_draws": 0}))
+    out0 = validation.run_study(quiet, agg=agg, screened=screened)
+    assert out0["tiers"]["nested_scatter_pct"].isna().all() and np.isnan(out0["verdicts"]["interior_noise_mape"].iloc[0])
+    assert out0["chosen_folds"]["prediction"].tolist() == out["chosen_folds"]["prediction"].tolist()
 
 
 def test_verdicts_label_device_independent_and_unpredictable_series():

@@ -28,7 +28,7 @@ from ..validation.folds import figures_of
 from . import predict
 
 ANSWER_COLUMNS = ["target", "series", *SERIES_COLUMNS, "status", "procedure", "prediction", "lower", "upper", "model",
-                  "figures", "heldout_mape", "floor_mape", "verdict", "line"]
+                  "figures", "heldout_mape", "noise_mape", "floor_mape", "verdict", "line"]
 #: A model of the card's figures answered.
 ANSWERED = "answered"
 #: The measured devices' mean answered.
@@ -85,12 +85,13 @@ def _predicted(agg, table, targets, c: CardTables, settings) -> pd.DataFrame:
 
 
 def answers(agg: pd.DataFrame, features: Mapping, series: Mapping | None, targets: Mapping, c: CardTables,
-            settings: Mapping) -> pd.DataFrame:
+            settings: Mapping, noise: pd.Series | None = None) -> pd.DataFrame:
     """One row per target and series of the card verdicts (:data:`ANSWER_COLUMNS`): the prediction of
     the procedure its validation chose, or the measured devices' mean (``status`` says which), its
     interval, the held-out error and noise floor of that procedure, the series' verdict, the figures
     its model used (a derived one with its rule) and the answer's sentence (:func:`line`). ``settings``:
-    the study's ``validate``."""
+    the study's ``validate``; ``noise``: per series, what the measured noise alone costs the study's
+    nested choice (the verdicts' ``interior_noise_mape``), the answers' ``noise_mape``."""
     table = study_table(agg, features, series)
     cards = expanded(targets, feature_table(table))
     preds = _predicted(agg, table, cards, c, settings).set_index(["target", "series"])
@@ -99,7 +100,8 @@ def answers(agg: pd.DataFrame, features: Mapping, series: Mapping | None, target
     rows = []
     for v in c.verdicts.to_dict("records"):
         row = {k: v[k] for k in ("target", "series", *SERIES_COLUMNS)}
-        row.update(verdict=v["verdict"], floor_mape=v["floor_mape"])
+        row.update(verdict=v["verdict"], floor_mape=v["floor_mape"],
+                   noise_mape=np.nan if noise is None else noise.get(v["series"], np.nan))
         key = (v["target"], v["series"])
         if v["procedure"] != MEAN and key in preds.index:
             p = preds.loc[[key]].iloc[0]
@@ -133,6 +135,14 @@ def _pct(v) -> str:
     return "n/a" if v is None or not np.isfinite(v) else f"{v:.3g} %"
 
 
+def _noise(alone, floor) -> str:
+    """What the noise costs beside an error: 'noise alone 9.1 %, noise floor 6 %' (the procedure's
+    own scatter with the results', then the results' alone); the floor alone where the first is
+    not known."""
+    known = alone is not None and np.isfinite(alone)
+    return (f"noise alone {_pct(alone)}, " if known else "") + f"noise floor {_pct(floor)}"
+
+
 def line(r: Mapping) -> str:
     """One answer (a row of :func:`answers`) as one sentence, in units a person reads."""
     head = f"{r['target']}: {series_text(r)}:"
@@ -143,7 +153,7 @@ def line(r: Mapping) -> str:
     span = (f"{quantity_text(bounds[0], unit)}-{quantity_text(bounds[1], unit)}"
             if all(v is not None and np.isfinite(v) for v in bounds) else "no interval")
     value = f"{quantity_text(r['prediction'], unit)} ({span})"
-    err = f"held-out error {_pct(r['heldout_mape'])} (noise floor {_pct(r['floor_mape'])})"
+    err = f"held-out error {_pct(r['heldout_mape'])} ({_noise(r.get('noise_mape'), r['floor_mape'])})"
     if r["status"] == BY_MEAN:
         return f"{head} {value}, the measured devices' mean (no model of the card's figures beats it); {err}"
     how = {MODEL: "", PAPER: ", the paper's line, unchecked (too few devices)",
@@ -165,7 +175,7 @@ def family_text(family: str) -> str:
 
 def card_lines(table: pd.DataFrame, value: pd.DataFrame) -> list[str]:
     """One line per card: how many series it answers and how (its figures' models, the devices'
-    mean), the median held-out error of those answers beside the noise floor, and the one figure
+    mean), the median held-out error of those answers beside what the noise alone costs, and the one figure
     worth asking for with the error it would bring (``value``: the rule ``cards``' figure value)."""
     out = []
     for target, part in table.groupby("target", sort=False):
@@ -173,9 +183,10 @@ def card_lines(table: pd.DataFrame, value: pd.DataFrame) -> list[str]:
         answered = part["status"] != NO_ANSWER
         by_model = int((part["status"] == ANSWERED).sum())
         err, floor = part.loc[answered, "heldout_mape"].median(), part.loc[answered, "floor_mape"].median()
+        alone = part.loc[answered, "noise_mape"].median() if "noise_mape" in part else np.nan
         text = (f"{target}: {int(answered.sum())} of {n} series answered ({by_model} from its figures, "
                 f"{int((part['status'] == BY_MEAN).sum())} by the devices' mean); median held-out error {_pct(err)}"
-                f" (noise floor {_pct(floor)})")
+                f" ({_noise(alone, floor)})")
         text += "; " + _ask(target, value)
         out.append(text)
     return out

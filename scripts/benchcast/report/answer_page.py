@@ -3,7 +3,7 @@ it answers, the median held-out error, the figure worth asking for), the figure 
 family, then per application series the predicted result on every card with its interval and the
 held-out error of the procedure that made it (``validation/answers.csv``), what each card gives and
 what the datasheet rules fixed from it (``validation/card_figures.csv``), how good the study's
-predictions are per family (held-out error beside the noise floor, ``validation/verdicts.csv``) and
+predictions are per family (held-out error beside the noise alone and the floor, ``validation/verdicts.csv``) and
 how clean the measurement was (the quality lines). One HTML fragment, ASCII only: the report shows
 it on its landing page and as a result."""
 
@@ -79,7 +79,7 @@ def read_answers(df: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise BenchcastError(f"answers.csv: missing column(s) {', '.join(missing)}")
     out = df.copy()
-    for c in ("prediction", "lower", "upper", "heldout_mape", "floor_mape", "data_size", "threads"):
+    for c in ("prediction", "lower", "upper", "heldout_mape", "noise_mape", "floor_mape", "data_size", "threads"):
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     for c in ("figures", "line", "verdict", "model", "status", "procedure"):
         out[c] = out[c].fillna("").astype(str)
@@ -105,18 +105,21 @@ def _series_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         for t in targets:
             row[t] = _cell(by[t]) if t in by else ""
             row[f"{t} error"] = percent(by[t]["heldout_mape"]) if t in by else ""
+        row["noise alone"] = _span(part["noise_mape"], percent)
         row["noise floor"] = _span(part["floor_mape"], percent)
         rows.append(row)
         tips.append({**{t: r["line"] for t, r in by.items()}, **{f"{t} error": r["verdict"] for t, r in by.items()}})
-    columns = ["application", "result", "data size", *(c for t in targets for c in (t, f"{t} error")), "noise floor"]
-    return pd.DataFrame(rows, columns=columns), pd.DataFrame(tips, columns=columns[3:-1]).fillna("")
+    columns = ["application", "result", "data size", *(c for t in targets for c in (t, f"{t} error")), "noise alone",
+               "noise floor"]
+    return pd.DataFrame(rows, columns=columns), pd.DataFrame(tips, columns=columns[3:-2]).fillna("")
 
 
 def answer_table(answers: pd.DataFrame) -> pd.DataFrame:
     """The answer as the page shows it, one row per series (the databases first, :data:`BENCHMARK_ORDER`,
     then sorted by its keys): the application (engine, workload), the result (op, metric, unit), the
     data size, per target the prediction with its interval in brackets ("(mean)" where the measured
-    devices' mean answers) and the held-out error of the procedure that made it, and the noise floor."""
+    devices' mean answers) and the held-out error of the procedure that made it, what the measured
+    noise alone costs the study's nested choice there (``noise_mape``) and the noise floor."""
     return _series_rows(read_answers(answers))[0]
 
 
@@ -142,19 +145,22 @@ def card_figures(figures: pd.DataFrame) -> pd.DataFrame:
 
 def how_good(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per family (engine, op and metric of a benchmark), the mean over its series of the held-out
-    error on interior devices (``interior_mape``), of its noise floor (``interior_floor_mape``)
+    error on interior devices (``interior_mape``), of what the measured noise alone costs it
+    (``interior_noise_mape``), of its noise floor (``interior_floor_mape``)
     and of the baseline's error (the mean of the other devices), the error over the floor, and how
     many series got each verdict."""
     if verdicts.empty:
-        return pd.DataFrame(columns=["family", "series", "held-out error (%)", "noise floor (%)", "ratio",
+        return pd.DataFrame(columns=["family", "series", "held-out error (%)", "noise alone (%)", "noise floor (%)",
+                                     "ratio",
                                      "baseline error (%)", "verdicts"])
     rows = []
     for key, part in _in_order(verdicts, FAMILY_KEYS):
         k = dict(zip(FAMILY_KEYS, key))
         err, floor = part["interior_mape"].mean(), part["interior_floor_mape"].mean()
+        alone = part["interior_noise_mape"].mean() if "interior_noise_mape" in part else np.nan
         counts = part["verdict"].fillna("").astype(str).str.split(" \\(").str[0].value_counts(sort=True)
         rows.append({"family": f"{k['engine']} {k['op']} {k['metric']} ({k['unit']})", "series": len(part),
-                     "held-out error (%)": err, "noise floor (%)": floor,
+                     "held-out error (%)": err, "noise alone (%)": alone, "noise floor (%)": floor,
                      "ratio": err / floor if floor > 0 else np.nan,
                      "baseline error (%)": part["interior_baseline_mape"].mean(),
                      "verdicts": ", ".join(f"{n} {v}" for v, n in counts.items() if v)})
@@ -227,7 +233,10 @@ def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: lis
         "by the models of those figures that held on measured devices they never saw, or, where none beats "
         "it, by the measured devices' mean (marked \"(mean)\"). Beside each answer, the held-out error of "
         "the procedure that made it (its mean absolute percentage error on measured devices it did not "
-        "see); noise floor: what a perfect model would still miss by. Hover a cell for its sentence.</p>",
+        "see); noise alone: what the measured noise alone costs the study's procedure (its own scatter over "
+        "noisy copies of the measurement with the results'), noise floor: what a perfect model would still "
+        "miss by. An error near the noise alone asks for longer measurements, not another model. Hover a cell "
+        "for its sentence.</p>",
         "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in card_lines(df, value)) + "</ul>",
         "<h3>The answers</h3>",
         _table(table, numeric=[c for c in table.columns[3:]], tips=tips, group=["application", "result"]),
@@ -237,7 +246,7 @@ def page(study: str, answers: pd.DataFrame, verdicts: pd.DataFrame, quality: lis
         "<h3>What each card gives</h3>",
         _table(card_figures(figures), numeric=["value"], group=["card"]) if figures is not None and len(figures)
         else "<p>No card.</p>",
-        "<h3>How good is it: held-out error beside the noise floor, per family</h3>",
+        "<h3>How good is it: held-out error beside what the noise alone costs, per family</h3>",
         _table(good, numeric=[c for c in good.columns if c not in ("family", "verdicts")]) if len(good)
         else "<p>No series validated.</p>",
         "<h3>How clean was the measurement</h3>",

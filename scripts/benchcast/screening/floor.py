@@ -65,6 +65,27 @@ def miss_probability(se, limit) -> np.ndarray:
         return np.where(se > 0, 2 * norm.sf(limit / se), np.where(se == 0, 0.0, np.nan))
 
 
+def scatter_pct(draws: list[pd.Series]) -> pd.Series:
+    """Per index label, how much a procedure's prediction moves between noisy copies of the
+    measurement (``draws``: its predictions on each copy, :func:`draw`): the standard deviation of
+    the log prediction, in percent. NaN with fewer than two positive predictions; empty without two
+    draws."""
+    if len(draws) < 2:
+        return pd.Series(dtype=float)
+    p = pd.concat(draws, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100 * np.log(p.where(p > 0)).std(axis=1, ddof=1)
+
+
+def noise_only(scatter, se) -> np.ndarray:
+    """The mean absolute percent error of a procedure with no bias of its own whose predictions
+    scatter by ``scatter`` % between noisy copies of the measurement (:func:`scatter_pct`), against
+    results with standard errors ``se`` %: ``sqrt(2 / pi) * sqrt(scatter^2 + se^2)``, what the
+    measured noise alone costs that procedure (at least :func:`expected_abs_error`)."""
+    scatter, se = np.asarray(scatter, dtype=float), np.asarray(se, dtype=float)
+    return np.sqrt(2 / np.pi) * np.sqrt(scatter**2 + se**2)
+
+
 def expected_abs_error(se) -> np.ndarray:
     """The mean absolute percent error of a perfect prediction of results with standard errors
     ``se`` %: ``se * sqrt(2 / pi)`` (the mean of a normal's absolute value); comparable with a MAPE."""

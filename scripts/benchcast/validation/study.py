@@ -68,6 +68,7 @@ class Settings:
     cap_ratio: float | None
     size_forms: tuple[str, ...]
     bag: int
+    noise_draws: int
 
     @classmethod
     def of(cls, validate: Mapping) -> Settings:
@@ -186,15 +187,18 @@ def _tables(agg: pd.DataFrame, screened: pd.DataFrame, study: Study) -> dict[str
     f = _Fits(agg, study, candidates, mcandidates)
     table, folds, summary, mfolds, msummary, Y, keys = f.table, f.folds, f.summary, f.mfolds, f.msummary, f.Y, f.keys
     # the same procedure on noisy copies of the measurement: the nested choice's prediction is their median
-    n = s.bag if floor.has_noise(agg) else 0  # single runs or published numbers: every copy the same
+    # and how far the procedure moves between the copies: what the noise alone costs it (the tiers' scatter)
+    n = max(s.bag, s.noise_draws) if floor.has_noise(agg) else 0  # single runs, published numbers: no copies
     draws = [_Fits(floor.draw(agg, d), study, candidates, mcandidates) for d in range(1, n + 1)]
-    nested = widen(bag(f.nested, [g.nested.set_index(["series", "held_out"])["prediction"] for g in draws]))
+    drawn = [g.nested.set_index(["series", "held_out"])["prediction"] for g in draws]
+    draws = draws[:s.bag]
+    nested = widen(bag(f.nested, drawn[:s.bag]))
     selection = select_simple(summary)
     mselection = select_multiple(msummary, f.refusals)
     ranked = f.ranked
     spread = interval_spread(inner_errors(folds, mfolds), ranked, Y, keys, s.nested_share, s.level)
     chosen = selected_folds(folds, selection, mfolds, mselection, nested)
-    tier_table = tiers(chosen, table)
+    tier_table = tiers(chosen, table, floor.scatter_pct(drawn))
     return {
         "chosen_folds": chosen,
         "tiers": tier_table,

@@ -16,20 +16,22 @@ from .folds import MIN_COVERED, baseline_pct_error
 
 TIER_COLUMNS = ["series", *SERIES_COLUMNS, "held_out", "position", "truth", "truth_cv_pct", "truth_se_pct",
                 "baseline_pct_error",
-                "nested_model", "nested_features", "nested_pct_error", "heldout_features", "heldout_pct_error",
+                "nested_model", "nested_features", "nested_pct_error", "nested_scatter_pct", "heldout_features", "heldout_pct_error",
                 "paper_features", "paper_pct_error", "multiple_features", "multiple_pct_error"]
 _TIER_KINDS = {KIND_NESTED: "nested", KIND_HELDOUT: "heldout", KIND_PAPER: "paper", KIND_MULTIPLE: "multiple"}
 
 
-def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame:
+def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None, scatter: pd.Series | None = None) -> pd.DataFrame:
     """Per series and held-out device (tier): the held-out percent error of each kind of model and
     of the baseline (the mean of the other devices), and the tier's position: ``interior`` when
     its result lies inside the other devices' range (the model interpolates), ``extreme`` when it
     is the lowest or highest (extrapolation). ``truth_cv_pct``: the coefficient of variation of the
     held-out result's own runs, in percent, from the aggregated rows ``agg`` (NaN without them);
     ``truth_se_pct``: the standard error of its trimmed mean, in percent (:func:`floor.truth_se`): a
-    miss of that size is the measurement's noise, not the model's. Rows interior first; columns
-    :data:`TIER_COLUMNS`."""
+    miss of that size is the measurement's noise, not the model's. ``nested_scatter_pct``: how much
+    the nested choice's held-out prediction moves between noisy copies of the measurement
+    (``scatter``, indexed by series and held-out device: :func:`floor.scatter_pct`; NaN without
+    it). Rows interior first; columns :data:`TIER_COLUMNS`."""
     if chosen.empty:
         return pd.DataFrame(columns=TIER_COLUMNS)
     t = chosen.drop_duplicates(["series", "held_out"])[["series", *SERIES_COLUMNS, "held_out", "truth"]].copy()
@@ -50,6 +52,8 @@ def tiers(chosen: pd.DataFrame, agg: pd.DataFrame | None = None) -> pd.DataFrame
                               "pct_error": f"{short}_pct_error"})
         k = k.drop(columns=[] if short == "nested" else [f"{short}_model"])
         t = t.merge(k.drop_duplicates(["series", "held_out"]), on=["series", "held_out"], how="left")
+    at = pd.MultiIndex.from_arrays([t["series"], t["held_out"]])
+    t["nested_scatter_pct"] = np.nan if scatter is None or scatter.empty else scatter.reindex(at).to_numpy()
     t["_pos"] = (t["position"] != "interior").astype(int)
     t = t.sort_values(["_pos", "series", "truth"], kind="mergesort")
     return t[TIER_COLUMNS].reset_index(drop=True)
@@ -65,7 +69,8 @@ VERDICT_NONE = "not predictable: no better than the mean of the other devices"
 VERDICT_FEW = "too few devices to judge (a nested choice needs 4, an interior tier 3)"
 VERDICT_COLUMNS = ["series", *SERIES_COLUMNS, "n_devices", "n_interior", "spread", "feature",
                    "interior_mape", "interior_baseline_mape", "baseline_mape", "extreme_mape",
-                   "extreme_baseline_mape", "multiple_interior_mape", "interior_floor_mape", "device_requests_per_op",
+                   "extreme_baseline_mape", "multiple_interior_mape", "interior_floor_mape", "interior_noise_mape",
+                   "device_requests_per_op",
                    "verdict"]
 
 
@@ -82,7 +87,9 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     interior tiers, interior MAPE <= ``tolerance`` %), better than the baseline but outside the
     tolerance, not predictable, or too few devices to judge. ``interior_floor_mape``: the MAPE a
     perfect model would still have on the interior tiers, from the truths' standard errors alone
-    (:func:`floor.expected_abs_error`). Columns :data:`VERDICT_COLUMNS`."""
+    (:func:`floor.expected_abs_error`); ``interior_noise_mape``: what the nested choice would miss
+    there from the measured noise alone, its own scatter between noisy copies of the measurement
+    with the truths' (:func:`floor.noise_only`; NaN without draws). Columns :data:`VERDICT_COLUMNS`."""
     if tier_table.empty:
         return pd.DataFrame(columns=VERDICT_COLUMNS)
     keys = [] if requests is None else [c for c in requests.columns if c not in ("requests_per_op", "devices")]
@@ -119,7 +126,17 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
             "multiple_interior_mape": mape(inner, "multiple_pct_error"),
             "interior_floor_mape": float(np.nanmean(floor.expected_abs_error(inner["truth_se_pct"])))
             if "truth_se_pct" in inner and inner["truth_se_pct"].notna().any() else np.nan,
+            "interior_noise_mape": _noise_mape(inner),
             "device_requests_per_op": per_op,
             "verdict": verdict,
         })
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+def _noise_mape(inner: pd.DataFrame) -> float:
+    """The mean over interior tiers of what the nested choice misses from the measured noise alone
+    (:func:`floor.noise_only`); NaN where no tier has its scatter and standard error."""
+    if not {"nested_scatter_pct", "truth_se_pct"} <= set(inner.columns):
+        return np.nan
+    v = floor.noise_only(inner["nested_scatter_pct"], inner["truth_se_pct"])
+    return float(np.nanmean(v)) if np.isfinite(v).any() else np.nan
