@@ -581,7 +581,8 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     are not taken for outputs, each run keeps its histograms, and aggregation merges them: the
     merged p99 is the p99 of both runs' operations together, labelled as such."""
     from benchcast import aggregate
-    from benchcast.sources import hdr, ycsb
+    from benchcast.records import hdr
+    from benchcast.sources import ycsb
 
     folder = tmp_path / "elsewhere"
     folder.mkdir()

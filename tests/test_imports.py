@@ -137,6 +137,22 @@ def test_dependencies_point_down_the_data_flow():
     assert not wrong, wrong
 
 
+#: The layers that analyse what was measured: they read the records and the names the sources write
+#: into them (benchcast.core.vocabulary), never the code that measures or imports (benchcast.sources).
+ANALYSIS = ["records", "aggregate", "features", "fits", "screening", "validation", "prediction", "report"]
+
+
+def test_no_analysis_layer_imports_the_sources():
+    """The vocabulary the analysis shares with the sources (ops, benchmark names, modes) is below both;
+    of the package only the sources themselves and the command modules import benchcast.sources."""
+    wrong = [f"{m} imports {d}" for m, deps in import_graph().items() for d in deps
+             if d.startswith("benchcast.sources") and m.split(".")[1] in ANALYSIS]
+    assert not wrong, wrong
+    outside = {m for m, deps in import_graph().items() if any(d.startswith("benchcast.sources") for d in deps)
+               and not m.startswith("benchcast.sources")}
+    assert outside <= set(COMMANDS), sorted(outside - set(COMMANDS))
+
+
 def test_every_module_is_in_a_layer_folder_or_is_a_command():
     names = module_names()
     assert {m.split(".")[1] for m in names if m.count(".") >= 2} <= set(LAYERS)

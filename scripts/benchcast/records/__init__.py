@@ -79,6 +79,14 @@ FAMILY_COLUMNS = ["benchmark", "engine", "op", "metric", "unit"]
 FEATURE_COLUMNS = ["benchmark", "engine", "workload", "block_size", "threads", "op", "metric", "unit"]
 
 
+def cv(std, mean):
+    """Coefficient of variation std / |mean| (NaN where the mean is 0): the one definition, the ``cv``
+    column of :func:`benchcast.aggregate.aggregate` and the repeat rule's (:mod:`benchcast.sources.run.repeats`)."""
+    std, mean = np.asarray(std, dtype=float), np.asarray(mean, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(mean != 0, std / np.abs(mean), np.nan)
+
+
 def make(rows, **common) -> pd.DataFrame:
     """Build a checked record table from dicts (or a DataFrame) plus columns common to all rows."""
     df = pd.DataFrame(rows)

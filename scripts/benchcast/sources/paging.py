@@ -25,14 +25,16 @@ The memory cgroup's counters are the program's own (it alone is in the cgroup). 
 counts for the whole machine: its rows describe the program only because a benchmark job runs
 alone (the machine's benchmark lock, one benchmark slot) and nothing else pages meanwhile; a
 neighbour that pages adds to them. The device's own requests (reads, writes, their sizes) are
-:mod:`benchcast.sources.blockio`'s ``device`` records, read at the same marks.
+:mod:`benchcast.records.blockio`'s ``device`` records, read at the same marks.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-OP = "paging"
+from ..core.vocabulary import PAGING_OP
+
+OP = PAGING_OP
 VMSTAT = Path("/proc/vmstat")
 
 #: metric -> (counter group, kernel counter, unit, factor): the group is ``memcg`` (the program's

@@ -32,11 +32,13 @@ from pathlib import Path
 import pandas as pd
 
 from .. import BenchcastError
-from . import blockio, deadline
+from ..records import blockio
+from . import deadline
 from .. import records as rec
 from .mariadb import die_with_parent
 from ..config.settings import YcsbSettings
 from .ycsbout import histogram_logs, parse  # noqa: F401  (re-exported: a phase's records)
+from ..core.vocabulary import YCSB_ENGINES
 from ..core.workloads import CORE_WORKLOADS, PAPER_WORKLOADS, WORKLOADS  # noqa: F401  (re-exported)
 
 YCSB_VERSION = "0.17.0"
@@ -45,10 +47,7 @@ ROOT = Path(__file__).resolve().parents[3]
 MODULE = ROOT / "ycsb"
 DEFAULT_JAR = MODULE / "target" / "benchcast-ycsb.jar"
 
-ENGINES = {
-    "rocksdb": "benchcast.ycsb.RocksDBClient",
-    "mariadb": "benchcast.ycsb.JdbcClient",
-}
+ENGINES = YCSB_ENGINES
 
 #: operationcount when only maxexecutiontime bounds a run (Java int range).
 UNBOUNDED_OPS = 2_000_000_000
@@ -268,7 +267,7 @@ class Place:
     ``study`` and ``device``. ``runs``: the run indices (one load each); ``io_counter``: a function
     returning the device's I/O counters (:func:`benchcast.devices.io_counters`), read before and
     after each workload run, the difference becoming op ``device`` records per operation
-    (:mod:`benchcast.sources.blockio`); ``run_properties``: properties of the run phases only, over everything
+    (:mod:`benchcast.records.blockio`); ``run_properties``: properties of the run phases only, over everything
     (the record count too); ``load_threads``: the load's client threads (default the settings'
     threads); ``keep_data``: leave the database in place."""
 

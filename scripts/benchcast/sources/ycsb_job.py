@@ -87,7 +87,8 @@ def stable_already(job: dict) -> str | None:
         from . import quality
 
         return quality.extra_run_not_needed(previous, job["spoil"]["thresholds"], job["spoil"]["extra"])
-    from . import blockio, repeats
+    from ..records import blockio
+    from . import repeats
     from .. import records
 
     runs = []
