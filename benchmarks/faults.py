@@ -82,7 +82,7 @@ from fault_kinds import FILL, KINDS, Fault, strike, survived  # noqa: E402
 from fault_tree import CHAINABLE, HANG_S, JAR, MEASURING, STUDY, Job, Run, Tree, _done, catalogue  # noqa: E402,F401
 
 from benchcast import BenchcastError  # noqa: E402 (fault_tree puts the package on the path)
-from benchcast.sources.ycsb import build_jar  # noqa: E402
+from benchcast.sources.run.ycsb import build_jar  # noqa: E402
 
 #: Runs of the command after a fault (or at a round's end) before the study must have finished.
 MAX_RUNS = 3

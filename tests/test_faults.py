@@ -41,7 +41,7 @@ NEEDS = {"zram_reset": "zr", "loop_detach": "slow", "fuse_server": "fz", "mariad
 
 
 def _has_mariadb() -> bool:
-    from benchcast.sources import mariadb
+    from benchcast.sources.run import mariadb
 
     return mariadb.available() is None
 

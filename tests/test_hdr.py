@@ -5,7 +5,7 @@ import pytest
 
 from benchcast import BenchcastError
 from benchcast.records import hdr
-from benchcast.sources import ycsb
+from benchcast.sources.run import ycsb
 from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
 

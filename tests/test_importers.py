@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, features, records
-from benchcast.sources import fiojson, importers, preflight
+from benchcast.sources.parse import fiojson, importers, preflight
 from analysis_util import ROOT
 from test_pkb import PKB_FILE, PKB_YCSB_FILE
 from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401  (fixtures)
@@ -582,7 +582,7 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     merged p99 is the p99 of both runs' operations together, labelled as such."""
     from benchcast import aggregate
     from benchcast.records import hdr
-    from benchcast.sources import ycsb
+    from benchcast.sources.run import ycsb
 
     folder = tmp_path / "elsewhere"
     folder.mkdir()

@@ -2,7 +2,7 @@
 
 from benchcast.core import vocabulary as v
 from benchcast.records import blockio
-from benchcast.sources import ooc, paging, ycsb
+from benchcast.sources.run import ooc, paging, ycsb
 
 
 def test_the_sources_names_are_the_vocabulary():

@@ -24,7 +24,7 @@ unit       str     one per metric: latencies ``us``, bandwidths ``B/s``, rates `
                    are converted on every check); counts and YCSB runtime keep theirs
 value      float   the number
 cell       str     the setting measured beyond the other keys: a fio grid's cell id, an imported
-                   fio job's options (:func:`benchcast.sources.fiojson.cell_label`); "" where the other keys
+                   fio job's options (:func:`benchcast.sources.parse.fiojson.cell_label`); "" where the other keys
                    say it all. Runs are repeats only where every key, ``cell`` included, is equal
 run        int     repeat index, 0-based; -1 for data that was aggregated before import
 ========== ======= ===========================================================================

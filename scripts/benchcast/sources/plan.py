@@ -206,7 +206,7 @@ class StudyPlan:
 
 def build(study_name: str, study: dict, usable, *, grid, extra_runs: int = 0) -> StudyPlan:
     """The plan of one validated study: its fio, YCSB and ooc sources' runs on the ``usable``
-    devices (those this machine has). ``grid``: fio's grid expansion (:func:`benchcast.sources.fio.expand_grid`,
+    devices (those this machine has). ``grid``: fio's grid expansion (:func:`benchcast.sources.run.fio.expand_grid`,
     passed in: fio reads :func:`measured_devices` from here). BenchcastError names the config key.
     """
     runs, cells = [], {}

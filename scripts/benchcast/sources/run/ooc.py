@@ -32,16 +32,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import BenchcastError
-from ..records import blockio
+from ... import BenchcastError
+from ...records import blockio
 from . import deadline, paging
-from ..core import cli, units
-from ..core.vocabulary import (OOC_BENCHMARK, OOC_MMAP_KINDS, OOC_MODE_KINDS, OOC_MODES, OOC_PROGRAMS,
-                               OOC_REFERENCE_MODE, OOC_SWAP_KINDS)
-from .. import records as rec
-from ..devices import memlimit
+from ...core import cli, units
+from ...core.vocabulary import (OOC_BENCHMARK, OOC_MMAP_KINDS, OOC_MODE_KINDS, OOC_MODES, OOC_PROGRAMS,
+                                OOC_REFERENCE_MODE, OOC_SWAP_KINDS)
+from ... import records as rec
+from ...devices import memlimit
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 SOURCES = ROOT / "ooc"
 PROGRAMS = OOC_PROGRAMS
 MODES = OOC_MODES
@@ -124,7 +124,7 @@ class Place:
     caller with the swap file: :func:`benchcast.devices.on_device`) for at most ``timeout`` s; a
     program the kernel kills runs again after ``kill_pause`` seconds, up to ``kill_retries`` times;
     with ``counters`` (a function returning the counters of memory and the device: groups
-    ``device``, :func:`benchcast.devices.io_counters`, ``memcg`` and ``vmstat``, :mod:`benchcast.sources.paging`),
+    ``device``, :func:`benchcast.devices.io_counters`, ``memcg`` and ``vmstat``, :mod:`benchcast.sources.run.paging`),
     read at each edge of a program's phases."""
 
     binaries: dict
@@ -239,7 +239,7 @@ def io_records(result: pd.DataFrame, marks: list[dict], where: str) -> pd.DataFr
     """What a run did to memory and the device, from the counters read at its marks: per kernel, per
     pass (the increases of its passes summed, over their number), and for the whole run (workload =
     the program, per run, from its first mark to its last), as ``device`` records
-    (:func:`benchcast.records.blockio.per_op`) and ``paging`` records (:func:`benchcast.sources.paging.per_op`),
+    (:func:`benchcast.records.blockio.per_op`) and ``paging`` records (:func:`benchcast.sources.run.paging.per_op`),
     with the columns of ``result`` (the run's own records)."""
     begun: dict[str, dict] = {}
     totals: dict[str, tuple[int, dict | None]] = {}

@@ -1,5 +1,5 @@
 """What paging did: the kernel's counters of faults, swap and page I/O, read before and after each
-phase of an out-of-core program (:mod:`benchcast.sources.ooc`), as records per operation (a pass of a
+phase of an out-of-core program (:mod:`benchcast.sources.run.ooc`), as records per operation (a pass of a
 kernel, or a whole run).
 
 Records (op ``paging``, benchmark, engine and workload of the run they describe):
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.vocabulary import PAGING_OP
+from ...core.vocabulary import PAGING_OP
 
 OP = PAGING_OP
 VMSTAT = Path("/proc/vmstat")

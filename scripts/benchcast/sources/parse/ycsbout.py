@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import BenchcastError, result_text
-from .. import records as rec
-from ..core.units import HISTOGRAM_METRIC
+from ... import BenchcastError, result_text
+from ... import records as rec
+from ...core.units import HISTOGRAM_METRIC
 
 #: The operations YCSB reports (CLEANUP, the client's own, is skipped).
 OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
@@ -231,7 +231,7 @@ def parse(path, **columns) -> pd.DataFrame:
     """Records of one YCSB measurement file and its histogram logs (:func:`histogram_logs`);
     ``columns`` are added to every row (study, device, engine, workload, threads, data_size, run,
     provenance ...). Raises on failed operations."""
-    from ..records import hdr
+    from ...records import hdr
 
     path = Path(path)
     try:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import records
-from ..records import cv  # noqa: F401  (re-exported: the repeat rule's measure)
+from ... import records
+from ...records import cv  # noqa: F401  (re-exported: the repeat rule's measure)
 
 
 def max_cv(recs: pd.DataFrame, metric: str = "lat_mean") -> float:
