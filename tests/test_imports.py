@@ -211,3 +211,19 @@ def test_each_shell_rule_command_runs_by_its_name(command):
     proc = subprocess.run([sys.executable, "-m", command, "--help"], cwd=ROOT / "scripts", capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and f"python -m {command}" in proc.stdout, proc.stderr
+
+
+def test_benchmarks_import_nothing_from_tests():
+    """benchmarks/ stands on the package and its own helpers (benchmarks/harness/); the tests may use
+    those (tests/workflow_util.py: harness.scratch), never the other way round."""
+    test_modules = {p.stem for p in (ROOT / "tests").glob("*.py")}
+    wrong = []
+    for path in sorted((ROOT / "benchmarks").rglob("*.py")):
+        text = path.read_text()
+        for node in ast.walk(ast.parse(text)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            wrong += [f"{path.relative_to(ROOT)} imports {n}" for n in names if n.split(".")[0] in test_modules]
+        if re.search(r"""["']tests["']""", text):
+            wrong.append(f"{path.relative_to(ROOT)} names the tests' folder")
+    assert not wrong, wrong
