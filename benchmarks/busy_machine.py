@@ -24,7 +24,7 @@ in the clone), then prints side by side:
     .venv/bin/python benchmarks/busy_machine.py --compare A B --crossrun        # and the cross-run table
 
 A default run takes about 22 minutes idle: the whole comparison about 55 minutes. Needs root, like the
-default study; run it on an otherwise idle machine (``benchcast.sources.quality.machine_now`` is printed
+default study; run it on an otherwise idle machine (``benchcast.sources.run.quality.machine_now`` is printed
 first). ``--compare`` takes two results/<study> folders (or clones) and prints the same tables.
 """
 
@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from benchcast import config, records
 from benchcast.config import configfiles
 from benchcast.prediction import crossrun
-from benchcast.sources import quality  # noqa: E402
+from benchcast.sources.run import quality  # noqa: E402
 
 STUDY = "local"
 NEIGHBOUR = ROOT.parent / "shared" / "tools" / "busy-neighbour"
@@ -130,7 +130,7 @@ def verdict_changes(idle: pd.DataFrame, busy: pd.DataFrame) -> pd.DataFrame:
     return both[both["verdict_idle"] != both["verdict_busy"]].set_index("series")
 
 
-#: The interference figures of other work on the measured device (benchcast.sources.otherio).
+#: The interference figures of other work on the measured device (benchcast.sources.run.otherio).
 OTHER_IO = ("other_mbps", "other_iops")
 REMEASURED = ["runs", "spoiled", "other_io", "measured_again", "flagged_cells"]
 

@@ -34,7 +34,7 @@ run took of that job after its victim (the process the kind kills, the job itsel
 first appeared (a fault whose job ends before its point, or whose victim never comes, is missed, and
 said so). A fault in a device's job (a benchmark, a provisioning, a teardown) can be followed by
 later ones in the same round; one in the analysis ends it. The same seed injects the same faults at
-the same points of the same jobs. The modules beside this one hold the scratch trees
+the same points of the same jobs. The modules of harness/ beside this one hold the scratch trees
 (``fault_tree``), the kinds (``fault_kinds``) and the checks (``fault_checks``).
 
 Invariants, from the files alone: every raw output complete before a run is byte-identical after it
@@ -76,13 +76,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fault_checks import (TRACEBACK, check_records, compare_layout, layout, leftovers, lost,  # noqa: E402
-                          names_job, raw_outputs, reasons)
-from fault_kinds import FILL, KINDS, Fault, strike, survived  # noqa: E402
-from fault_tree import CHAINABLE, HANG_S, JAR, MEASURING, STUDY, Job, Run, Tree, _done, catalogue  # noqa: E402,F401
+from harness.fault_checks import (TRACEBACK, check_records, compare_layout, layout, leftovers, lost,  # noqa: E402
+                                  names_job, raw_outputs, reasons)
+from harness.fault_kinds import FILL, KINDS, Fault, strike, survived  # noqa: E402
+from harness.fault_tree import (CHAINABLE, HANG_S, JAR, MEASURING, STUDY, Job, Run, Tree, _done,  # noqa: E402,F401
+                                catalogue)
 
 from benchcast import BenchcastError  # noqa: E402 (fault_tree puts the package on the path)
-from benchcast.sources.ycsb import build_jar  # noqa: E402
+from benchcast.sources.run.ycsb import build_jar  # noqa: E402
 
 #: Runs of the command after a fault (or at a round's end) before the study must have finished.
 MAX_RUNS = 3

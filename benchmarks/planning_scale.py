@@ -28,8 +28,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from workflow_util import copy_workflow  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from harness.scratch import copy_workflow  # noqa: E402
 
 PATTERNS = ["randread", "randwrite"]
 TRIVIAL = """\

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchcast.features import series_matrix  # noqa: E402
 from benchcast.report import tables  # noqa: E402
-from benchcast.sources import ooc  # noqa: E402
+from benchcast.sources.run import ooc  # noqa: E402
 from model import family  # noqa: E402
 
 FORMS = ("ratio", "excess", "loglog")

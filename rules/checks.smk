@@ -29,8 +29,8 @@ def study_names(study):
     .CELL; None where the study also measures some). Imports are read by the import itself, its
     checks included (benchcast.sources.preflight.imported): a file it refuses stops the run here, before
     any job, naming the file (and line)."""
-    from benchcast.sources import fiojson as bc_fiojson
-    from benchcast.sources import preflight as bc_preflight
+    from benchcast.sources.parse import fiojson as bc_fiojson
+    from benchcast.sources.parse import preflight as bc_preflight
 
     sources = STUDIES[study]["sources"]
     measured = {n: s for n, s in sources.items() if s["type"] in ("ycsb", "ooc")}
@@ -74,7 +74,7 @@ def check_cards(study):
     names, its imported files'), and, where they are all imported, on screen.min_devices devices
     at its data size.
     """
-    from benchcast.sources import preflight as bc_preflight
+    from benchcast.sources.parse import preflight as bc_preflight
 
     # read for every study: an imported device no imported row names is refused there
     measured, series, cells = study_names(study)

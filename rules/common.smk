@@ -63,14 +63,14 @@ if workflow.is_main_process:
     # its devices and servers torn down onstart (recover_killed_run), once it is known where
     # the jobs run (a dry run, and benchcast.core.startup's reading of the workflow, see no stale lock)
     if bc_smk.stale_lock():
-        from benchcast.sources import recover as bc_recover
+        from benchcast.sources.run import recover as bc_recover
 
         RECOVERY = bc_recover.after_kill(".")
 
 # before Snakemake's own checks of write-protected outputs
 if not bc_smk.dry_run_requested():
     try:
-        from benchcast.sources import preflight as _preflight
+        from benchcast.sources.parse import preflight as _preflight
 
         _preflight.check_writable("results")
     except BenchcastError as exc:
@@ -84,9 +84,9 @@ for _name in SELECTED:
         refuse(f"config: run.studies: unknown study {_name!r}")
 
 from benchcast import devices as bc_devices  # noqa: E402
-from benchcast.sources import fio as bc_fio  # noqa: E402
+from benchcast.sources.run import fio as bc_fio  # noqa: E402
 from benchcast.sources import plan as bc_plan  # noqa: E402
-from benchcast.sources import quality as bc_quality  # noqa: E402
+from benchcast.sources.run import quality as bc_quality  # noqa: E402
 from benchcast.config import settings as bc_settings  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs

@@ -8,7 +8,7 @@ def recover_killed_run():
     """
     if RECOVERY is None:
         return
-    from benchcast.sources import recover as bc_recover
+    from benchcast.sources.run import recover as bc_recover
 
     if workflow.local_exec:
         try:
@@ -137,7 +137,7 @@ def preflight():
     """onstart: every existing raw output a planned records job will read parses; else one line
     naming it, before any job deletes an earlier result. (The imported files are read, checks and
     all, before the DAG is built: rules/checks.smk.)"""
-    from benchcast.sources import preflight as bc_preflight
+    from benchcast.sources.parse import preflight as bc_preflight
 
     try:
         jobs = list(workflow.dag.needrun_jobs())
@@ -247,7 +247,7 @@ def teardown_everything():
     A stopped run (SIGTERM/SIGINT/SIGHUP) ends with one line: what was stopped and torn down.
     On a cluster this reaches only the head node's devices; run `snakemake teardown` there too.
     """
-    from benchcast.sources import mariadb as bc_mariadb
+    from benchcast.sources.run import mariadb as bc_mariadb
     from benchcast.core import stop as bc_stop
 
     stopped = STOP is not None and STOP.signal is not None

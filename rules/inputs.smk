@@ -181,11 +181,11 @@ def get_import_files(wildcards):
 def get_import_inputs(wildcards):
     """The files an import source reads (folders and globs expanded): a changed, added or removed
     file reruns the import."""
-    from benchcast.sources import importers as bc_importers
+    from benchcast.sources.parse import importers as bc_importers
 
     src = get_source(wildcards)
     if src["type"] == "ycsb_output":
-        from benchcast.sources import ycsb as bc_ycsb
+        from benchcast.sources.run import ycsb as bc_ycsb
 
         try:
             outputs = [

@@ -72,7 +72,7 @@ def get_final_outputs():
             out += rule_outputs(REPORT_SERIES_RULES + ANALYSIS_RULES, study)
             out += get_record_files_of(study)
     if workflow.is_main_process:
-        from benchcast.sources import preflight as _preflight
+        from benchcast.sources.parse import preflight as _preflight
 
         try:
             _preflight.check_output_files(out)

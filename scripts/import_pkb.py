@@ -1,5 +1,5 @@
 """Rule script: PerfKitBenchmarker sample files (fio and YCSB samples) -> tidy records."""
-from benchcast.sources import pkb
+from benchcast.sources.parse import pkb
 from benchcast import records
 from benchcast.core import smk
 

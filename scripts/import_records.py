@@ -1,5 +1,5 @@
 """Rule script: benchcast record CSVs of another tree or machine -> records of this study."""
-from benchcast.sources import importers
+from benchcast.sources.parse import importers
 from benchcast import records
 from benchcast.core import smk
 

@@ -1,5 +1,5 @@
 """Rule script: YCSB outputs made elsewhere -> tidy records."""
-from benchcast.sources import importers
+from benchcast.sources.parse import importers
 from benchcast import records
 from benchcast.core import smk
 

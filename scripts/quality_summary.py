@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchcast.sources import quality
+from benchcast.sources.run import quality
 from benchcast.core import smk
 
 

@@ -1,5 +1,5 @@
 """Rule script: the runs of a measured source -> one record table, without the runs interference
-spoiled (benchcast.sources.quality), and the source's quality table. A fio run is its JSON (parsed here, with
+spoiled (benchcast.sources.run.quality), and the source's quality table. A fio run is its JSON (parsed here, with
 its device's provenance); a YCSB or out-of-core run is a record table already. Each run's records
 get the machine's speed around it (the probes beside the interference records of the study's runs
 started near it) and their value at the reference speed beside the raw one (benchcast.records.correction)."""
@@ -9,7 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from benchcast.records import correction
-from benchcast.sources import cpushare, fiojson, plan, quality
+from benchcast.sources.run import cpushare, quality
+from benchcast.sources.parse import fiojson
+from benchcast.sources import plan
 from benchcast import records
 from benchcast.core import smk
 

@@ -1,5 +1,5 @@
 """Rule script: what each application run did to the device (I/O per operation) and its class."""
-from benchcast.sources import blockio
+from benchcast.records import blockio
 from benchcast.core import smk
 from benchcast.report import tables
 

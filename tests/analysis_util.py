@@ -9,7 +9,7 @@ import pandas as pd
 import yaml
 
 from benchcast import aggregate, config, features
-from benchcast.sources import importers
+from benchcast.sources.parse import importers
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())

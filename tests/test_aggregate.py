@@ -65,7 +65,7 @@ def test_bad_values_are_refused_naming_row():
 
 def _with_hist(values_per_run, device="d"):
     """lat_mean, lat_p99 and lat_hdr records of YCSB runs, one list of latencies per run."""
-    from benchcast.sources import hdr
+    from benchcast.records import hdr
 
     rows = []
     for run, values in enumerate(values_per_run):

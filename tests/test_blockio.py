@@ -1,4 +1,4 @@
-"""Device I/O of application runs (benchcast.sources.blockio): per-operation records and seed 001's
+"""Device I/O of application runs (benchcast.records.blockio): per-operation records and seed 001's
 classes computed by hand; real counters from a delayed device and a loop device, and a real
 RocksDB run on a delayed device whose synced updates show as fsyncs per operation."""
 
@@ -10,7 +10,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from benchcast.sources import blockio
+from benchcast.records import blockio
 from benchcast import devices, records
 from devices_util import clean, needs_blkio, needs_fuse, needs_loop  # noqa: F401
 from ycsb_util import run_ycsb, ycsb_jar  # noqa: F401

@@ -14,7 +14,8 @@ import time
 import pandas as pd
 import pytest
 
-from benchcast.sources import cpushare, fiojson
+from benchcast.sources.run import cpushare
+from benchcast.sources.parse import fiojson
 from benchcast.devices import benchcg
 from devices_util import needs_root
 

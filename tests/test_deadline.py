@@ -1,11 +1,11 @@
-"""Tests of benchcast.sources.deadline: a benchmark process's deadline from what it was asked to do and
+"""Tests of benchcast.sources.run.deadline: a benchmark process's deadline from what it was asked to do and
 the run's settings, by hand."""
 import json
 
 import pytest
 
 from benchcast import config
-from benchcast.sources import deadline, quality
+from benchcast.sources.run import deadline, quality
 
 P = {"factor": 5, "margin_s": 120, "layout_mb_s": 1, "ops_per_s": 50}
 

@@ -30,7 +30,7 @@ from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
 
 faults = benchmark("faults")
-import fault_tree  # noqa: E402 (beside it, on the path it put)
+from harness import fault_tree  # noqa: E402 (beside it, on the path it put)
 
 #: What the runs give after `run`: Snakemake's --keep-going (a job a fault breaks does not stop the
 #: other devices' jobs: the next fault strikes the same run) and the target, the records and the
@@ -41,7 +41,7 @@ NEEDS = {"zram_reset": "zr", "loop_detach": "slow", "fuse_server": "fz", "mariad
 
 
 def _has_mariadb() -> bool:
-    from benchcast.sources import mariadb
+    from benchcast.sources.run import mariadb
 
     return mariadb.available() is None
 

@@ -132,7 +132,7 @@ def test_the_default_local_studys_feature_names_are_unchanged():
 
     from analysis_util import CONFIG
     from benchcast import config
-    from benchcast.sources import fio
+    from benchcast.sources.run import fio
 
     study = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]
     cells = [c for src in study["sources"].values() if src["type"] == "fio"

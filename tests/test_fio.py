@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, devices, features
-from benchcast.sources import fio, fiojson
+from benchcast.sources.run import fio
+from benchcast.sources.parse import fiojson
 from test_fiojson import fio_json
 from devices_util import HAS_ZRAM, clean, needs_blkio, needs_fuse, needs_loop, needs_root  # noqa: F401
 
@@ -382,7 +383,7 @@ def _deadline_env(monkeypatch, **deadline):
     """The run's deadline settings as the workflow hands them to a job (the guard's environment)."""
     import json
 
-    from benchcast.sources import quality
+    from benchcast.sources.run import quality
 
     settings = quality.guard_settings({"deadline": {"factor": 1, "margin_s": 4, "layout_mb_s": 1000, "ops_per_s": 50,
                                                     **deadline}})

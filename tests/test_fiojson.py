@@ -1,4 +1,4 @@
-"""benchcast.sources.fiojson: fio's JSON output in as records (synthetic outputs; real runs: test_fio)."""
+"""benchcast.sources.parse.fiojson: fio's JSON output in as records (synthetic outputs; real runs: test_fio)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from benchcast import BenchcastError, records
-from benchcast.sources import fiojson
+from benchcast.sources.parse import fiojson
 
 # --------------------------------------------------------------------------- JSON in
 
@@ -170,7 +170,7 @@ def test_client_server_output_of_one_client_imports_of_several_is_refused(tmp_pa
 
 def test_real_fio_2_output_usec_and_kib_per_s(tmp_path):
     """PKB's fio 2.17 output: two jobs of numjobs=2 with group_reporting, latencies in usec, bw in KiB/s."""
-    from benchcast.sources import importers
+    from benchcast.sources.parse import importers
 
     recs = importers.fio_json({"gce": str(THIRDPARTY / "pkb-fio-2.17-numjobs2.json")}, study="s", source="src")
     got = {(r.workload, r.op, r.metric): r.value for r in recs.itertuples()}

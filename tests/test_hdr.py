@@ -4,7 +4,8 @@ import math
 import pytest
 
 from benchcast import BenchcastError
-from benchcast.sources import hdr, ycsb
+from benchcast.records import hdr
+from benchcast.sources.run import ycsb
 from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
 

@@ -1,10 +1,10 @@
-"""benchcast.sources.importchecks: the checks of every imported row, each error one line naming the file and
+"""benchcast.sources.parse.importchecks: the checks of every imported row, each error one line naming the file and
 the row's place."""
 import pandas as pd
 import pytest
 
 from benchcast import BenchcastError
-from benchcast.sources import importchecks as chk
+from benchcast.sources.parse import importchecks as chk
 
 PLACES = [("t.csv", f"line {n}") for n in (2, 3, 4)]
 

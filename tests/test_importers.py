@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, features, records
-from benchcast.sources import fiojson, importers, preflight
+from benchcast.sources.parse import fiojson, importers, preflight
 from analysis_util import ROOT
 from test_pkb import PKB_FILE, PKB_YCSB_FILE
 from ycsb_util import run_ycsb, tmpfs, ycsb_jar  # noqa: F401  (fixtures)
@@ -581,7 +581,8 @@ def test_ycsb_histogram_logs_beside_outputs_merge_into_true_percentiles(ycsb_jar
     are not taken for outputs, each run keeps its histograms, and aggregation merges them: the
     merged p99 is the p99 of both runs' operations together, labelled as such."""
     from benchcast import aggregate
-    from benchcast.sources import hdr, ycsb
+    from benchcast.records import hdr
+    from benchcast.sources.run import ycsb
 
     folder = tmp_path / "elsewhere"
     folder.mkdir()

@@ -137,6 +137,41 @@ def test_dependencies_point_down_the_data_flow():
     assert not wrong, wrong
 
 
+#: The layers that analyse what was measured: they read the records and the names the sources write
+#: into them (benchcast.core.vocabulary), never the code that measures or imports (benchcast.sources).
+ANALYSIS = ["records", "aggregate", "features", "fits", "screening", "validation", "prediction", "report"]
+
+
+def test_no_analysis_layer_imports_the_sources():
+    """The vocabulary the analysis shares with the sources (ops, benchmark names, modes) is below both;
+    of the package only the sources themselves and the command modules import benchcast.sources."""
+    wrong = [f"{m} imports {d}" for m, deps in import_graph().items() for d in deps
+             if d.startswith("benchcast.sources") and m.split(".")[1] in ANALYSIS]
+    assert not wrong, wrong
+    outside = {m for m, deps in import_graph().items() if any(d.startswith("benchcast.sources") for d in deps)
+               and not m.startswith("benchcast.sources")}
+    assert outside <= set(COMMANDS), sorted(outside - set(COMMANDS))
+
+
+#: The folders of benchcast.sources in order: the run plan, reading results, measuring. A sources
+#: module imports a module of its own folder or of an earlier one (the plan reads no parser, a parser
+#: runs nothing); :mod:`benchcast.sources.plan` is a module of its own, first.
+SOURCES = ["plan", "parse", "run"]
+
+
+def _sources_part(mod: str) -> int:
+    return SOURCES.index(mod.split(".")[2]) if mod.count(".") >= 2 else -1
+
+
+def test_sources_folders_point_down_too():
+    graph = import_graph()
+    names = [m for m in graph if m.startswith("benchcast.sources.")]
+    assert {m.split(".")[2] for m in names} == set(SOURCES)
+    wrong = [f"{m} imports {d}" for m in names for d in graph[m]
+             if d.startswith("benchcast.sources.") and _sources_part(d) > _sources_part(m)]
+    assert not wrong, wrong
+
+
 def test_every_module_is_in_a_layer_folder_or_is_a_command():
     names = module_names()
     assert {m.split(".")[1] for m in names if m.count(".") >= 2} <= set(LAYERS)
@@ -152,11 +187,14 @@ def _tested_modules() -> list[str]:
     for m in module_names():
         parts = m.split(".")
         path = PKG.parent / Path(*parts)
-        if len(parts) == 2 and parts[1] in LAYERS:
+        if len(parts) == 1:
+            continue  # the package's own __init__
+        if path.is_dir():  # a layer folder, or a folder inside one (benchcast.sources.run)
             if ast.get_docstring(tree := ast.parse((path / "__init__.py").read_text())) and len(tree.body) == 1:
                 continue  # a folder whose __init__ is its docstring alone
-            out.append(m)
-        elif len(parts) == 2 or len(parts) == 3 and parts[1] not in TESTED_AS_ONE:
+            if len(parts) == 2 or parts[1] not in TESTED_AS_ONE:
+                out.append(m)
+        elif len(parts) == 2 or parts[1] not in TESTED_AS_ONE:
             out.append(m)
     return out
 
@@ -173,3 +211,19 @@ def test_each_shell_rule_command_runs_by_its_name(command):
     proc = subprocess.run([sys.executable, "-m", command, "--help"], cwd=ROOT / "scripts", capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and f"python -m {command}" in proc.stdout, proc.stderr
+
+
+def test_benchmarks_import_nothing_from_tests():
+    """benchmarks/ stands on the package and its own helpers (benchmarks/harness/); the tests may use
+    those (tests/workflow_util.py: harness.scratch), never the other way round."""
+    test_modules = {p.stem for p in (ROOT / "tests").glob("*.py")}
+    wrong = []
+    for path in sorted((ROOT / "benchmarks").rglob("*.py")):
+        text = path.read_text()
+        for node in ast.walk(ast.parse(text)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            wrong += [f"{path.relative_to(ROOT)} imports {n}" for n in names if n.split(".")[0] in test_modules]
+        if re.search(r"""["']tests["']""", text):
+            wrong.append(f"{path.relative_to(ROOT)} names the tests' folder")
+    assert not wrong, wrong

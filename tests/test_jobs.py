@@ -7,7 +7,7 @@ import time
 import pytest
 
 from benchcast import devices
-from benchcast.sources import fio
+from benchcast.sources.run import fio
 from devices_util import HAS_ZRAM, clean, needs_root  # noqa: F401 (fixtures)
 
 HOLD = """

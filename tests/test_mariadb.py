@@ -1,4 +1,4 @@
-"""benchcast.sources.mariadb: a real throwaway server on a tmpfs the test mounts itself, always shut down; and
+"""benchcast.sources.run.mariadb: a real throwaway server on a tmpfs the test mounts itself, always shut down; and
 real YCSB runs against it (also one that fails on purpose)."""
 import os
 import signal
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchcast import BenchcastError, config, records
-from benchcast.sources import mariadb, ycsb
+from benchcast.sources.run import mariadb, ycsb
 from benchcast.core import units
 from ycsb_util import assert_no_processes_under, need_mariadb, processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401
 
@@ -100,7 +100,7 @@ def test_teardown_all_kills_servers_left_by_a_killed_run(tmpfs, tmp_path):
     (The server also gets SIGTERM from the kernel when its parent dies: either way none is left.)"""
     results = tmp_path / "results"
     code = (
-        "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast.sources import mariadb\n"
+        "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast.sources.run import mariadb\n"
         "srv = mariadb.start(sys.argv[2], sys.argv[3], {'log_file_size': '8M'})\n"
         "print(srv.pid, flush=True); time.sleep(600)\n"
     )
@@ -135,7 +135,7 @@ def test_teardown_all_with_a_live_server_and_a_stale_pid_file(tmpfs, tmp_path):
 
 def test_sigterm_during_the_context_shuts_the_server_down(tmpfs, tmp_path):
     code = (
-        "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast.sources import mariadb\n"
+        "import sys, time; sys.path.insert(0, sys.argv[1]); from benchcast.sources.run import mariadb\n"
         "with mariadb.server(sys.argv[2], sys.argv[3], {'log_file_size': '8M'}) as srv:\n"
         "    print(srv.pid, flush=True); time.sleep(600)\n"
     )

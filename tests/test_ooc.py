@@ -1,4 +1,4 @@
-"""Out-of-core programs (benchcast.sources.ooc): built with the system compiler, run for real in each mode,
+"""Out-of-core programs (benchcast.sources.run.ooc): built with the system compiler, run for real in each mode,
 their JSON line parsed into records; a program killed for want of memory is named."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from benchcast import BenchcastError, records
-from benchcast.sources import ooc, paging
+from benchcast.sources.run import ooc, paging
 from devices_util import clean, needs_root  # noqa: F401
 from test_memlimit import needs_memcg
 

@@ -1,4 +1,4 @@
-"""Out-of-core jobs (benchcast.sources.ooc_job) on real devices: STREAM under a small memory limit with swap
+"""Out-of-core jobs (benchcast.sources.run.ooc_job) on real devices: STREAM under a small memory limit with swap
 on zram and with mmap on a loop device; the swap file and the memory cgroup are gone afterwards,
 after a failure, and after SIGKILL + teardown-all; swap benchcast did not make is never touched."""
 
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, devices, records
-from benchcast.sources import ooc_job, quality
+from benchcast.sources.run import ooc_job, quality
 from benchcast.devices import swap
 from devices_util import clean, needs_root, swaps  # noqa: F401
 from test_memlimit import needs_memcg

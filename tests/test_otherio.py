@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from benchcast.sources import fio, otherio, quality
+from benchcast.sources.run import fio, otherio, quality
 from benchcast.devices import benchcg
 from devices_util import clean, needs_loop, needs_root  # noqa: F401
 

@@ -1,11 +1,11 @@
-"""The paging counters (benchcast.sources.paging): /proc/vmstat read for real, increases between two readings
+"""The paging counters (benchcast.sources.run.paging): /proc/vmstat read for real, increases between two readings
 summed over passes and spread over operations as records with units."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchcast.sources import paging
+from benchcast.sources.run import paging
 from benchcast import records
 
 BEFORE = {"memcg": {"pgmajfault": 10, "pgfault": 100, "workingset_refault_anon": 0, "pgpgin": 5},

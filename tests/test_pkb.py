@@ -1,11 +1,11 @@
-"""benchcast.sources.pkb: PerfKitBenchmarker sample files (its fio and YCSB samples) into records, every
+"""benchcast.sources.parse.pkb: PerfKitBenchmarker sample files (its fio and YCSB samples) into records, every
 sample checked with its file and line."""
 import json
 
 import pytest
 
 from benchcast import BenchcastError
-from benchcast.sources import pkb
+from benchcast.sources.parse import pkb
 
 
 def pkb_line(metric, value, unit, **metadata):

@@ -10,7 +10,8 @@ from snakemake.io import regex_from_filepattern
 
 from analysis_util import CONFIG
 from benchcast import BenchcastError, config
-from benchcast.sources import fio, ooc, plan, ycsb
+from benchcast.sources.run import fio, ooc, ycsb
+from benchcast.sources import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 

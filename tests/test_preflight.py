@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from benchcast import BenchcastError
-from benchcast.sources import preflight
+from benchcast.sources.parse import preflight
 
 ROOT_RESULTS = "results/local/fio/fio/dram/randread-4K-abc123/run0.json"
 

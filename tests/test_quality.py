@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from benchcast import BenchcastError, devices
-from benchcast.sources import fio, quality
+from benchcast.sources.run import fio, quality
 from benchcast.devices import benchcg, delayed
 from devices_util import clean, needs_root  # noqa: F401
 
@@ -55,7 +55,7 @@ def test_work_at_a_positive_nice_value_is_recorded_apart_by_hand():
     b = snap(110.0, 0.0, 0.0, 65.0, 0.0, 440.0, 7e9, niced=18.0)
     f = quality.figures(a, b)
     assert f["other_cpu"] == pytest.approx(0.9) and f["niced_cpu"] == pytest.approx(0.8)
-    code = ("import os, sys, json\nos.nice(5)\nsys.path.insert(0, 'scripts')\nfrom benchcast.sources import quality\n"
+    code = ("import os, sys, json\nos.nice(5)\nsys.path.insert(0, 'scripts')\nfrom benchcast.sources.run import quality\n"
             f"print(json.dumps(quality.figures({a!r}, {b!r})))")
     got = json.loads(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                                     check=True).stdout)
@@ -64,7 +64,7 @@ def test_work_at_a_positive_nice_value_is_recorded_apart_by_hand():
 
 def test_guard_settings_from_the_config_and_the_environment(monkeypatch):
     """The jobs get the shield (only its set keys), the wait and the deadlines in the environment;
-    none: as before (the deadlines then the schema's, benchcast.sources.deadline)."""
+    none: as before (the deadlines then the schema's, benchcast.sources.run.deadline)."""
     deadline = {"factor": 5, "margin_s": 120, "layout_mb_s": 4, "ops_per_s": 50}
     run = {"shield": {"cpu_shares": 4096, "nice": None}, "interference": {"wait_run": 20, "other_cpu": 0.5},
            "deadline": deadline}
@@ -81,7 +81,7 @@ def test_our_own_niced_work_is_taken_from_the_nice_bucket_in_every_look():
     processes from the nice bucket, where their time is, so a niced spinner of its own is neither
     other work at a positive nice value nor (taken from the wrong bucket) hides other work at nice 0."""
     code = ("import os, sys, json, subprocess, time\nos.nice(10)\nsys.path.insert(0, 'scripts')\n"
-            "from benchcast.sources import quality\n"
+            "from benchcast.sources.run import quality\n"
             f"spin = subprocess.Popen([sys.executable, '-c', {SPIN!r}])\ntime.sleep(0.3)\n"
             "now = quality.machine_now(1.0, exclude=[spin.pid], top=0)\nspin.kill()\n"
             "print(json.dumps(now))")

@@ -11,7 +11,7 @@ import yaml
 
 from benchcast import config
 from benchcast.sources import plan
-from benchcast.sources.fio import expand_grid
+from benchcast.sources.run.fio import expand_grid
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,7 +168,7 @@ def test_the_import_recipe_reads_its_files_for_its_devices(tmp_path, monkeypatch
     laid out as it says (a bench-fio folder, a glob) as records of its two imported devices."""
     import json
 
-    from benchcast.sources import importers
+    from benchcast.sources.parse import importers
     from test_fiojson import fio_json
 
     study = with_recipe("import.yaml")["studies"]["local"]

@@ -1,4 +1,4 @@
-"""benchcast.sources.recover: the start of a run after a killed one, on real processes and real marker files
+"""benchcast.sources.run.recover: the start of a run after a killed one, on real processes and real marker files
 (the whole of it, devices included, runs in tests/test_faults.py and tests/test_consistency.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchcast.sources import recover
+from benchcast.sources.run import recover
 from benchcast.core import stop
 
 JOB = "import signal, subprocess, sys, time\n{trap}p = subprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n"

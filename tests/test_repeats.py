@@ -1,11 +1,11 @@
-"""Repeat until stable (benchcast.sources.repeats): the stopping rule replayed on synthetic sequences and
+"""Repeat until stable (benchcast.sources.run.repeats): the stopping rule replayed on synthetic sequences and
 computed by hand."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from benchcast import records
-from benchcast.sources import repeats
+from benchcast.sources.run import repeats
 
 
 @pytest.mark.parametrize("values, expect", [

@@ -153,7 +153,7 @@ def test_runs_beyond_repeats_are_skip_notes_once_the_runs_agree(measured, tmp_pa
     another run."""
     import json
 
-    from benchcast.sources import fio
+    from benchcast.sources.run import fio
     from benchcast import records
 
     wd = tmp_path / "copy"

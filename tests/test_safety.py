@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchcast import BenchcastError, devices
-from benchcast.sources import fio
+from benchcast.sources.run import fio
 from benchcast.devices import mounts, state_record
 from devices_util import (HAS_BLKIO_V1, HAS_ZRAM, clean, findmnt_target, losetup_all,  # noqa: F401
                           needs_loop, needs_root, needs_zram, snapshot)

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from benchcast.records import correction
-from benchcast.sources import fio, fiojson, quality
+from benchcast.sources.run import fio, quality
+from benchcast.sources.parse import fiojson
 from benchcast.core import speed
 from devices_util import clean, needs_root  # noqa: F401
 

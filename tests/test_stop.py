@@ -299,7 +299,7 @@ def test_a_signal_during_a_measuring_job_stops_the_run_within_a_minute(tmp_path,
         _stop_during(wd, kind)
     finally:  # whatever a failing test left: servers, then devices
         from benchcast import devices
-        from benchcast.sources import mariadb
+        from benchcast.sources.run import mariadb
 
         mariadb.teardown_all(wd / "results/local")
         if (wd / "results/local/devices/state").is_dir():

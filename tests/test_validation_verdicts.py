@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchcast.sources import blockio
+from benchcast.records import blockio
 from benchcast import config, validation
 from benchcast.validation import choice, verdicts
 from validation_util import six_tiers

@@ -1,4 +1,4 @@
-"""benchcast.sources.ycsb: workload properties, commands, the parser on captured outputs, and real YCSB runs on
+"""benchcast.sources.run.ycsb: workload properties, commands, the parser on captured outputs, and real YCSB runs on
 RocksDB on a tmpfs the test mounts itself."""
 import re
 import shutil
@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from benchcast import BenchcastError, records
-from benchcast.sources import ycsb
+from benchcast.sources.run import ycsb
 from ycsb_util import assert_no_processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
 SHAPE = {"fieldcount": 10, "fieldlength": 100}
@@ -204,7 +204,7 @@ def test_a_ycsb_client_that_stops_answering_fails_within_its_deadline(ycsb_jar, 
     import time
 
     from benchcast.core import stop
-    from benchcast.sources import quality
+    from benchcast.sources.run import quality
 
     monkeypatch.setenv(quality.GUARD_ENV, json.dumps(quality.guard_settings(
         {"deadline": {"factor": 1, "margin_s": 20, "layout_mb_s": 1, "ops_per_s": 1000}})))

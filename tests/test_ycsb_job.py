@@ -1,4 +1,4 @@
-"""Tests of benchcast.sources.ycsb_job: the YCSB job's command line fails in one line, touching nothing, when its
+"""Tests of benchcast.sources.run.ycsb_job: the YCSB job's command line fails in one line, touching nothing, when its
 device spec is bad (the runs themselves are tested in test_ycsb and test_mariadb), and its memory limit
 on a real run."""
 import json
@@ -151,7 +151,7 @@ def test_direct_io_where_the_device_refuses_it(tmp_path):
 
     from benchcast import BenchcastError, config
     from benchcast.config import settings
-    from benchcast.sources import ycsb_job
+    from benchcast.sources.run import ycsb_job
 
     src = config.validate(copy.deepcopy(CONFIG))["studies"]["local"]["sources"]["ycsb"]
     s = settings.ycsb(src, "ycsb")

@@ -1,8 +1,8 @@
-"""benchcast.sources.ycsbout: YCSB's measurement output in as records, on captured outputs of real runs."""
+"""benchcast.sources.parse.ycsbout: YCSB's measurement output in as records, on captured outputs of real runs."""
 import pytest
 
 from benchcast import BenchcastError, records
-from benchcast.sources import ycsbout
+from benchcast.sources.parse import ycsbout
 from ycsb_util import DATA
 
 # --------------------------------------------------------------------------------------------- parser

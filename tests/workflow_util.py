@@ -6,33 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ["Snakefile", "rules", "scripts", "config", "resources", "envs", "report", "profiles", "ycsb", "ooc"]
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-
-def copy_workflow(dest: Path) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
-    for part in PARTS:
-        src = ROOT / part
-        if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", "target"))
-        elif src.exists():
-            shutil.copy2(src, dest / part)
-    if (dest / "config" / "config.yaml").exists():
-        edit_config(dest, quiet)
-    return dest
-
-
-def quiet(cfg: dict) -> None:
-    """A test workflow counts its runs exactly and runs on a machine its own test suite keeps busy:
-    no extra runs for interference and no wait before a run, unless a test sets them
-    (tests/test_quality.py measures both). Applied to every copy and every config edit."""
-    run = cfg["run"] = cfg.get("run") or {}
-    inter = run["interference"] = run.get("interference") or {}
-    inter.setdefault("extra_runs", 0)
-    inter.setdefault("wait_run", 0)
+from harness.scratch import PARTS, copy_workflow, edit_config, quiet  # noqa: E402,F401 (the benchmarks' too)
 
 
 def snakemake(workdir: Path, *args, check=True, timeout=900):
@@ -59,14 +36,6 @@ def planned_jobs(workdir: Path, *args) -> dict:
         if m.group(1) != "total":
             jobs[m.group(1)] = int(m.group(2))
     return jobs
-
-
-def edit_config(workdir: Path, mutate) -> None:
-    path = workdir / "config" / "config.yaml"
-    cfg = yaml.safe_load(path.read_text())
-    mutate(cfg)
-    quiet(cfg)
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
 
 
 def measured_tree(dest: Path, mutate, jar: Path) -> Path:

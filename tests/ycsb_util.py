@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchcast import BenchcastError
-from benchcast.sources import mariadb, ycsb
+from benchcast.sources.run import mariadb, ycsb
 
 DATA = Path(__file__).resolve().parent / "data" / "ycsb"
 
@@ -86,7 +86,7 @@ def need_mariadb():
 
 def run_ycsb(engine, device_dir, workloads, data_size, threads, *, jar, out_dir, study, device, repeats=(0,),
              run_properties=None, io_counter=None, mariadb_options=None, **source):
-    """:func:`benchcast.sources.ycsb.run_ycsb` with a YCSB source's keys as keywords (operationcount,
+    """:func:`benchcast.sources.run.ycsb.run_ycsb` with a YCSB source's keys as keywords (operationcount,
     properties, fast_load: false unless given, reload_per_workload ...), the rest as the place."""
     from benchcast.config import settings
 

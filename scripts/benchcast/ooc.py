@@ -1,8 +1,8 @@
 """``python -m benchcast.ooc``: the command line rules/ooc.smk runs, kept by this name while the code is
-:mod:`benchcast.sources.ooc`. Snakemake records a job's command line and plans a job whose line
+:mod:`benchcast.sources.run.ooc`. Snakemake records a job's command line and plans a job whose line
 changed again; a measuring job would then be refused as a re-measurement (docs/guide/reruns.md)."""
 
 import runpy
 
 if __name__ == "__main__":
-    runpy.run_module("benchcast.sources.ooc", run_name="__main__", alter_sys=True)
+    runpy.run_module("benchcast.sources.run.ooc", run_name="__main__", alter_sys=True)

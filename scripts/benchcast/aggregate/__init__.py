@@ -5,7 +5,7 @@ Where n <= 2k, k is reduced to (n-1)//2 so that at least one run remains; data w
 aggregated, like the paper's published tables) passes through unchanged.
 
 Latency percentiles are the exception where every run of a measurement kept its latency histogram
-(YCSB's ``lat_hdr`` records, :mod:`benchcast.sources.hdr`): the histograms of all runs are added and the
+(YCSB's ``lat_hdr`` records, :mod:`benchcast.records.hdr`): the histograms of all runs are added and the
 percentile is read from the sum, a true percentile of every operation of every run (a trimmed mean of
 per-run p99s is not a p99 of anything). The ``aggregation`` column says which a row had:
 ``trimmed mean`` or ``merged histogram``; n, mean, std, cv, min and max stay those of the per-run
@@ -19,7 +19,6 @@ import pandas as pd
 
 from .. import BenchcastError, records
 from ..records import correction
-from ..sources import repeats
 from ..core.units import HISTOGRAM_METRIC
 
 AGG_COLUMNS = records.KEY_COLUMNS + ["value", "n", "k", "mean", "std", "cv", "min", "max", "aggregation"]
@@ -85,7 +84,7 @@ def _aggregate(recs: pd.DataFrame, trim: int, histograms: bool = True) -> pd.Dat
     out = stats.join(kept).reset_index()
     out["std"] = out["std"].fillna(0.0)
     out["k"] = np.minimum(trim, (out["n"] - 1) // 2)
-    out["cv"] = repeats.cv(out["std"].to_numpy(), out["mean"].to_numpy())
+    out["cv"] = records.cv(out["std"].to_numpy(), out["mean"].to_numpy())
     out["aggregation"] = "trimmed mean"
     if len(hists) and histograms:
         out = _merged_percentiles(out, recs, hists)
@@ -95,7 +94,7 @@ def _aggregate(recs: pd.DataFrame, trim: int, histograms: bool = True) -> pd.Dat
 def _merged_percentiles(out: pd.DataFrame, recs: pd.DataFrame, hists: pd.DataFrame) -> pd.DataFrame:
     """Replace the percentile rows of ``out`` whose every run has a histogram by the percentiles of
     the merged histograms (rows that had no per-run percentile are added, with n the runs merged)."""
-    from ..sources import hdr
+    from ..records import hdr
 
     where = [c for c in records.KEY_COLUMNS if c not in ("metric", "unit")]
     if "hdr" not in hists:

@@ -2,7 +2,7 @@
 
 The same machine is not equally fast from one hour to the next (a virtual machine shares its host;
 two idle default runs two hours apart differed by 18 % on tmpfs), and every figure whose requests are
-CPU work moves with it. Around each measured run (:mod:`benchcast.sources.quality`) the job times two fixed
+CPU work moves with it. Around each measured run (:mod:`benchcast.sources.run.quality`) the job times two fixed
 pieces of work in its own process, in the benchmark's CPU cgroup and at its weight, so that the
 probe sees what the run saw:
 

@@ -1,7 +1,7 @@
 """The benchmark's own CPU cgroup: every measuring job runs its benchmark (fio, the database server,
 the YCSB JVM, the out-of-core program) inside a cgroup of its own, made inside the cgroup this
 process already is in, so that the CPU time of the run's own processes can be told apart from the
-rest of the machine's (:mod:`benchcast.sources.quality`), and so that the run can be given a CPU weight.
+rest of the machine's (:mod:`benchcast.sources.run.quality`), and so that the run can be given a CPU weight.
 
 cgroup v1 keeps ``cpuacct`` (accounting) and ``cpu`` (``cpu.shares``) in one hierarchy or in two
 (this machine mounts them apart); one cgroup is made in each distinct hierarchy. cgroup v2: one
@@ -12,7 +12,7 @@ teardown (and ``teardown-all`` after a killed run) removes it like the memory cg
 
 The I/O the benchmark's processes send to the measured block device is counted in a cgroup of
 their own too (:func:`count_io`, ``created.cpucg_io``), so that the device's counters less it are
-other work on the device (:mod:`benchcast.sources.otherio`): cgroup v1 counts a cgroup's requests only
+other work on the device (:mod:`benchcast.sources.run.otherio`): cgroup v1 counts a cgroup's requests only
 while it has a throttle rule on the device, so it gets one that never throttles (:data:`NO_LIMIT`
 bytes per second); cgroup v2 counts them in the CPU cgroup once its parent enables ``io``. A
 throttled device's benchmark runs in the tier's own cgroup, which counts them already.

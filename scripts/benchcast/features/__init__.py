@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError, config, records
-from ..sources import blockio, ooc, paging
+from ..core.vocabulary import OOC_BENCHMARK, OOC_REFERENCE_MODE, PAGING_OP
+from ..records import blockio
 from ..core.units import figure_value, size_label
 from ..config.settings import match_rule  # noqa: F401  (re-exported)
 from ..core.workloads import feature_name, rw_op  # noqa: F401  (feature_name: re-exported)
@@ -194,9 +195,9 @@ def series_table(agg: pd.DataFrame, features: Mapping | None = None, series: Map
     series = series or {}
     df = agg[agg["benchmark"] != (features or {}).get("benchmark", FEATURE_BENCHMARK)]
     # what a run did to the device and to memory describes it; it is no result
-    df = df[~df["op"].isin([blockio.OP, paging.OP])]
+    df = df[~df["op"].isin([blockio.OP, PAGING_OP])]
     # nor is an out-of-core program's in-memory reference run, whatever device it ran beside
-    df = df[~((df["benchmark"] == ooc.BENCHMARK) & (df["engine"] == ooc.REFERENCE_MODE))]
+    df = df[~((df["benchmark"] == OOC_BENCHMARK) & (df["engine"] == OOC_REFERENCE_MODE))]
     df = _select(df, "benchmark", series.get("benchmarks"))
     df = _select(df, "metric", series.get("metrics")).copy()
     df["series"] = [series_label(r) for r in df[records.SERIES_COLUMNS].to_dict("records")]
@@ -221,7 +222,7 @@ def series_matrix(agg: pd.DataFrame, features: Mapping | None = None, series: Ma
 
 def study_table(agg: pd.DataFrame, features: Mapping, series: Mapping | None) -> pd.DataFrame:
     """The aggregated rows a study's models see: its candidate feature rows, its series rows and
-    what the series' runs did to the device (their ``device`` records, :mod:`benchcast.sources.blockio`)."""
+    what the series' runs did to the device (their ``device`` records, :mod:`benchcast.records.blockio`)."""
     feats = feature_table(agg, features)
     keep = agg[agg["benchmark"] == features.get("benchmark", FEATURE_BENCHMARK)].merge(
         feats[["device", "workload", "block_size", "op", "metric"]].drop_duplicates(),

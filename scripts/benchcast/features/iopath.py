@@ -1,7 +1,7 @@
 """What an application does to the device: its I/O profile, the device figures shaped like it, and its
 I/O-path figure.
 
-An application run's ``device`` records (:mod:`benchcast.sources.blockio`) count the requests per operation
+An application run's ``device`` records (:mod:`benchcast.records.blockio`) count the requests per operation
 it sent (reads, syncs, writes) and their sizes. :func:`profile_candidates` turns them into the device
 figures a series may be explained by (the random-read latency at the read request size, the commit
 figure at the write request size, the random-read median beside the mean); :func:`io_path_weights`
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ..sources import blockio
+from ..records import blockio
 from . import FEATURE_KEYS, PROFILE_KEYS, feature_table
 
 #: The metric of a latency figure's median twin (:func:`median_twin`).
@@ -54,7 +54,7 @@ def io_path_name(key: Mapping, kind: str = IO_PATH) -> str:
 
 def _io_profiles(agg: pd.DataFrame) -> pd.DataFrame:
     """What each application workload did to the device: per :data:`PROFILE_KEYS`, the median of
-    its ``device`` records (:mod:`benchcast.sources.blockio`) over data sizes and the devices that have
+    its ``device`` records (:mod:`benchcast.records.blockio`) over data sizes and the devices that have
     counters; one column per metric (reads_per_op, syncs_per_op, read_request_size, ...)."""
     io = agg[agg["op"] == blockio.OP]
     if io.empty:
@@ -74,7 +74,7 @@ def _path_figures(p: pd.Series, feats: pd.DataFrame, min_per_op: float) -> list[
 
 def profile_candidates(agg: pd.DataFrame, features: Mapping, min_per_op: float = 0.05):
     """A callable: series key -> the device figures shaped like what the application does to the
-    device, from its ``device`` records (:mod:`benchcast.sources.blockio`; per engine, workload and threads,
+    device, from its ``device`` records (:mod:`benchcast.records.blockio`; per engine, workload and threads,
     the median over the data sizes and the devices that have counters, so that the series of one
     pool share their candidates):
 

@@ -24,7 +24,7 @@ unit       str     one per metric: latencies ``us``, bandwidths ``B/s``, rates `
                    are converted on every check); counts and YCSB runtime keep theirs
 value      float   the number
 cell       str     the setting measured beyond the other keys: a fio grid's cell id, an imported
-                   fio job's options (:func:`benchcast.sources.fiojson.cell_label`); "" where the other keys
+                   fio job's options (:func:`benchcast.sources.parse.fiojson.cell_label`); "" where the other keys
                    say it all. Runs are repeats only where every key, ``cell`` included, is equal
 run        int     repeat index, 0-based; -1 for data that was aggregated before import
 ========== ======= ===========================================================================
@@ -77,6 +77,14 @@ SERIES_COLUMNS = ["benchmark", "engine", "workload", "threads", "data_size", "op
 FAMILY_COLUMNS = ["benchmark", "engine", "op", "metric", "unit"]
 #: The columns that name one device figure (a candidate feature) apart from device.
 FEATURE_COLUMNS = ["benchmark", "engine", "workload", "block_size", "threads", "op", "metric", "unit"]
+
+
+def cv(std, mean):
+    """Coefficient of variation std / |mean| (NaN where the mean is 0): the one definition, the ``cv``
+    column of :func:`benchcast.aggregate.aggregate` and the repeat rule's (:mod:`benchcast.sources.run.repeats`)."""
+    std, mean = np.asarray(std, dtype=float), np.asarray(mean, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(mean != 0, std / np.abs(mean), np.nan)
 
 
 def make(rows, **common) -> pd.DataFrame:

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError, records
-from ..sources import ooc
-from ..sources.blockio import memory_of
+from ..core.vocabulary import OOC_BENCHMARK, OOC_REFERENCE_MODE
+from ..records.blockio import memory_of
 from ..features import FEATURE_BENCHMARK
 from ..core.units import size_label
 
@@ -266,12 +266,12 @@ def ooc_relative(agg: pd.DataFrame, limits: dict) -> pd.DataFrame:
     :func:`benchcast.config.settings.memory_lines` gives them)."""
     cols = ["source", "device", "engine", "workload", "data_size", "ratio", "value", "cv", "n", "memory_value",
             "relative"]
-    runs = agg[(agg["benchmark"] == ooc.BENCHMARK) & (agg["op"] == "pass") & (agg["metric"] == "lat_mean")]
+    runs = agg[(agg["benchmark"] == OOC_BENCHMARK) & (agg["op"] == "pass") & (agg["metric"] == "lat_mean")]
     if runs.empty:
         return pd.DataFrame(columns=cols)
     keys = ["source", "device", "workload", "data_size"]
-    base = runs[runs["engine"] == ooc.REFERENCE_MODE][keys + ["value"]].rename(columns={"value": "memory_value"})
-    out = runs[runs["engine"] != ooc.REFERENCE_MODE].merge(base, on=keys, how="left")
+    base = runs[runs["engine"] == OOC_REFERENCE_MODE][keys + ["value"]].rename(columns={"value": "memory_value"})
+    out = runs[runs["engine"] != OOC_REFERENCE_MODE].merge(base, on=keys, how="left")
     out["ratio"] = out["data_size"] / out["source"].map(lambda s: float(limits.get(s, np.nan)))
     out["relative"] = out["value"] / out["memory_value"]
     return out[cols].sort_values(["source", "device", "engine", "workload", "data_size"],
@@ -302,7 +302,7 @@ def machine_speed(agg: pd.DataFrame) -> pd.DataFrame:
     I/O): per device, the median over the program x working-set cells of the reference run's
     trimmed mean relative to that cell's median over the devices (1 = typical, 1.1 = the same work
     took 10 % longer), with its smallest and largest value. Empty without reference runs."""
-    ref = agg[(agg["benchmark"] == ooc.BENCHMARK) & (agg["engine"] == ooc.REFERENCE_MODE)
+    ref = agg[(agg["benchmark"] == OOC_BENCHMARK) & (agg["engine"] == OOC_REFERENCE_MODE)
               & (agg["metric"] == "lat_mean")]
     cells = ref.pivot_table(index=["workload", "data_size", "threads", "op"], columns="device",
                             values="value", aggfunc="first")

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from .. import BenchcastError, fits
-from ..sources import blockio
+from ..records import blockio
 from ..core import units
 from ..features import PROFILE_KEYS, feature_table
 from ..features.iopath import io_path_name, median_twin, nearest_figure

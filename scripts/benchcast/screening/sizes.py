@@ -23,7 +23,7 @@ memory line, or the two steps on different sides of it) the stage is ``nearest``
 ``form_why`` says why: a form chosen where it cannot be judged loses to the nearest size as often as
 not. ``knee`` and ``piecewise`` need the memory the application's data crosses (a source's
 ``memory_limit``); ``miss`` needs it and the device reads per operation measured at the smaller
-sizes (:mod:`benchcast.sources.blockio` records); without them only ``nearest``, ``line`` and ``log``
+sizes (:mod:`benchcast.records.blockio` records); without them only ``nearest``, ``line`` and ``log``
 compete. A prediction at or below zero is refused (NaN).
 
 A row's ``position`` is as in :func:`benchcast.validation.verdicts.tiers`: ``extreme`` where the
@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .. import fits, records
-from ..sources.blockio import OP, memory_of
+from ..records.blockio import OP, memory_of
 from ..features import feature_matrix, series_table
 from ..core.units import size_label
 
@@ -284,7 +284,7 @@ def _chain(base: dict, wide: pd.DataFrame, x: pd.Series, feature: str, requests:
 
 def reads_per_op(agg: pd.DataFrame) -> dict:
     """Run (tuple of :data:`RUN`) -> its device reads per operation (devices x data sizes) from the
-    aggregated ``device`` records (:mod:`benchcast.sources.blockio`); empty for imported results."""
+    aggregated ``device`` records (:mod:`benchcast.records.blockio`); empty for imported results."""
     io = agg[(agg["op"] == OP) & (agg["metric"] == "reads_per_op")]
     return {tuple(k): g.pivot_table(index="device", columns="data_size", values="value").astype(float)
             for k, g in io.groupby(RUN)}
@@ -295,7 +295,7 @@ def validate(agg: pd.DataFrame, screened: pd.DataFrame, features: Mapping | None
     """Size hold-out and two-stage chain for every family measured at three sizes or more.
 
     ``memory``: record source label (or ``label/engine``) -> the memory (bytes) its runs' data could
-    be cached in (:func:`benchcast.sources.blockio.memory_of`: the memory line of the knee, piecewise and
+    be cached in (:func:`benchcast.records.blockio.memory_of`: the memory line of the knee, piecewise and
     miss forms); families of other sources have none. The miss form's footprint is fitted to the
     family's device reads per operation (:func:`reads_per_op`). ``forms``: the candidate second-stage
     forms (the study's ``validate.size_forms``). Returns (folds, summary,

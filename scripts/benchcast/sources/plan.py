@@ -21,9 +21,9 @@ import string
 from dataclasses import dataclass, field, replace
 
 from .. import BenchcastError
-from .ooc import MODE_KINDS, MODES, PROGRAMS
 from ..core.units import parse_size
-from .ycsb import ENGINES
+from ..core.vocabulary import OOC_MODE_KINDS as MODE_KINDS, OOC_MODES as MODES, OOC_PROGRAMS as PROGRAMS
+from ..core.vocabulary import YCSB_ENGINES as ENGINES
 
 #: Source types whose runs the workflow measures, in the order a device's runs are listed.
 MEASURED = ("fio", "ycsb", "ooc")
@@ -206,7 +206,7 @@ class StudyPlan:
 
 def build(study_name: str, study: dict, usable, *, grid, extra_runs: int = 0) -> StudyPlan:
     """The plan of one validated study: its fio, YCSB and ooc sources' runs on the ``usable``
-    devices (those this machine has). ``grid``: fio's grid expansion (:func:`benchcast.sources.fio.expand_grid`,
+    devices (those this machine has). ``grid``: fio's grid expansion (:func:`benchcast.sources.run.fio.expand_grid`,
     passed in: fio reads :func:`measured_devices` from here). BenchcastError names the config key.
     """
     runs, cells = [], {}
@@ -247,6 +247,6 @@ def _ycsb_jobs(src, devices, wanted, where) -> list[dict]:
 
 
 def _ooc_jobs(src, devices, wanted, where) -> list[dict]:
-    """Each mode on the devices it can use (:data:`benchcast.sources.ooc.MODE_KINDS`)."""
+    """Each mode on the devices it can use (:data:`benchcast.core.vocabulary.OOC_MODE_KINDS`)."""
     return [{"device": d, "mode": mode} for d in wanted for mode in src["modes"]
             if MODE_KINDS[mode] is None or devices[d]["kind"] in MODE_KINDS[mode]]

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, fields
 import pandas as pd
 
 from .. import BenchcastError, aggregate
-from ..sources import blockio
+from ..records import blockio
 from ..screening import floor, ratecap, screen
 from ..features import (
     POOL_ACROSS_WORKLOADS,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..sources import blockio
+from ..records import blockio
 from ..screening import floor
 from ..features import series_table
 from ..records import SERIES_COLUMNS
@@ -79,9 +79,9 @@ def verdicts(tier_table: pd.DataFrame, tolerance: float, requests: pd.DataFrame 
     nested-choice model (:func:`benchcast.validation.choice.nested_choice`) and of the baseline,
     the spread of the results over devices (max / min), and a verdict: device-independent (the
     baseline is within ``tolerance`` % on every tier taken together: the device hardly matters; or, from
-    ``requests`` (:func:`benchcast.sources.blockio.requests_per_op`, per workload and data size: the
+    ``requests`` (:func:`benchcast.records.blockio.requests_per_op`, per workload and data size: the
     series' own runs), the workload's operations sent fewer
-    than :data:`benchcast.sources.blockio.OFF_PATH_BELOW` device requests each on every device that counts
+    than :data:`benchcast.records.blockio.OFF_PATH_BELOW` device requests each on every device that counts
     them, at least :data:`benchcast.validation.folds.MIN_COVERED` of the series' devices (a tmpfs has no counters): what
     differs between devices is not the device), predictable (beats the baseline on the
     interior tiers, interior MAPE <= ``tolerance`` %), better than the baseline but outside the

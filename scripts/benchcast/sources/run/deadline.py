@@ -4,7 +4,7 @@ A process that stops answering (a fio whose job process was killed under it, a d
 completes requests, a JVM stuck) would otherwise hold its job, and the run, for ever. Each benchmark
 process gets ``margin_s + factor x`` what it was asked to do (the run's ``deadline`` settings,
 ``config/schema.yaml`` ``$defs/deadline``, handed to the jobs in the environment with the shield:
-:func:`benchcast.sources.quality.guard`; the schema's defaults where a job runs outside a workflow):
+:func:`benchcast.sources.run.quality.guard`; the schema's defaults where a job runs outside a workflow):
 
 * fio (:func:`fio_seconds`): its ramp time and runtime, and its files laid out at ``layout_mb_s``;
 * a YCSB phase (:func:`ycsb_seconds`): a run's ``maxexecutiontime``, or its operations (a load's
@@ -17,12 +17,12 @@ process, the device and the deadline (:func:`expired`). The out-of-core programs
 
 from __future__ import annotations
 
-from .. import config
-from ..core.units import size_text
+from ... import config
+from ...core.units import size_text
 
 
 def policy() -> dict:
-    """The deadline settings this job was handed (:func:`benchcast.sources.quality.guard`), else the
+    """The deadline settings this job was handed (:func:`benchcast.sources.run.quality.guard`), else the
     schema's defaults."""
     from . import quality
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from fault_kinds import FILL
-from fault_tree import STUDY, Job, Tree, _read, _sh, mounts_under, tree_processes  # puts benchcast on the path
+from .fault_kinds import FILL
+from .fault_tree import STUDY, Job, Tree, _read, _sh, mounts_under, tree_processes  # puts benchcast on the path
 
 from benchcast.sources import plan as bc_plan  # noqa: E402
 

@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from fault_tree import (MEASURING, OOC_PROGRAM, STUDY, Job, Tree, _argv, _done, _sh, _stat, bench_kind, descendants,
+from .fault_tree import (MEASURING, OOC_PROGRAM, STUDY, Job, Tree, _argv, _done, _sh, _stat, bench_kind, descendants,
                         kill_all, mounts_under, power_cut, tree_processes)
 
 

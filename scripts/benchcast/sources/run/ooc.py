@@ -32,28 +32,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import BenchcastError
-from . import blockio, deadline, paging
-from ..core import cli, units
-from .. import records as rec
-from ..devices import memlimit
+from ... import BenchcastError
+from ...records import blockio
+from . import deadline, paging
+from ...core import cli, units
+from ...core.vocabulary import (OOC_BENCHMARK, OOC_MMAP_KINDS, OOC_MODE_KINDS, OOC_MODES, OOC_PROGRAMS,
+                                OOC_REFERENCE_MODE, OOC_SWAP_KINDS)
+from ... import records as rec
+from ...devices import memlimit
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 SOURCES = ROOT / "ooc"
-PROGRAMS = {"stream": ["copy", "scale", "add", "triad"], "stencil": ["stencil5"], "himeno": ["himeno"]}
-MODES = ("memory", "swap", "mmap")  # not a schema default: every mode there is
-#: Device kinds whose filesystem holds a swap file (mode swap), and those whose mapped files are
-#: written back to the device (mode mmap; FUSE too); on tmpfs both would be memory. No swap on FUSE
-#: (delayed): a loop device over a FUSE file deadlocks as soon as the daemon's memory or its tmpfs
-#: backing is paged out to that very swap (seen here with 128 MiB against a 32 MiB limit).
-SWAP_KINDS = frozenset({"dir", "zram", "loop", "blockdev", "throttled"})
-MMAP_KINDS = SWAP_KINDS | {"delayed"}
-#: Mode -> the device kinds it is planned on (None: any).
-MODE_KINDS = {"memory": None, "swap": SWAP_KINDS, "mmap": MMAP_KINDS}
-BENCHMARK = "ooc"
-#: The mode that runs in memory: the reference the out-of-core modes are divided by, measured beside
-#: each device only to share its moment; not a result of the device.
-REFERENCE_MODE = "memory"
+PROGRAMS = OOC_PROGRAMS
+MODES = OOC_MODES
+SWAP_KINDS, MMAP_KINDS, MODE_KINDS = OOC_SWAP_KINDS, OOC_MMAP_KINDS, OOC_MODE_KINDS
+BENCHMARK = OOC_BENCHMARK
+REFERENCE_MODE = OOC_REFERENCE_MODE
 CFLAGS = ["-O3", "-Wall", "-Wextra"]
 #: A program the kernel kills for want of memory runs again, up to this many more times, after
 #: :data:`KILL_PAUSE_S` seconds. At a working set as large as the memory limit, over swap on a
@@ -130,7 +124,7 @@ class Place:
     caller with the swap file: :func:`benchcast.devices.on_device`) for at most ``timeout`` s; a
     program the kernel kills runs again after ``kill_pause`` seconds, up to ``kill_retries`` times;
     with ``counters`` (a function returning the counters of memory and the device: groups
-    ``device``, :func:`benchcast.devices.io_counters`, ``memcg`` and ``vmstat``, :mod:`benchcast.sources.paging`),
+    ``device``, :func:`benchcast.devices.io_counters`, ``memcg`` and ``vmstat``, :mod:`benchcast.sources.run.paging`),
     read at each edge of a program's phases."""
 
     binaries: dict
@@ -245,7 +239,7 @@ def io_records(result: pd.DataFrame, marks: list[dict], where: str) -> pd.DataFr
     """What a run did to memory and the device, from the counters read at its marks: per kernel, per
     pass (the increases of its passes summed, over their number), and for the whole run (workload =
     the program, per run, from its first mark to its last), as ``device`` records
-    (:func:`benchcast.sources.blockio.per_op`) and ``paging`` records (:func:`benchcast.sources.paging.per_op`),
+    (:func:`benchcast.records.blockio.per_op`) and ``paging`` records (:func:`benchcast.sources.run.paging.per_op`),
     with the columns of ``result`` (the run's own records)."""
     begun: dict[str, dict] = {}
     totals: dict[str, tuple[int, dict | None]] = {}

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .. import BenchcastError, result_text
-from ..core import host
-from ..core import units
-from ..core.units import parse_size, size_label
-from ..core.workloads import APPEND
+from ... import BenchcastError, result_text
+from ...core import host
+from ...core import units
+from ...core.units import parse_size, size_label
+from ...core.workloads import APPEND
 
 METRICS = ("lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9", "bw", "iops")
 PERCENTILES = {"clat_p50": "50.000000", "clat_p99": "99.000000", "clat_p99.9": "99.900000"}
@@ -308,7 +308,7 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
     path = Path(path)
     data = load(path)
     if data.get("benchcast_skipped"):
-        from .. import records  # a cell the device cannot run: no records, said in the file
+        from ... import records  # a cell the device cannot run: no records, said in the file
 
         return records.make([], study=study, source=source, device=device, benchmark="fio", workload="",
                             op="", metric="", unit="", value=0.0, run=int(run))
@@ -326,7 +326,7 @@ def parse(path, study: str, device: str, run: int = 0, cell: str | None = None,
             "device_model": "", "mount_options": "", "jobname": job.get("jobname", ""),
             "cpu_share": cpu_share(job)}
     prov.update(provenance or {})
-    from .. import records  # pandas: only where records are made, so fio runs start fast
+    from ... import records  # pandas: only where records are made, so fio runs start fast
 
     return records.make(rows, study=study, source=source, device=device, benchmark="fio", run=int(run),
                         **keys, **prov)

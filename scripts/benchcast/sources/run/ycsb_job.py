@@ -12,16 +12,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core import protect
+from ...core import protect
 
 
 def run_job(job: dict) -> None:
     import pandas as pd
 
     from . import cpushare, quality, ycsb
-    from .. import devices, records
-    from ..config import settings
-    from ..devices import presence
+    from ... import devices, records
+    from ...config import settings
+    from ...devices import presence
 
     s = settings.ycsb(job["source"], job["source_name"])  # the validated config's source
     # raw files and records go under temporary names, renamed when the run is complete: a killed
@@ -71,7 +71,7 @@ def _direct_io(s, job: dict, state: dict):
         import dataclasses
 
         return dataclasses.replace(s, properties={**s.properties, "rocksdb.directio": "false"})
-    from .. import BenchcastError
+    from ... import BenchcastError
 
     raise BenchcastError(f"source {job['source_name']}: properties: rocksdb.directio: O_DIRECT does not "
                          f"work on {state.get('target')} (probed at provisioning)")
@@ -87,8 +87,9 @@ def stable_already(job: dict) -> str | None:
         from . import quality
 
         return quality.extra_run_not_needed(previous, job["spoil"]["thresholds"], job["spoil"]["extra"])
-    from . import blockio, repeats
-    from .. import records
+    from ...records import blockio
+    from . import repeats
+    from ... import records
 
     runs = []
     for path in previous:
@@ -99,7 +100,7 @@ def stable_already(job: dict) -> str | None:
 
 def main(argv=None) -> int:
     from . import quality
-    from ..core.cli import job_main
+    from ...core.cli import job_main
 
     quality.start_look()  # the job's start-up is its first look at the machine
 

@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import BenchcastError
-from ..core import stop
-from ..records import parse_size
+from ... import BenchcastError
+from ...core import stop
+from ...records import parse_size
 
 PID_FILE = "mariadbd.pid"
 _SBIN = ("/usr/sbin", "/usr/local/sbin", "/sbin")
@@ -210,7 +210,7 @@ class MariaDBServer:
 
 def config_defaults() -> dict:
     """The server settings' defaults: config/schema.yaml ``$defs/mariadb`` (the only place they live)."""
-    from .. import config
+    from ... import config
 
     return config.defaults("mariadb")
 

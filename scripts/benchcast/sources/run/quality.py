@@ -10,7 +10,7 @@ Around each fio, YCSB and out-of-core run, :func:`sample` reads, at its start an
   (:mod:`benchcast.devices.benchcg`): ``other_cpu`` = busy CPU of the machine minus that, in CPUs
   (1.0: one core busy all the run long with work that is not the benchmark's).
 
-- other work on the measured device (:mod:`benchcast.sources.otherio`): ``other_iops`` and ``other_mbps``,
+- other work on the measured device (:mod:`benchcast.sources.run.otherio`): ``other_iops`` and ``other_mbps``,
   the requests and bytes of the device's counters the benchmark did not send, and ``io_counters``,
   which device was counted or why none was (a tmpfs, a FUSE file system);
 - the machine's speed (:mod:`benchcast.core.speed`): the probe's times just before and just after the
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from . import otherio
-from ..core import speed
+from ...core import speed
 
 PRESSURE = Path("/proc/pressure")
 STAT = Path("/proc/stat")
@@ -73,7 +73,7 @@ def cpu_times() -> dict[str, float]:
 
 def snapshot(cgroup=None) -> dict:
     """Everything :func:`figures` compares, now."""
-    from ..devices import benchcg
+    from ...devices import benchcg
 
     usage = benchcg.usage_ns(cgroup) if cgroup else None
     return {"time": time.monotonic(), "pressure": pressure_totals(), "cpu": cpu_times(),
@@ -116,10 +116,10 @@ def sidecar(output) -> Path:
 def sample(output, cgroup=None, keys: dict | None = None, state: dict | None = None):
     """Around one measured run: the speed probe and a snapshot before, and after a run that
     succeeded a snapshot and the probe again, then its record (:func:`figures`, other work on the
-    device of ``state`` (:mod:`benchcast.sources.otherio`), the probe's times, plus ``keys``, e.g. study,
+    device of ``state`` (:mod:`benchcast.sources.run.otherio`), the probe's times, plus ``keys``, e.g. study,
     device, cell, run) to :func:`sidecar` of ``output`` (under a temporary name, renamed when
     whole). A failed run writes nothing."""
-    from ..core import protect
+    from ...core import protect
 
     path = sidecar(output)
     protect.clear_partial(path)
@@ -152,7 +152,7 @@ def guard_settings(run_config: dict) -> dict:
     """What the measuring jobs of a run get from ``run`` of the validated config: the shield (only
     the settings that are set), the wait for a quiet machine before each run (``wait_run``
     seconds at most, quiet: other CPU below ``other_cpu``) and the benchmark processes' deadlines
-    (:mod:`benchcast.sources.deadline`; none given: the schema's)."""
+    (:mod:`benchcast.sources.run.deadline`; none given: the schema's)."""
     inter = run_config.get("interference") or {}
     return {"shield": {k: v for k, v in (run_config.get("shield") or {}).items() if v is not None},
             "wait_run": inter.get("wait_run") or 0, "other_cpu": inter.get("other_cpu"),

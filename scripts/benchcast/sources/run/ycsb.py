@@ -6,10 +6,10 @@ size in bytes becomes a record count: ``data_size // (fieldcount * fieldlength)`
 
 The bindings are benchcast's own (``ycsb/``, built into one jar by :func:`build_jar` or
 ``scripts/build_ycsb.sh``): ``rocksdb`` (embedded RocksDB in a directory on the device under test)
-and ``mariadb`` (a throwaway server, :mod:`benchcast.sources.mariadb`, with its datadir on the device).
+and ``mariadb`` (a throwaway server, :mod:`benchcast.sources.run.mariadb`, with its datadir on the device).
 
 YCSB writes its measurements (hdrhistogram, so percentiles are real) with the text exporter to a
-file, which :mod:`benchcast.sources.ycsbout` turns into records.
+file, which :mod:`benchcast.sources.parse.ycsbout` turns into records.
 
 :func:`run_ycsb` loads once per repeat and runs the workloads in the given order on that data
 (or reloads per workload); the choice is kept in the ``reload`` provenance column.
@@ -31,24 +31,23 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import BenchcastError
-from . import blockio, deadline
-from .. import records as rec
+from ... import BenchcastError
+from ...records import blockio
+from . import deadline
+from ... import records as rec
 from .mariadb import die_with_parent
-from ..config.settings import YcsbSettings
-from .ycsbout import histogram_logs, parse  # noqa: F401  (re-exported: a phase's records)
-from ..core.workloads import CORE_WORKLOADS, PAPER_WORKLOADS, WORKLOADS  # noqa: F401  (re-exported)
+from ...config.settings import YcsbSettings
+from ..parse.ycsbout import histogram_logs, parse  # noqa: F401  (re-exported: a phase's records)
+from ...core.vocabulary import YCSB_ENGINES
+from ...core.workloads import CORE_WORKLOADS, PAPER_WORKLOADS, WORKLOADS  # noqa: F401  (re-exported)
 
 YCSB_VERSION = "0.17.0"
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 #: The Maven module of the bindings, and where a plain ``mvn package`` in it puts the jar.
 MODULE = ROOT / "ycsb"
 DEFAULT_JAR = MODULE / "target" / "benchcast-ycsb.jar"
 
-ENGINES = {
-    "rocksdb": "benchcast.ycsb.RocksDBClient",
-    "mariadb": "benchcast.ycsb.JdbcClient",
-}
+ENGINES = YCSB_ENGINES
 
 #: operationcount when only maxexecutiontime bounds a run (Java int range).
 UNBOUNDED_OPS = 2_000_000_000
@@ -268,7 +267,7 @@ class Place:
     ``study`` and ``device``. ``runs``: the run indices (one load each); ``io_counter``: a function
     returning the device's I/O counters (:func:`benchcast.devices.io_counters`), read before and
     after each workload run, the difference becoming op ``device`` records per operation
-    (:mod:`benchcast.sources.blockio`); ``run_properties``: properties of the run phases only, over everything
+    (:mod:`benchcast.records.blockio`); ``run_properties``: properties of the run phases only, over everything
     (the record count too); ``load_threads``: the load's client threads (default the settings'
     threads); ``keep_data``: leave the database in place."""
 
@@ -306,7 +305,7 @@ def run_ycsb(engine: str, data_size, s: YcsbSettings, at: Place) -> pd.DataFrame
     return records.
 
     For each run of ``at.runs`` the data is loaded into a fresh database under ``at.device_dir``
-    (RocksDB directory, or MariaDB datadir of a fresh server, :func:`benchcast.sources.mariadb.server` with
+    (RocksDB directory, or MariaDB datadir of a fresh server, :func:`benchcast.sources.run.mariadb.server` with
     the settings' ``mariadb``), then the workloads run in the given order on that data; with
     ``reload_per_workload`` every workload gets a freshly loaded database instead. Records of the
     first load of a run are returned with workload ``load`` (op ``insert``). The database is removed

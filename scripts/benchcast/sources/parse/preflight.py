@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import BenchcastError
-from . import plan
-from ..core.units import parse_size, size_label
+from ... import BenchcastError
+from .. import plan
+from ...core.units import parse_size, size_label
 
 
 def check_file(path: str) -> None:
@@ -25,7 +25,7 @@ def check_file(path: str) -> None:
 
         fiojson.parse(path, study="check", device="check")  # also refuses a job that ended in error
     elif run.type == "ycsb":
-        from .. import records
+        from ... import records
 
         records.read(path)
 
@@ -160,7 +160,7 @@ def check_focus_pairing(where: str, study: dict, figures: set, series: set) -> N
     candidate features, of a workload the first rule matching the focus series allows. One line
     where no focus series (``series``: (benchmark, engine, workload, op or None)) has one: nothing
     could be fitted, and the report's tables and charts failed after the analysis was rewritten."""
-    from ..config.settings import match_rule
+    from ...config.settings import match_rule
 
     feats = study["features"]
     sizes = {parse_size(b) for b in feats["block_sizes"]}
@@ -244,7 +244,7 @@ def _few_devices(path, keys: tuple, size, least: int, rows: str, **read) -> None
     best size). ``read``: column -> how its text is read (``bs=parse_size``: 1k and 1K are one)."""
     import pandas as pd
 
-    from .. import records
+    from ... import records
 
     path = Path(path)
     raw = pd.read_csv(path, dtype=str, keep_default_na=False)

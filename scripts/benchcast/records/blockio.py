@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-OP = "device"
+from ..core.vocabulary import DEVICE_OP
+
+OP = DEVICE_OP
 UNITS = {"reads_per_op": "1/op", "writes_per_op": "1/op", "syncs_per_op": "1/op",
          "read_request_size": "B", "write_request_size": "B", "charged_reads_per_op": "1/op",
          "charged_writes_per_op": "1/op"}

@@ -1,5 +1,5 @@
 """What paging did: the kernel's counters of faults, swap and page I/O, read before and after each
-phase of an out-of-core program (:mod:`benchcast.sources.ooc`), as records per operation (a pass of a
+phase of an out-of-core program (:mod:`benchcast.sources.run.ooc`), as records per operation (a pass of a
 kernel, or a whole run).
 
 Records (op ``paging``, benchmark, engine and workload of the run they describe):
@@ -25,14 +25,16 @@ The memory cgroup's counters are the program's own (it alone is in the cgroup). 
 counts for the whole machine: its rows describe the program only because a benchmark job runs
 alone (the machine's benchmark lock, one benchmark slot) and nothing else pages meanwhile; a
 neighbour that pages adds to them. The device's own requests (reads, writes, their sizes) are
-:mod:`benchcast.sources.blockio`'s ``device`` records, read at the same marks.
+:mod:`benchcast.records.blockio`'s ``device`` records, read at the same marks.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-OP = "paging"
+from ...core.vocabulary import PAGING_OP
+
+OP = PAGING_OP
 VMSTAT = Path("/proc/vmstat")
 
 #: metric -> (counter group, kernel counter, unit, factor): the group is ``memcg`` (the program's

@@ -1,7 +1,7 @@
 """YCSB's measurement output in as records: the text exporter's lines or either JSON exporter's
 entries (:func:`parse_text`), and YCSB's histogram logs beside the file (``<stem>.<OP>.hdr``,
 :func:`histogram_logs`) as one ``lat_hdr`` record per operation (value the operation count, the whole
-run's histogram in the ``hdr`` column, :mod:`benchcast.sources.hdr`), so that aggregation can merge repeats
+run's histogram in the ``hdr`` column, :mod:`benchcast.records.hdr`), so that aggregation can merge repeats
 into true percentiles. Records: benchmark ``ycsb``; op ``read``, ``update``, ``insert``, ``scan``,
 ``read-modify-write``, ``delete``, ``overall``; metric ``lat_mean``, ``lat_p50``, ``lat_p95``,
 ``lat_p99``, ``lat_p99.9`` in us, ``ops`` count, and for ``overall`` ``throughput`` in ops/s and
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import BenchcastError, result_text
-from .. import records as rec
-from ..core.units import HISTOGRAM_METRIC
+from ... import BenchcastError, result_text
+from ... import records as rec
+from ...core.units import HISTOGRAM_METRIC
 
 #: The operations YCSB reports (CLEANUP, the client's own, is skipped).
 OPERATIONS = {"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE", "OVERALL"}
@@ -231,7 +231,7 @@ def parse(path, **columns) -> pd.DataFrame:
     """Records of one YCSB measurement file and its histogram logs (:func:`histogram_logs`);
     ``columns`` are added to every row (study, device, engine, workload, threads, data_size, run,
     provenance ...). Raises on failed operations."""
-    from . import hdr
+    from ...records import hdr
 
     path = Path(path)
     try:

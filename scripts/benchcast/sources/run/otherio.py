@@ -1,7 +1,7 @@
 """Other work on the measured device: the device's own counters during a run, less the requests
 the benchmark itself sent, are what something else did to the same device meanwhile.
 
-Around each measured run (:mod:`benchcast.sources.quality`) :func:`snapshot` reads
+Around each measured run (:mod:`benchcast.sources.run.quality`) :func:`snapshot` reads
 
 - the block device's kernel counters (:func:`benchcast.devices.blockinfo.block_counters`: reads,
   writes and their bytes; a directory's file system's device, shared with everything else on that
@@ -12,7 +12,7 @@ Around each measured run (:mod:`benchcast.sources.quality`) :func:`snapshot` rea
 - the file system's journal commits (:func:`benchcast.devices.blockinfo.journal`): the journal thread
   writes them for the benchmark's own syncs, outside its cgroup, so each commit is taken as the
   benchmark's (two requests, the blocks it logged and its commit block).
-- the machine's swap-outs (``/proc/vmstat`` ``pswpout``, :mod:`benchcast.sources.paging`) when a swap
+- the machine's swap-outs (``/proc/vmstat`` ``pswpout``, :mod:`benchcast.sources.run.paging`) when a swap
   area is on the device: under cgroup v1 the kernel sends them as the root cgroup's, not the
   benchmark's, while its swap-ins are counted as its own (measured: on zram, 302 MB read, all the
   cgroup's; 370 MB written, none of it, and exactly the 370 MB of ``pswpout``). An out-of-core
@@ -46,7 +46,7 @@ def counted(state: dict | None) -> tuple[str | None, str]:
     ``io_counters`` text (the device's name, or why there is none)."""
     if not state:
         return None, "none: no device state"
-    from ..devices import blockinfo
+    from ...devices import blockinfo
 
     kind = state.get("kind")
     if kind == "delayed":
@@ -58,7 +58,7 @@ def counted(state: dict | None) -> tuple[str | None, str]:
 
 
 def _own_io(state: dict, dev: str) -> dict | None:
-    from ..devices import benchcg, blockinfo, throttled
+    from ...devices import benchcg, blockinfo, throttled
 
     if state.get("kind") == "throttled":
         return throttled.own_io(state)
@@ -70,7 +70,7 @@ def swap_outs(dev: str) -> int | None:
     """Pages swapped out on the machine so far (``pswpout``) when an active swap area lies on block
     device ``dev`` and the benchmark's own requests are counted by cgroup v1 (which leaves its
     swap-outs out of them); None otherwise."""
-    from ..devices import blockinfo, swap, throttled
+    from ...devices import blockinfo, swap, throttled
     from .paging import vmstat
 
     if throttled.cgroup_version() != 1:
@@ -89,7 +89,7 @@ def swap_outs(dev: str) -> int | None:
 def snapshot(state: dict | None) -> dict:
     """The counters :func:`figures` compares, now: ``device``, ``own``, ``journal`` and ``swap_outs``
     (each None where there is none), the file system's block size, and the ``io_counters`` text."""
-    from ..devices import blockinfo
+    from ...devices import blockinfo
 
     dev, what = counted(state)
     if dev is None:

@@ -1,5 +1,5 @@
 """fio: the grid of cells out of a study's ``fio`` source, one job file per (device, cell, repeat)
-out, one cell's run as a workflow job; fio's JSON output in as records is :mod:`benchcast.sources.fiojson`.
+out, one cell's run as a workflow job; fio's JSON output in as records is :mod:`benchcast.sources.parse.fiojson`.
 
 Options of a cell, from lowest to highest precedence: the source's own (the schema gives their
 defaults), the source's ``per_kind`` entry for the device's kind (the schema's defaults: tmpfs
@@ -14,7 +14,7 @@ only that device's cell ids. Runs write ``--output-format=json``.
 from __future__ import annotations
 
 if __name__ == "__main__":  # a measuring job: its start-up, imports included, is its first look
-    from benchcast.sources import quality as _quality  # (the standard library only)
+    from benchcast.sources.run import quality as _quality  # (the standard library only)
 
     _quality.start_look()
 
@@ -28,13 +28,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import BenchcastError
-from ..core import protect
-from ..config import settings
+from ... import BenchcastError
+from ...core import protect
+from ...config import settings
 from . import deadline
-from .fiojson import load, option_on, parse  # noqa: F401  (parse: re-exported, a run's records)
-from ..config.settings import FIO_OPTIONS
-from ..core.units import parse_size, size_label
+from ..parse.fiojson import load, option_on, parse  # noqa: F401  (parse: re-exported, a run's records)
+from ...config.settings import FIO_OPTIONS
+from ...core.units import parse_size, size_label
 
 #: The mixed rw values, which take rwmixread.
 MIXED = ("rw", "readwrite", "randrw")
@@ -66,7 +66,7 @@ def _normalise(opts: dict, source_name: str, where: str) -> dict:
 
 def device_options(fs: settings.FioSettings, devices: dict) -> dict[str, dict]:
     """Resolved options per measured device (see the module doc for the precedence)."""
-    from .plan import measured_devices
+    from ..plan import measured_devices
 
     ids = measured_devices(fs, devices, fs.name)
     for dev in fs.per_device:
@@ -189,7 +189,7 @@ def stop_tree(proc: subprocess.Popen, grace: float = 5, wait: float = 10) -> Non
     under it; return once none of them is left (or after ``wait`` s more)."""
     import time
 
-    from ..core.stop import alive, descendants
+    from ...core.stop import alive, descendants
 
     tree = [proc.pid, *descendants(proc.pid)]
     proc.terminate()
@@ -209,8 +209,8 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     """Write the job file, run fio on the provisioned device (inside its cgroup when throttled),
     check the JSON it wrote; return the output path. Failures raise BenchcastError naming the
     device, cell and repeat. fio is stopped, with every process it started, past ``timeout`` s
-    (None: its deadline, :func:`benchcast.sources.deadline.fio_seconds`)."""
-    from .. import devices
+    (None: its deadline, :func:`benchcast.sources.run.deadline.fio_seconds`)."""
+    from ... import devices
 
     where = f"fio: device {cell['device']}, cell {cell['cell']}, repeat {repeat}"
     directory = devices.target(state)
@@ -237,13 +237,13 @@ def run(cell: dict, state: dict, repeat: int, jobfile, output, timeout: float | 
     if proc.returncode == -signal.SIGKILL:
         raise BenchcastError(f"{where}: fio was killed (out of memory?)")
     if proc.returncode != 0:
-        from ..devices.base import one_line
+        from ...devices.base import one_line
 
         raise BenchcastError(f"{where}: fio exit {proc.returncode}: {one_line(proc)}")
     why = cut_short(load(part_out), cell)
     if why:
         raise BenchcastError(f"{where}: fio's run was cut short: {why}; nothing of this run is kept")
-    from ..devices import presence
+    from ...devices import presence
 
     presence.check(state)  # measured on the device it provisioned, not on what was left of it
     protect.commit(jobfile)
@@ -273,7 +273,7 @@ def cut_short(data: dict, cell: dict) -> str | None:
 def run_and_parse(cell: dict, state: dict, repeat: int, jobfile, output, study: str,
                   source: str = "fio", timeout: float | None = None) -> "pd.DataFrame":
     """:func:`run` then :func:`parse` with the device's provenance."""
-    from .. import devices
+    from ... import devices
 
     run(cell, state, repeat, jobfile, output, timeout=timeout)
     return parse(output, study=study, device=cell["device"], run=repeat, cell=cell["cell"], source=source,
@@ -339,7 +339,7 @@ def run_cell(device_id: str, spec: dict, state_path, cell: dict, repeat: int, jo
     skip note instead, without touching the device."""
     import time
 
-    from .. import devices
+    from ... import devices
     from . import quality
 
     why = stable_already(cell)
@@ -378,7 +378,7 @@ def main(argv=None) -> int:
                         args.jobfile, args.output)
         print(f"fio wall time {secs:.3f} s")
 
-    from ..core.cli import run_logged
+    from ...core.cli import run_logged
 
     return run_logged(cell, args.log, f"fio: device {args.device}, cell {json.loads(args.cell)['cell']}, "
                                       f"repeat {args.repeat}")

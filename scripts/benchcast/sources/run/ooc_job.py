@@ -1,7 +1,7 @@
 """One out-of-core job of the workflow: ``python -m benchcast.ooc_job --job JSON``.
 
 On the ensured device, one mode and one repeat: every program of the source at every working set
-(:func:`benchcast.sources.ooc.run_ooc`). Modes ``swap`` and ``mmap`` run inside a fresh memory cgroup at the
+(:func:`benchcast.sources.run.ooc.run_ooc`). Modes ``swap`` and ``mmap`` run inside a fresh memory cgroup at the
 source's ``memory_limit``; ``swap`` also with a swap file on the device, on for the job only; their
 programs stop at the edges of each phase while the kernel's counters of paging and of the device
 are read (:func:`counters`: faults, swap-ins and -outs, the device's requests per pass). Swap
@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import sys
 
-from .. import BenchcastError
-from ..core import protect
+from ... import BenchcastError
+from ...core import protect
 
 
 def run_job(job: dict) -> None:
-    from .. import devices, records
+    from ... import devices, records
     from . import ooc, quality
-    from ..config import settings
-    from ..devices import presence, swap
+    from ...config import settings
+    from ...devices import presence, swap
 
     s = settings.ooc(job["source"], job["source_name"])  # the validated config's source
     mode = job["mode"]
@@ -62,18 +62,18 @@ def run_job(job: dict) -> None:
 
 
 def counters(state: dict, cgroup) -> dict:
-    """What a paging run's marks read (:class:`benchcast.sources.ooc.Place`): the device's requests, the
-    program's memory cgroup and the machine's paging counters (:mod:`benchcast.sources.paging`)."""
-    from .. import devices
+    """What a paging run's marks read (:class:`benchcast.sources.run.ooc.Place`): the device's requests, the
+    program's memory cgroup and the machine's paging counters (:mod:`benchcast.sources.run.paging`)."""
+    from ... import devices
     from . import paging
-    from ..devices import memlimit
+    from ...devices import memlimit
 
     return {"device": devices.io_counters(state), "memcg": memlimit.stat(cgroup), "vmstat": paging.vmstat()}
 
 
 def main(argv=None) -> int:
     from . import quality
-    from ..core.cli import job_main
+    from ...core.cli import job_main
 
     quality.start_look()  # the job's start-up is its first look at the machine
 

@@ -12,15 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import records
-
-
-def cv(std, mean):
-    """Coefficient of variation std / |mean| (NaN where the mean is 0): the one definition, also
-    the ``cv`` column of :func:`benchcast.aggregate.aggregate`."""
-    std, mean = np.asarray(std, dtype=float), np.asarray(mean, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(mean != 0, std / np.abs(mean), np.nan)
+from ... import records
+from ...records import cv  # noqa: F401  (re-exported: the repeat rule's measure)
 
 
 def max_cv(recs: pd.DataFrame, metric: str = "lat_mean") -> float:

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import BenchcastError, records, result_text
-from ..core import units
+from ... import BenchcastError, records, result_text
+from ...core import units
 from . import importchecks as chk
 from .importers import FILE_PATTERNS, input_files
 
@@ -106,7 +106,7 @@ def _pkb_fio_row(s: dict, parts: list[str], where: str) -> dict | None:
 def _pkb_ycsb_row(s: dict, op: str, stat: str, where: str) -> dict | None:
     """A record row of one PKB YCSB sample (None for statistics benchcast does not keep); a failed
     return code stops the import."""
-    from ..core import units
+    from ...core import units
     from .ycsbout import OK_CODES
 
     if stat.startswith("Return="):

@@ -1,7 +1,7 @@
 """The share of a run's request path that is CPU work, from the run itself: what
 :mod:`benchcast.records.correction` scales by the machine's speed.
 
-- fio: its own ``usr_cpu + sys_cpu`` of the job (:mod:`benchcast.sources.fiojson`, column ``cpu_share``):
+- fio: its own ``usr_cpu + sys_cpu`` of the job (:mod:`benchcast.sources.parse.fiojson`, column ``cpu_share``):
   at one request in flight, the share of the job's time its thread was on a CPU. A FUSE server's
   time is not in it: its delays run by the clock, sleeping or polling, whatever the speed.
 - YCSB: the benchmark's CPU cgroup (the client JVM and the engine, RocksDB in it or the MariaDB
@@ -43,7 +43,7 @@ class Sampler:
         self._thread = threading.Thread(target=self._run, name="benchcast-cpu-sampler", daemon=True)
 
     def _read(self) -> None:
-        from ..devices import benchcg
+        from ...devices import benchcg
 
         ns = benchcg.usage_ns(self.cgroup)
         if ns is not None:
@@ -103,7 +103,7 @@ def ycsb_shares(recs: "pd.DataFrame", sampler: Sampler) -> "pd.DataFrame":
     per run, the cgroup's CPU per client thread over its operations, from the earliest start of
     its operations' histogram logs (not CLEANUP) for its ``runtime`` (ms); NaN where the window is
     unknown or the sampler has no readings there."""
-    from .ycsbout import histogram_logs
+    from ..parse.ycsbout import histogram_logs
 
     recs = recs.copy()
     recs["cpu_share"] = math.nan
@@ -143,7 +143,7 @@ def run_speeds(outputs, settings: dict) -> "pd.DataFrame":
     import pandas as pd
 
     from . import quality
-    from ..core import speed
+    from ...core import speed
 
     rows = []
     for out in outputs:

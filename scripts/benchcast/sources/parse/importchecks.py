@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import BenchcastError, records
-from ..core.workloads import RW_OP
+from ... import BenchcastError, records
+from ...core.workloads import RW_OP
 
 #: fio's mixed rw values (their records name the op).
 MIXED_RW = ("rw", "readwrite", "randrw")

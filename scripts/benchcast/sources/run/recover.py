@@ -14,7 +14,7 @@ Snakemake process of the folder is alive (:func:`benchcast.core.smk.stale_lock`)
   removed, as Snakemake removes an incomplete job's outputs, and runs again.
 * :func:`clear_locks`: Snakemake's locks, as ``--unlock`` clears them.
 * devices and MariaDB servers: torn down by the workflow's ``onstart`` on a local run
-  (:func:`benchcast.devices.teardown_all`, :func:`benchcast.sources.mariadb.teardown_all`); on a cluster
+  (:func:`benchcast.devices.teardown_all`, :func:`benchcast.sources.run.mariadb.teardown_all`); on a cluster
   the devices are on the nodes, torn down there (``srun ... snakemake teardown``).
 
 :func:`summary` is the one line that says what was done.
@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import plan
-from ..core import protect, stop
+from .. import plan
+from ...core import protect, stop
 
 #: Snakemake's folder in the working directory.
 DOT = ".snakemake"
@@ -206,7 +206,7 @@ def teardown_left(rec: Recovery, results_dirs) -> None:
     """Tear down what the killed run left of each study (``results/<study>``): its MariaDB servers,
     then every device a state record still lists (this machine's: on a local run). Raises
     BenchcastError naming what could not be undone."""
-    from .. import devices
+    from ... import devices
     from . import mariadb
 
     for d in map(Path, results_dirs):

@@ -1,6 +1,6 @@
 """Importers: existing results (the paper's tables, fio JSON, benchcast's own records, YCSB outputs)
-into tidy records; PerfKitBenchmarker's samples are :mod:`benchcast.sources.pkb`'s, the checks of every
-imported row :mod:`benchcast.sources.importchecks`'."""
+into tidy records; PerfKitBenchmarker's samples are :mod:`benchcast.sources.parse.pkb`'s, the checks of every
+imported row :mod:`benchcast.sources.parse.importchecks`'."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import BenchcastError, records
-from ..core import units
+from ... import BenchcastError, records
+from ...core import units
 from . import importchecks as chk
 from .importchecks import MIXED_RW
-from ..core.workloads import RW_OP, WORKLOADS
+from ...core.workloads import RW_OP, WORKLOADS
 
 #: The ops of the paper's application table.
 APP_OPS = ("read", "write", "update", "insert", "scan", "readmodifywrite", "overall")
@@ -160,12 +160,12 @@ def fio_json(device_files: dict, study: str, source: str) -> pd.DataFrame:
     ``<bs>/<rw>-<iodepth>-<numjobs>.json``).
 
     Each job of a file is one cell, read from the options fio reports back (global, then the job's),
-    never from the file name: every option that shapes the measurement (:func:`benchcast.sources.fiojson.cell_label`:
+    never from the file name: every option that shapes the measurement (:func:`benchcast.sources.parse.fiojson.cell_label`:
     rw, bs, iodepth, numjobs, ioengine, direct, rwmixread, fsync, size ...) is part of it, and the
     cell column holds them. Files of the same cell on one device are repeats (run 0, 1, ... in file
     order); files that differ in any of those options are separate cells. The jobs of a job with
     numjobs > 1 that fio reported one by one (no group_reporting) are merged into one
-    (:func:`benchcast.sources.fiojson.merge_jobs`). Provenance: file, fio_version, jobname. A file that is not
+    (:func:`benchcast.sources.parse.fiojson.merge_jobs`). Provenance: file, fio_version, jobname. A file that is not
     fio JSON, lacks statistics, reports a job error or holds two jobs of the same cell stops the
     import with one line naming it; nothing is written then."""
     from . import fiojson
@@ -197,7 +197,7 @@ def _fio_jobs_checked(loaded: list[tuple]) -> None:
     """The rows of fio JSON outputs are their jobs (``loaded``: device, file, its JSON), each named
     by file and ``jobs[K] (name)``: rw of fio's names, mean latencies, bandwidth and IOPS above 0,
     and no job given twice for a device (the same output imported twice is no repeat; the jobs of
-    one cell in one file that differ are :func:`benchcast.sources.fiojson.file_cells`' error)."""
+    one cell in one file that differ are :func:`benchcast.sources.parse.fiojson.file_cells`' error)."""
     import hashlib
     import json
 
@@ -289,7 +289,7 @@ def record_files(files, study: str, source: str, devices=None, rename: dict | No
 
 def ycsb_output_files(spec) -> list[Path]:
     """The YCSB outputs of an entry (:func:`input_files`), without YCSB's histogram logs (``*.hdr``):
-    those are read with the output they sit beside (:func:`benchcast.sources.ycsbout.histogram_logs`)."""
+    those are read with the output they sit beside (:func:`benchcast.sources.parse.ycsbout.histogram_logs`)."""
     files = [p for p in input_files(spec, FILE_PATTERNS["ycsb_output"]) if p.suffix != ".hdr"]
     if not files:
         raise BenchcastError(f"{spec}: only histogram logs, no YCSB output")
@@ -321,7 +321,7 @@ def ycsb_output(runs, study: str, source: str, devices=None, key: str | None = N
     Each entry is checked with its key (``key``: the source's config key, else ``source``): a device
     of the study (``devices``), and no output of two entries (the same run twice: one error when the
     entries say the same of it, another when they disagree). Then every line of every output, with
-    the file and its own line (:func:`benchcast.sources.ycsbout.parse_text`). A file with failed operations,
+    the file and its own line (:func:`benchcast.sources.parse.ycsbout.parse_text`). A file with failed operations,
     or no measurement, stops the import, named."""
     from . import ycsbout
 

@@ -18,12 +18,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from benchcast.sources import plan as bc_plan  # noqa: E402
-from workflow_util import copy_workflow, edit_config  # noqa: E402
+from .scratch import copy_workflow, edit_config  # noqa: E402
 
 STUDY = "local"
 #: A run that has not ended this long after its fault has hung.
