@@ -137,7 +137,7 @@ class Hooks:
             return
         inter = self.run.get("interference", {})
         bc_quality.wait_for_quiet(
-            inter.get("wait_quiet", 0),
+            inter.get("wait_quiet") or 0,
             inter.get("other_cpu"),
             lambda line: self.logger.info(f"benchcast: {line}"),
             exclude=(os.getpid(),),
