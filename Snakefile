@@ -27,24 +27,6 @@ include: "rules/report.smk"
 include: "rules/compare.smk"
 
 
-onstart:
-    recover_killed_run()
-    start_stop_watch()
-    refuse_remeasure()
-    refuse_changed_outputs()
-    machine_check()
-    start_progress()
-
-
-onerror:
-    clear_failed_outputs()
-    teardown_everything()
-
-
-onsuccess:
-    warn_unused_cards()
-
-
 rule all:
     default_target: True
     input:

@@ -11,7 +11,7 @@ _SCRIPTS = str(Path(workflow.basedir, "scripts").resolve())
 sys.path.insert(0, _SCRIPTS)
 
 from benchcast.core import smk as bc_smk  # noqa: E402
-from snakemake.io import strip_wildcard_constraints  # noqa: E402
+from benchcast.core.smk import strip_wildcard_constraints  # noqa: E402
 
 # Jobs find the package and the Python that runs Snakemake through the environment, not through
 # params or shell text: the environment is no rerun trigger, so a results tree copied or moved

@@ -252,7 +252,7 @@ def test_planning_zram_and_blockdev_as_an_ordinary_user_succeeds():
 @pytest.mark.workflow
 def test_keep_incomplete_still_removes_a_failed_analysis_output(tmp_path, paper_only):
     """profiles/slurm keeps what a failed round job measured (keep-incomplete); a failed analysis
-    job's half-written output must still go (Snakefile onerror: clear_failed_outputs)."""
+    job's half-written output must still go (rules/hooks.smk onerror: clear_failed_outputs)."""
     wd = copy_workflow(tmp_path / "wf")
     edit_config(wd, paper_only)
     # this copy's aggregate script writes half a table, then fails

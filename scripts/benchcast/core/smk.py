@@ -1,4 +1,49 @@
-"""Glue for the thin rule scripts: logging to the rule's log file and one-line errors."""
+"""The one adapter to Snakemake: the glue of the thin rule scripts (logging to the rule's log file,
+one-line errors), the jobs' environment, and every use of Snakemake beyond its documented API.
+
+No other file of the workflow (scripts/, rules/*.smk, Snakefile) touches Snakemake's internals;
+tests/test_smk.py greps for them and tests each use below against the installed Snakemake.
+Checked against Snakemake 9.27.1 (the pin, requirements.txt). Per use: the private name, what
+benchcast relies on, and where.
+
+* ``workflow.dag.needrun_jobs()`` (:func:`needrun_jobs`): the jobs this run will execute, in the
+  onstart handler (the DAG is built, nothing has run); each job's ``rule.name``, ``input``,
+  ``output`` and ``wildcards``.
+* ``workflow.dag.reason(job).updated_input`` (:func:`updated_inputs`): the input files newer than
+  the job's outputs, why the job is planned.
+* ``workflow.dag.dependencies[job]`` (:func:`dependencies`): the jobs whose outputs the job reads,
+  planned or not.
+* ``workflow.persistence.metadata(output_file).endtime`` (:func:`output_end_time`): when the job
+  that wrote an output ended, from .snakemake/metadata (``metadata`` takes the job's own file
+  object, not a string).
+* ``workflow.persistence.input_checksums(job, path)`` (:func:`recorded_checksums`): the
+  ``sha256:<hex>`` checksums the job's outputs' records hold of an input they read (inputs up to
+  1 MB; None for an output without one).
+* ``workflow.dag_settings.forcerun`` (:func:`forced`): the rules and files named by --forcerun.
+* ``workflow.dag_settings.target_jobs`` (:func:`target_jobs`): the jobs a Snakemake started for
+  one job (a Slurm job step: ``--target-jobs rule:wc=value,...``) runs, as ``TargetSpec``
+  (``rulename``, ``wildcards_dict``).
+* ``workflow.scheduler.failed`` (:func:`failed_jobs`): the jobs that failed, in the onerror handler;
+  a group job's ``is_group()`` and ``jobs``.
+* ``workflow.touch``, ``workflow.local_exec``, ``workflow.remote_exec``,
+  ``workflow.subprocess_exec``, ``workflow.executor_plugin.name``,
+  ``workflow.execution_settings.keep_incomplete`` (:func:`touch_run`, :func:`runs_jobs_here`,
+  :func:`in_a_job`, :func:`executor_name`, :func:`keeps_incomplete`): how this Snakemake runs.
+* ``snakemake.scheduling.job_scheduler.JobScheduler._schedule_reevalutation(self, delay)`` and its
+  ``_open_jobs`` semaphore (:func:`coalesce_reevaluations`): replaced by one that keeps one pending
+  wake-up timer.
+* ``Namedlist._get_names()`` / ``_set_name(name, index, end)`` of a script's ``snakemake.output``
+  (:func:`aside`): the names (``output.csv``) follow items replaced by index.
+* ``snakemake.io.strip_wildcard_constraints`` (:func:`strip_wildcard_constraints`): a pattern
+  without its ``{name,regex}`` constraints (rules/common.smk, outputs.smk).
+* ``snakemake.cli.parse_args(argv)`` and ``snakemake.cli.args_to_api(args, parser)``
+  (:func:`read_command_line`): Snakemake's own command line, profiles and config merge, run from
+  Python (benchcast.core.startup).
+* Snakemake's command-line options, read from ``sys.argv`` by the Snakefile before Snakemake tells
+  it (:func:`dry_run_requested`, :data:`NO_LOCK_OPTIONS`, :func:`stale_lock`): ``-n`` /
+  ``--dry-run`` / ``--dryrun``, the options that take no lock; ``.snakemake/locks/*.lock``, the
+  locks a run holds.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +51,7 @@ import logging
 import os
 import sys
 import traceback
+from dataclasses import dataclass, field
 
 from .. import BenchcastError
 from . import protect
@@ -242,3 +288,116 @@ def coalesce_reevaluations() -> None:
 
     once.benchcast = True
     cls._schedule_reevalutation = once
+
+
+def strip_wildcard_constraints(pattern):
+    """``pattern`` without its wildcards' constraints (``{x,[0-9]+}`` -> ``{x}``): Snakemake's own."""
+    from snakemake.io import strip_wildcard_constraints as strip
+
+    return strip(pattern)
+
+
+def read_command_line(argv) -> None:
+    """Read the workflow with Snakemake's command line ``argv`` (its profiles and config merge) and
+    do what it says, as ``snakemake ARGV`` would; raises what Snakemake raises (SystemExit too)."""
+    from snakemake import cli
+
+    parser, args = cli.parse_args(list(argv))
+    cli.args_to_api(args, parser)
+
+
+# --- the workflow in its hooks (onstart, onerror, onsuccess): plain data -------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """One of Snakemake's jobs as plain data: its rule, input and output paths and wildcards. Equal
+    (and hashed) by the job it stands for, which the functions here take back."""
+
+    rule: str
+    input: tuple[str, ...] = field(compare=False)
+    output: tuple[str, ...] = field(compare=False)
+    wildcards: dict = field(compare=False)
+    job: object = field(repr=False)
+
+
+def _job(job) -> Job:
+    return Job(job.rule.name, tuple(map(str, job.input)), tuple(map(str, job.output)),
+               dict(job.wildcards.items()), job)
+
+
+def needrun_jobs(workflow) -> list[Job]:
+    """The jobs this run will execute (onstart: the DAG is built, nothing has run yet)."""
+    return [_job(j) for j in workflow.dag.needrun_jobs()]
+
+
+def updated_inputs(workflow, job: Job) -> set[str]:
+    """The job's input files newer than its outputs (part of why it is planned)."""
+    return {str(f) for f in workflow.dag.reason(job.job).updated_input}
+
+
+def dependencies(workflow, job: Job) -> list[Job]:
+    """The jobs whose outputs ``job`` reads, planned or not."""
+    return [_job(j) for j in workflow.dag.dependencies[job.job]]
+
+
+def output_end_time(workflow, job: Job, path: str) -> float | None:
+    """When the job that wrote ``path`` (an output of ``job``) ended, as Snakemake recorded it
+    (.snakemake/metadata); None without a record or an end time."""
+    for f in job.job.output:
+        if str(f) == path:
+            record = workflow.persistence.metadata(f)
+            return None if record is None else record.endtime
+    return None
+
+
+def recorded_checksums(workflow, job: Job, path: str) -> set[str]:
+    """The checksums (``sha256:<hex>``) of input ``path`` that the records of ``job``'s outputs hold
+    (Snakemake records them of inputs up to 1 MB); empty when none does."""
+    return workflow.persistence.input_checksums(job.job, path) - {None}
+
+
+def forced(workflow) -> set[str]:
+    """The rules and files the command line forces to run (--forcerun)."""
+    return set(map(str, workflow.dag_settings.forcerun or ()))
+
+
+def target_jobs(workflow) -> list[tuple[str, dict]]:
+    """The jobs a Snakemake started for given jobs runs (--target-jobs, as in a Slurm job step):
+    (rule, wildcards) each; none in a run of the workflow's targets."""
+    targets = getattr(workflow.dag_settings, "target_jobs", None) or ()
+    return [(t.rulename, dict(t.wildcards_dict)) for t in targets]
+
+
+def failed_jobs(workflow) -> list[Job]:
+    """The jobs that failed in this run (onerror), a group job's each."""
+    out = []
+    for failed in getattr(workflow.scheduler, "failed", ()):
+        out += [_job(j) for j in (failed.jobs if failed.is_group() else [failed])]
+    return out
+
+
+def touch_run(workflow) -> bool:
+    """Whether this run only touches outputs (--touch): it runs no job."""
+    return bool(workflow.touch)
+
+
+def runs_jobs_here(workflow) -> bool:
+    """Whether this Snakemake runs its jobs on this machine (no cluster executor)."""
+    return bool(workflow.local_exec)
+
+
+def in_a_job(workflow) -> bool:
+    """Whether this Snakemake was started for a job (by an executor, or per rule job in one)."""
+    return bool(workflow.remote_exec or workflow.subprocess_exec)
+
+
+def executor_name(workflow) -> str:
+    """The name of this Snakemake's executor plugin ("local", "slurm", "slurm-jobstep"...); ""
+    before it is known."""
+    return str(getattr(getattr(workflow, "executor_plugin", None), "name", ""))
+
+
+def keeps_incomplete(workflow) -> bool:
+    """Whether a failed job's outputs stay (--keep-incomplete)."""
+    return bool(workflow.execution_settings.keep_incomplete)

@@ -23,8 +23,6 @@ import sys
 def refusal(argv) -> str | None:
     """The one line with which the workflow, read with Snakemake's command line ``argv``, refuses
     to start; None where it reads (or stops for a reason of Snakemake's own)."""
-    from snakemake import cli
-
     from . import smk
 
     saved_argv = sys.argv
@@ -34,8 +32,7 @@ def refusal(argv) -> str | None:
     smk.READING = True  # a killed run's lock is left to the run, which recovers and says so
     try:
         # --dry-run: Snakemake keeps no log file of it (the checks read sys.argv, the run's own)
-        parser, args = cli.parse_args(["--list-rules", "--dry-run", *argv])
-        cli.args_to_api(args, parser)
+        smk.read_command_line(["--list-rules", "--dry-run", *argv])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, str) else None
     except Exception:  # Snakemake's own error: the run reports it in its words
