@@ -20,7 +20,9 @@ rule build_ooc:
 rule ooc_run:
     input:
         # ancient: rebuilding the programs never re-measures by itself
-        binaries=get_ooc_binary_inputs,
+        binaries=lambda wildcards: [
+            ancient(b) for b in get_ooc_binaries(wildcards).values()
+        ],
         provisioned="results/{study}/devices/{device}/provisioned.json",
     output:
         # results/{study}/ooc/{source}/{device}/{mode}/run{repeat}.csv and the raw folder

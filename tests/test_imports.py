@@ -20,7 +20,7 @@ PKG = ROOT / "scripts" / "benchcast"
 #: of an earlier one. The package's own ``__init__`` (BenchcastError) comes before them all; the
 #: command modules beside it (``python -m benchcast.fio`` ...: :data:`COMMANDS`) after them all.
 LAYERS = ["core", "config", "records", "devices", "sources", "aggregate", "features", "fits", "screening",
-          "validation", "prediction", "report"]
+          "validation", "prediction", "report", "workflow"]
 
 #: The folders tested as one: their modules' test modules are test_<folder>*.py.
 TESTED_AS_ONE = {"devices", "validation"}
