@@ -1,6 +1,7 @@
-# Config validation, the run plan of each study, the wildcards and the get_* functions every stage
-# shares. The rest of the workflow's Python: inputs.smk (the jobs' inputs and params), checks.smk
-# (before the DAG), outputs.smk (the final targets), hooks.smk (onstart / onerror / onsuccess).
+# Config validation, the run plan of each study, the wildcards and the get_* names every stage
+# shares, bound to the package's functions (benchcast.workflow: the rule files hold no function).
+# The rest of the workflow's glue: inputs.smk (the jobs' inputs and params), checks.smk (before the
+# DAG), outputs.smk (the report's outputs), hooks.smk (onstart / onerror / onsuccess).
 import json
 import os
 import re
