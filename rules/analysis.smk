@@ -204,7 +204,7 @@ rule size_validation:
         "../scripts/size_validation.py"
 
 
-# Every analysis output is also a final target of a study with series (get_final_outputs).
+# Every analysis output is also a final target of a study with series (FINAL_OUTPUTS).
 ANALYSIS_RULES = [
     "aggregate",
     "screen",

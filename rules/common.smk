@@ -1,6 +1,7 @@
-# Config validation, the run plan of each study, the wildcards and the get_* functions every stage
-# shares. The rest of the workflow's Python: inputs.smk (the jobs' inputs and params), checks.smk
-# (before the DAG), outputs.smk (the final targets), hooks.smk (onstart / onerror / onsuccess).
+# Config validation, the run plan of each study, the wildcards and the get_* names every stage
+# shares, bound to the package's functions (benchcast.workflow: the rule files hold no function).
+# The rest of the workflow's glue: inputs.smk (the jobs' inputs and params), checks.smk (before the
+# DAG), outputs.smk (the report's outputs), hooks.smk (onstart / onerror / onsuccess).
 import json
 import os
 import re
@@ -22,17 +23,12 @@ bc_smk.coalesce_reevaluations()
 from benchcast import BenchcastError  # noqa: E402
 from benchcast import config as bc_config  # noqa: E402
 from benchcast.config import configfiles as bc_configfiles  # noqa: E402
+from benchcast.workflow import inputs as bc_inputs  # noqa: E402
+from benchcast.workflow import jobparams as bc_jobparams  # noqa: E402
+from benchcast.workflow import studies as bc_studies  # noqa: E402
 
-
-def refuse(line):
-    """Stop the workflow before any job runs with ``line`` (the config key or the file, and what is
-    wrong) as the last line on stderr, unframed: SystemExit passes by Snakemake's error report
-    (``WorkflowError in file ...`` and the .smk frames) and Python prints the line as the process
-    ends; a lock the run took is released on the way out. ``./benchcast.sh run`` reads the workflow
-    once before Snakemake starts (benchcast.core.startup) and prints a refusal there alone.
-    """
-    raise SystemExit(line)
-
+# a refusal: ``refuse(line)``, the line the last on stderr, unframed (SystemExit; benchcast.workflow.studies)
+refuse = bc_studies.refuse
 
 _OVERLAYS = [str(f) for f in workflow.overwrite_configfiles or ()]
 try:
@@ -45,7 +41,7 @@ try:
 except BenchcastError as exc:
     refuse(str(exc))
 
-#: What the start of this run did after a killed one (benchcast.sources.recover), or None.
+#: What the start of this run did after a killed one (benchcast.sources.run.recover), or None.
 RECOVERY = None
 
 # a run in progress in this tree: named here, before Snakemake's lock or incomplete-files errors
@@ -58,7 +54,7 @@ if workflow.is_main_process:
             f"Nothing was run"
         )
     # a lock no live run holds: the run before was killed (kill -9, a power cut). Like a database
-    # at start-up, finish what it left and go on (benchcast.sources.recover): its jobs still running
+    # at start-up, finish what it left and go on (benchcast.sources.run.recover): its jobs still running
     # stopped, the jobs it started settled, its lock cleared here, before Snakemake's lock check;
     # its devices and servers torn down onstart (recover_killed_run), once it is known where
     # the jobs run (a dry run, and benchcast.core.startup's reading of the workflow, see no stale lock)
@@ -78,16 +74,14 @@ if not bc_smk.dry_run_requested():
 
 STUDIES = config["studies"]
 RUN = config.get("run", {})
-SELECTED = RUN.get("studies") or list(STUDIES)
-for _name in SELECTED:
-    if _name not in STUDIES:
-        refuse(f"config: run.studies: unknown study {_name!r}")
+try:
+    SELECTED = bc_studies.selected(STUDIES, RUN)
+except BenchcastError as exc:
+    refuse(str(exc))
 
 from benchcast import devices as bc_devices  # noqa: E402
-from benchcast.sources.run import fio as bc_fio  # noqa: E402
 from benchcast.sources import plan as bc_plan  # noqa: E402
 from benchcast.sources.run import quality as bc_quality  # noqa: E402
-from benchcast.config import settings as bc_settings  # noqa: E402
 
 #: The analysis code (the package without its device code): a param of every rule that runs
 #: Python over results, so a changed analysis reruns them and never a measurement.
@@ -100,43 +94,21 @@ MEASURING_RULES = {"fio_run", "ycsb_run", "ooc_run"}
 #: that decide reruns are relative, so a tree moved together with its workflow plans nothing.
 BASE = os.path.relpath(workflow.basedir)
 
-
-def _usable(study):
-    """Measured devices of a study this machine can have; optional ones it cannot are skipped
-    (and said so), a required one it cannot have stops the workflow here, before anything runs.
-    """
-    try:
-        usable = bc_devices.usable_devices(STUDIES[study].get("devices", {}))
-    except BenchcastError as exc:
-        refuse(f"config: studies.{study}.devices: {exc}")
-    for dev, reason in usable.items():
-        if reason:
-            logger.warning(
-                f"benchcast: study {study}: skipping optional device {dev}: {reason}"
-            )
-    return [d for d, reason in usable.items() if reason is None]
-
-
-USABLE = {s: _usable(s) for s in SELECTED}
-
-
-def _plan(study):
-    inter = RUN.get("interference", {})
-    try:
-        return bc_plan.build(
-            study,
-            STUDIES[study],
-            USABLE[study],
-            grid=bc_fio.expand_grid,
-            extra_runs=inter.get("extra_runs", 0),
-        )
-    except BenchcastError as exc:
-        refuse(str(exc))
-
-
+#: Measured devices of each selected study this machine can have; optional ones it cannot are
+#: skipped (and said so), a required one it cannot have stops the workflow here, before anything runs.
+USABLE = {}
 #: Every run each selected study measures (fio cells, YCSB and ooc jobs on the devices this machine
 #: has), built once (benchcast.sources.plan): the get_* functions below read it.
-PLAN = {study: _plan(study) for study in SELECTED}
+PLAN = {}
+try:
+    for _study in SELECTED:
+        USABLE[_study], _skipped = bc_studies.usable(STUDIES, _study)
+        for _warning in _skipped:
+            logger.warning(_warning)
+    for _study in SELECTED:
+        PLAN[_study] = bc_studies.plan(STUDIES, RUN, _study, USABLE[_study])
+except BenchcastError as exc:
+    refuse(str(exc))
 
 
 #: What each wildcard matches (benchcast.sources.plan: the engines, modes and programs of their modules).
@@ -155,90 +127,20 @@ wildcard_constraints:
     program=WILDCARDS["program"],
 
 
-def get_package_digest(wildcards):
-    """The analysis code's digest (:data:`PACKAGE_DIGEST`), as a function of the wildcards: only
-    those params are recorded for the params rerun trigger."""
-    return PACKAGE_DIGEST
+#: The input and param functions of the rules (benchcast.workflow.inputs, .jobparams), over the
+#: config, the plan and the analysis code's digest: bound here to the get_* names the rules use.
+JOBS = bc_jobparams.JobParams(STUDIES, RUN, PLAN, PACKAGE_DIGEST)
+get_package_digest = JOBS.package_digest
+get_device_ids = JOBS.device_ids
+get_record_files = JOBS.record_files
+get_device_spec = JOBS.device_spec_json
+get_state_path = JOBS.state_path
+get_device_slurm_extra = JOBS.slurm_extra
+get_device_constraint = JOBS.constraint
+get_round = JOBS.round
+get_quality_params = JOBS.quality_params
+state_path = bc_inputs.state_path
 
-
-def get_device_ids(wildcards):
-    """The study's device ids (None if it names none: then an import accepts any)."""
-    return list(STUDIES[wildcards.study].get("devices", {})) or None
-
-
-def get_record_files(wildcards):
-    """Every source of a study writes one record table: results/{study}/records/{type}/{source}.csv."""
-    return get_record_files_of(wildcards.study)
-
-
-def get_record_files_of(study):
-    return [
-        f"results/{study}/records/{src['type']}/{name}.csv"
-        for name, src in STUDIES[study]["sources"].items()
-    ]
-
-
-def state_path(study, device):
-    """The device's state record: what this workflow created (not a rule output, so Snakemake never
-    deletes it; teardown-all reads it after a killed run)."""
-    return f"results/{study}/devices/state/{device}.json"
-
-
-#: Device keys that do not shape a measurement: changing them must not rerun a benchmark (`sources` says
-#: which sources measure the device; a source it no longer names plans nothing new, a new one its runs).
-COSMETIC_DEVICE_KEYS = {"label", "node", "constraint", "sources"}
-
-
-def device_spec(study, device):
-    spec = STUDIES[study]["devices"][device]
-    return {k: v for k, v in spec.items() if k not in COSMETIC_DEVICE_KEYS}
-
-
-def get_device_slurm_extra(wildcards):
-    """Slurm: a device's group job owns its node, and runs on the node that has the device."""
-    node = STUDIES[wildcards.study]["devices"][wildcards.device].get("node")
-    return "--exclusive" + (f" --nodelist={node}" if node else "")
-
-
-def get_device_constraint(wildcards):
-    """Slurm: a node feature the device needs (sbatch -C), if the config names one."""
-    return STUDIES[wildcards.study]["devices"][wildcards.device].get("constraint")
-
-
-def get_round(wildcards):
-    """Measurements in rounds: a benchmark job's priority is minus its repeat, so the greedy
-    scheduler runs repeat r of every provisioned device before repeat r + 1 of any. A slow stretch
-    of the machine then falls on one repeat of several devices, which the trimmed mean drops or
-    averages, and not on every repeat of one device (docs/archive/ablation-2026-11.md, session 19).
-    Only the order changes: priority is no rerun trigger. On a cluster each round of a device is its
-    own job(s).
-    """
-    return -int(wildcards.repeat)
-
-
-def get_quality_params(wildcards):
-    """What a records rule needs to leave out the runs interference spoiled, and to state each
-    record at the reference speed (run.speed)."""
-    return {
-        "thresholds": thresholds(),
-        "repeats": get_source(wildcards)["repeats"],
-        "speed": RUN["speed"],
-    }
-
-
-def thresholds():
-    """The interference thresholds (run.interference), figure -> largest value a clean run shows."""
-    return {
-        k: v
-        for k, v in RUN.get("interference", {}).items()
-        if k in bc_quality.FIGURES and v is not None
-    }
-
-
-#: A measuring source's keys that say which runs exist, not how one is made (the repeat-until-stable
-#: keys among them): a job's recorded settings leave them out (rules/inputs.smk), so a new size,
-#: device or repeat re-plans no measured run.
-RUN_AXES = ("devices", "repeats", "max_repeats", "stable_cv")
 
 #: A measuring job takes the whole machine (resource `machine`, profiles: every other job takes
 #: one unit of it by default), so no other job of the workflow runs beside a benchmark.
@@ -256,15 +158,6 @@ MEASURING_RESOURCES = dict(
 
 
 #: How the measuring jobs protect their runs (run.shield, run.interference.wait_run): handed to them
-#: in the environment (benchcast.sources.quality.guard), not as params: how a run is protected is not what
+#: in the environment (benchcast.sources.run.quality.guard), not as params: how a run is protected is not what
 #: it measures, so a change of it never plans a measurement again (each run's record says what it had).
 os.environ[bc_quality.GUARD_ENV] = json.dumps(bc_quality.guard_settings(RUN))
-
-
-def get_source(wildcards):
-    try:
-        return STUDIES[wildcards.study]["sources"][wildcards.source]
-    except KeyError:
-        raise WorkflowError(
-            f"config: studies.{wildcards.study}.sources: no source {wildcards.source!r}"
-        )

@@ -1,7 +1,7 @@
 # onstart / onerror / onsuccess: refusals before any job, progress, stop, teardown; and what a
-# Slurm job does as it exits. The code is benchcast.sources.hooks; what it reads of Snakemake's run
+# Slurm job does as it exits. The code is benchcast.workflow.hooks; what it reads of Snakemake's run
 # goes through benchcast.core.smk.
-from benchcast.sources import hooks as bc_hooks
+from benchcast.workflow import hooks as bc_hooks
 
 HOOKS = bc_hooks.Hooks(
     workflow=workflow,
@@ -33,4 +33,6 @@ onerror:
 
 
 onsuccess:
-    warn_unused_cards()
+    # the spec cards and feature names allowed unused (rules/checks.smk), in the run's last lines
+    for warning in UNUSED_CARDS:
+        logger.warning(warning)

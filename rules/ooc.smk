@@ -20,7 +20,9 @@ rule build_ooc:
 rule ooc_run:
     input:
         # ancient: rebuilding the programs never re-measures by itself
-        binaries=get_ooc_binary_inputs,
+        binaries=lambda wildcards: [
+            ancient(b) for b in get_ooc_binaries(wildcards).values()
+        ],
         provisioned="results/{study}/devices/{device}/provisioned.json",
     output:
         # results/{study}/ooc/{source}/{device}/{mode}/run{repeat}.csv and the raw folder
@@ -32,7 +34,7 @@ rule ooc_run:
     priority: get_round
     # a failed job runs again from the start, its partial output cleared first. A program the memory
     # cgroup kills (at a working set as large as the limit, over swap on a capped device) is retried
-    # inside the job, after a pause (benchcast.sources.ooc.KILL_RETRIES): this retry comes at once, and in
+    # inside the job, after a pause (benchcast.sources.run.ooc.KILL_RETRIES): this retry comes at once, and in
     # session 19 it was killed too
     retries: 1
     conda:

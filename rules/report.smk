@@ -368,7 +368,7 @@ rule quality:
         "../scripts/quality_summary.py"
 
 
-# What rule all asks for of the report: every output of these rules (get_final_outputs), by which
+# What rule all asks for of the report: every output of these rules (FINAL_OUTPUTS), by which
 # studies get them; the file names are written once, in the rules above.
 REPORT_RULES = ["noise", "app_overview", "inventory", "quality", "device_figures"]
 REPORT_OOC_RULES = ["chart_ooc"]

@@ -1,4 +1,4 @@
-"""Tests of benchcast.sources.hooks: the workflow's onstart / onerror hooks, over what the adapter
+"""Tests of benchcast.workflow.hooks: the workflow's onstart / onerror hooks, over what the adapter
 (benchcast.core.smk) says of Snakemake's run, here replaced by plain data. (The hooks in a real run:
 tests/test_reruns.py, test_precious.py, test_recover.py, test_workflow.py.)"""
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchcast.core import progress, smk
-from benchcast.sources import hooks
+from benchcast.workflow import hooks
 
 MEASURING = frozenset({"fio_run", "ycsb_run", "ooc_run"})
 

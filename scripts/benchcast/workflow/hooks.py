@@ -50,7 +50,7 @@ class Hooks:
         says so."""
         if self.recovery is None:
             return
-        from .run import recover as bc_recover
+        from ..sources.run import recover as bc_recover
 
         local = bc_smk.runs_jobs_here(self.workflow)
         if local:
@@ -131,7 +131,7 @@ class Hooks:
         """onstart: before measuring, one line of what else uses the machine; with
         run.interference.wait_quiet, wait (that long at most) for a quiet machine
         (benchcast.sources.run.quality)."""
-        from .run import quality as bc_quality
+        from ..sources.run import quality as bc_quality
 
         if not self.measuring(bc_smk.needrun_jobs(self.workflow)):
             return
@@ -172,7 +172,7 @@ class Hooks:
         """onstart: every existing raw output a planned records job will read parses; else one line
         naming it, before any job deletes an earlier result. (The imported files are read, checks
         and all, before the DAG is built: rules/checks.smk.)"""
-        from .parse import preflight as bc_preflight
+        from ..sources.parse import preflight as bc_preflight
 
         try:
             jobs = bc_smk.needrun_jobs(self.workflow)
@@ -243,7 +243,7 @@ class Hooks:
         On a cluster this reaches only the head node's devices; run `snakemake teardown` there too.
         """
         from ..core import stop as bc_stop
-        from .run import mariadb as bc_mariadb
+        from ..sources.run import mariadb as bc_mariadb
 
         stopped = self.stop is not None and self.stop.signal is not None
         if stopped:
