@@ -1,5 +1,5 @@
 # Records of a measured source (fio, YCSB, out-of-core): all its runs -> one tidy record table, without
-# the runs interference spoiled (benchcast.sources.quality), and the source's quality table.
+# the runs interference spoiled (benchcast.sources.run.quality), and the source's quality table.
 
 
 rule run_records:
