@@ -57,7 +57,8 @@ if workflow.is_main_process:
     # at start-up, finish what it left and go on (benchcast.sources.run.recover): its jobs still running
     # stopped, the jobs it started settled, its lock cleared here, before Snakemake's lock check;
     # its devices and servers torn down onstart (benchcast.workflow.hooks, recover_killed_run), once
-    # it is known where the jobs run (a dry run, and benchcast.core.startup's reading of the workflow, see no stale lock)
+    # it is known where the jobs run (a dry run, and benchcast.core.startup's reading of the
+    # workflow, see no stale lock)
     if bc_smk.stale_lock():
         from benchcast.sources.run import recover as bc_recover
 
