@@ -23,12 +23,16 @@ EXPECTED = DATA / "local_expected"
 #: columns gained after the expected outputs were written (issue 38: a feature's meaning as columns
 #: beside its name; what a chosen model is, its form and feature keys, beside its label; issue 39:
 #: the miss form's footprint beside each second-stage form; issue 50: the trimmed means stated at the
-#: reference speed, other I/O and the speed probe in the quality table)
+#: reference speed, other I/O and the speed probe in the quality table; issue 64: the nested choice's
+#: scatter over noisy copies beside each tier, what the noise alone costs it beside each verdict)
 ADDED = {"features.csv": ["engine", "setting"], "validation/nested_selection.csv": ["form", "figures"],
          "validation/multiple_selection.csv": ["selected_figures"], "validation/size_forms.csv": ["footprint"],
          "aggregated.csv": ["corrected"],
          "tables/quality.csv": ["io_counters", "other_mbps_median", "other_mbps_max", "cpu_ms_median",
-                                "mem_ms_median"]}
+                                "mem_ms_median"],
+         "validation/tiers.csv": ["nested_scatter_pct"], "tables/validity_tiers.csv": ["nested_scatter_pct"],
+         "validation/verdicts.csv": ["interior_noise_mape"],
+         "tables/validity_verdicts.csv": ["interior_noise_mape"]}
 
 
 def expected_files() -> list[str]:
