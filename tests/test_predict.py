@@ -385,7 +385,7 @@ def test_a_series_whose_straight_line_crosses_zero_shows_no_number_at_or_below_z
     sel = pd.DataFrame({"series": ["ycsb/mysql/write-only/write/lat_mean/16GB"],
                         "selected_feature": ["randwrite_64K_lat_mean"], "paper_feature": ["randwrite_4K_lat_mean"]})
     preds, skipped = predict.with_intervals(agg, feats, None, predict.Selections(sel, pd.DataFrame()), card,
-                                            {"level": 0.95, "candidates": "pairing", "cap_ratio": None}, [])
+                                            {"level": 0.95, "candidates": "pairing", "cap_ratio": None, "cap_fit": None}, [])
     assert (preds["prediction"] > 0).all() and (preds["lower"] > 0).all()
     refused = skipped[skipped["reason"].str.contains("at or below 0")]
     assert refused["features"].tolist() == ["randwrite_64K_lat_mean"]

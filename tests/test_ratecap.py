@@ -311,3 +311,39 @@ def test_a_device_without_a_cap_trains_however_much_of_its_time_its_reads_take()
     bt, at = np.polyfit([x_of(d) for d in devs], ts, 1)
     t0 = at + bt * x_of("cap")
     assert out.loc["cap", "prediction"] == pytest.approx(y0 * max(1.0, K_READ * 600 / t0))
+
+
+def test_a_line_that_misses_the_devices_nearest_the_target_is_not_used():
+    """The capped zram's case: a straight line through devices whose I/O spans 4 us to 1 ms misses
+    the fast ones (its intercept far above them): with ``fit`` the rule leaves such a device to the
+    nested choice; where the line fits its nearest devices, or without ``fit``, it predicts."""
+    x = np.array([4.0, 30.0, 140.0, 370.0, 1000.0])
+    y = pd.Series([173.0, 209.0, 567.0, 1281.0, 2183.0], index=list("abcde"))
+    train = pd.DataFrame({"x": x, "r": x, "w": 0.0, "cap": 1.0}, index=y.index)
+    target = pd.Series({"x": 33.0, "r": 59.0, "w": 80.0, "cap": 7.3})
+    b, a = np.polyfit(x, y, 1)
+    fitted = a + b * x
+    miss = 100 * np.mean(np.abs(fitted[[1, 2]] / y.to_numpy()[[1, 2]] - 1))  # 30 and 140 us are nearest 33 (log)
+    free = train.assign(y=y)
+    assert ratecap.local_miss(free, fitted, 33.0) == pytest.approx(miss)
+    assert miss > 25
+    got = ratecap.predict_one(y, y, train, target, read=False, ratio=1.5)
+    assert got["prediction"] == pytest.approx(a + b * 33.0)  # the cap does not bind here: the line alone
+    assert ratecap.predict_one(y, y, train, target, read=False, ratio=1.5, fit=25) is None
+    assert ratecap.predict_one(y, y, train, target, read=False, ratio=1.5, fit=miss + 1) == got
+    # near the slow end the same line fits its neighbours (370 and 1000 us): the rule predicts
+    slow = target.copy()
+    slow["x"] = 500.0
+    assert ratecap.local_miss(free, fitted, 500.0) < 25
+    assert ratecap.predict_one(y, y, train, slow, read=False, ratio=1.5, fit=25) is not None
+    assert np.isnan(ratecap.local_miss(free, fitted, 0.0))
+
+
+def test_the_rule_applies_the_fit_check_it_is_given():
+    """ratecap.apply passes Rule.fit on: a fit no line can meet leaves every row to the nested choice."""
+    agg = study()
+    rows, F, Y, keys = held_out_rows(agg)
+    assert (ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05)).set_index("held_out")
+            .loc["cap", "model"] == ratecap.MODEL)
+    out = ratecap.apply(rows, agg, F, Y, keys, ratecap.Rule(1.5, 0.05, fit=1e-9)).set_index("held_out")
+    assert out.loc["cap", "model"] == "simple" and out.loc["cap", "prediction"] == 1.0

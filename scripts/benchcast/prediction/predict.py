@@ -193,7 +193,8 @@ def nested_cards(agg, table, nested, targets, settings):
                                   read_fraction=read_fractions())
     Y, keys = series_matrix(table)
     F, T = feature_matrix(table), target_figures(targets)
-    p = ratecap.apply(p, agg, F, Y, keys, ratecap.Rule(settings["cap_ratio"], io_paths, alpha), new=T, at="target")
+    rule = ratecap.Rule(settings["cap_ratio"], io_paths, alpha, settings["cap_fit"])
+    p = ratecap.apply(p, agg, F, Y, keys, rule, new=T, at="target")
     return p, s
 
 

@@ -157,16 +157,33 @@ def spacing(agg: pd.DataFrame, key) -> pd.Series:
     return units.time_per_op(t.set_index("device")["value"].astype(float)).groupby(level=0).first()
 
 
+#: How many training devices nearest the target's I/O judge whether the line fits there (:func:`local_miss`).
+NEAREST = 2
+
+
+def local_miss(free: pd.DataFrame, fitted: np.ndarray, x: float) -> float:
+    """Mean percent by which a line (``fitted`` at the rows of ``free``, columns x and y) misses
+    the :data:`NEAREST` training devices nearest ``x`` on a log scale: how well it fits where it
+    is about to predict. NaN where ``x`` or a device's x is not positive."""
+    xs = free["x"].to_numpy(dtype=float)
+    if not x > 0 or not (xs > 0).all():
+        return float("nan")
+    near = np.argsort(np.abs(np.log(xs) - np.log(x)), kind="stable")[:NEAREST]
+    return float(100 * np.mean(np.abs(fitted[near] / free["y"].to_numpy(dtype=float)[near] - 1)))
+
+
 def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Series, read: bool,
-                ratio: float, alpha: float = 0.05) -> dict | None:
+                ratio: float, alpha: float = 0.05, fit: float | None = None) -> dict | None:
     """The capped device's prediction from the training devices' results ``y``, their time per
     operation ``t`` and figures ``train`` (:func:`figures`, rows devices), and the target's figures
     ``target`` (a row of :func:`figures`); ``read``: the series is a read latency; ``ratio``: the
-    read mean / median from which a device has a cap (:class:`Rule`). Returns prediction, lower,
-    upper (the line's interval, scaled alike), resid_df, interval_flag, n_train. None where fewer
-    than :data:`MIN_TRAIN` training devices have everything and no cap, or the target lacks x or r;
-    a device or target without the random-write mean (a spec card, a tier measured for some series
-    only) counts as having no write cap."""
+    read mean / median from which a device has a cap (:class:`Rule`); ``fit``: the most the line
+    may miss the training devices nearest the target's x (:func:`local_miss`, percent; None: no
+    check). Returns prediction, lower, upper (the line's interval, scaled alike), resid_df,
+    interval_flag, n_train. None where fewer than :data:`MIN_TRAIN` training devices have
+    everything and no cap, where the target lacks x or r, or where the line misses its nearest
+    devices by more than ``fit``; a device or target without the random-write mean (a spec card, a
+    tier measured for some series only) counts as having no write cap."""
     d = train.assign(y=y, t=t, w=train["w"].fillna(0.0)).dropna(subset=["y", "t", "x", "r"])
     if len(d) < MIN_TRAIN or not np.isfinite(target[["x", "r"]].astype(float)).all():
         return None
@@ -179,6 +196,10 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
     except BenchcastError:  # a rank-deficient design (one x for all): no prediction by this rule
         return None
     new = pd.DataFrame({"x": [float(target["x"])]})
+    if fit is not None:  # a line through devices of very different speeds can miss the fast end
+        fitted = fits.predict_ols(line, free[["x"]].reset_index(drop=True), alpha)["prediction"].to_numpy()
+        if local_miss(free, fitted, float(target["x"])) > fit:
+            return None
     p = fits.predict_ols(line, new, alpha).iloc[0]
     t0 = float(fits.predict_ols(tline, new, alpha)["prediction"].iloc[0])
     r0, w0 = float(target["r"]), float(np.nan_to_num(target["w"]))  # a card without the write mean: no write cap
@@ -206,11 +227,14 @@ def _signatures(feats: pd.DataFrame, new: pd.DataFrame) -> pd.Series:
 class Rule:
     """When the rule applies and how wide its intervals are: on a device whose read mean / median is
     ``ratio`` or more, to a series that reads at least ``min_per_op`` requests per operation
-    (:func:`weights`; either None: the rule is off); ``alpha``: 1 - the intervals' level."""
+    (:func:`weights`; either None: the rule is off); ``alpha``: 1 - the intervals' level; ``fit``:
+    not where its line misses the training devices nearest the device by more than this percent
+    (:func:`local_miss`; None: no check)."""
 
     ratio: float | None
     min_per_op: float | None
     alpha: float = 0.05
+    fit: float | None = None
 
 
 def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFrame, keys: pd.DataFrame,
@@ -255,7 +279,7 @@ def apply(rows: pd.DataFrame, agg: pd.DataFrame, F: pd.DataFrame, Y: pd.DataFram
         devs = F.index[F.index != target]
         got = predict_one(Y[r["series"]].drop(index=target, errors="ignore"),
                           spacing(agg, key).drop(index=target, errors="ignore"), figures(F.loc[devs], w, read), mine,
-                          read, ratio, alpha)
+                          read, ratio, alpha, rule.fit)
         if got is None:
             continue
         for c, v in got.items():

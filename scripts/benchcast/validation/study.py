@@ -66,6 +66,7 @@ class Settings:
     nested_match: bool
     nested_share: tuple[str, ...]
     cap_ratio: float | None
+    cap_fit: float | None
     size_forms: tuple[str, ...]
     bag: int
     noise_draws: int
@@ -176,7 +177,7 @@ class _Fits:
         nested = nesting.choose(self.scored)
         self.Y, self.keys = series_matrix(table)
         self.nested = ratecap.apply(nested, agg, feature_matrix(table), self.Y, self.keys,
-                                    ratecap.Rule(s.cap_ratio, io_paths, alpha))
+                                    ratecap.Rule(s.cap_ratio, io_paths, alpha, s.cap_fit))
         self.ranked = rank_models(table, self.summary, fold_scores(self.mfolds) if len(self.mfolds) else None,
                                   top=s.nested_top, share=s.nested_share)
 
@@ -228,7 +229,7 @@ def run_cards(study: Study, targets: Mapping, agg: pd.DataFrame, screened: pd.Da
     chosen = selected_folds(f.folds, select_simple(f.summary), f.mfolds, select_multiple(f.msummary, f.refusals),
                             f.nested)
     F = feature_matrix(f.table)
-    capping = cardchoice.Capping(agg, F, f.Y, f.keys, ratecap.Rule(s.cap_ratio, s.io_paths, s.alpha))
+    capping = cardchoice.Capping(agg, F, f.Y, f.keys, ratecap.Rule(s.cap_ratio, s.io_paths, s.alpha, s.cap_fit))
     c = cardchoice.Cards(f.scored, tiers(chosen, f.table), s.tolerance, blockio.requests_per_op(agg), capping, s.level)
     feats = feature_table(f.table)
     figures = card_figures(targets, feats)
