@@ -10,23 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mini_local_study
 from devices_util import mounts_under
-from workflow_util import checksums, edit_config, measured_tree
-from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
+from workflow_util import checksums, edit_config
 
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory, ycsb_jar):
-    """The finished tree every case starts from (tests marked root: skipped without root)."""
-    def both(c):  # the paper study (imported tables, targets) beside the cut-down measured one
-        paper = c["studies"]["paper"]
-        mini_local_study(c)
-        c["studies"] = {"paper": paper, **c["studies"]}
-
-    return measured_tree(tmp_path_factory.mktemp("refusals") / "base", both, ycsb_jar)
+def base(finished_tree):
+    """The finished tree every case starts from (conftest.paper_and_mini_local, measured once a
+    session; tests marked root: skipped without root). Each case copies it."""
+    return finished_tree
 
 
 # --------------------------------------------------------------------------- the cases
