@@ -1,6 +1,7 @@
 """Shared test setup: the package on sys.path, the paper study's analysis as fixtures, and the one
-cut-down measured study the workflow tests (reruns, refusals, Slurm) run, measured once a session
-(:func:`finished_tree`) for the modules that start from a finished tree."""
+cut-down measured study the workflow tests (reruns, refusals, Slurm) run, and the finished trees the
+modules start from, each run once a session: the paper study (:func:`paper_tree`), the paper study
+beside the measured one (:func:`finished_tree`)."""
 import os
 import sys
 from pathlib import Path
@@ -165,6 +166,19 @@ def mini_study():
 @pytest.fixture(scope="session")
 def paper_only():
     return paper_study_only
+
+
+@pytest.fixture(scope="session")
+def paper_tree(tmp_path_factory):
+    """A scratch workflow of the paper study alone (:func:`paper_study_only`) run to completion, once a
+    session: no measuring. Not for changing: a module that changes it takes its own copy
+    (:func:`copy_tree`)."""
+    from workflow_util import copy_workflow, edit_config, snakemake
+
+    wd = copy_workflow(tmp_path_factory.mktemp("paper") / "base")
+    edit_config(wd, paper_study_only)
+    snakemake(wd)
+    return wd
 
 
 def paper_and_mini_local(cfg):
