@@ -1,5 +1,7 @@
 """Shared test setup: the package on sys.path, the paper study's analysis as fixtures, and the one
-cut-down measured study the workflow tests (reruns, Slurm) run."""
+cut-down measured study the workflow tests (reruns, refusals, Slurm) run, and the finished trees the
+modules start from, each run once a session: the paper study (:func:`paper_tree`), the paper study
+beside the measured one (:func:`finished_tree`)."""
 import os
 import sys
 from pathlib import Path
@@ -10,9 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from ycsb_util import ycsb_jar  # noqa: E402,F401 (fixture: finished_tree's)
+
 
 #: Fixtures that provision something only root may (a tmpfs, a device): their tests are `root` tests.
-ROOT_FIXTURES = {"tmpfs"}
+ROOT_FIXTURES = {"tmpfs", "finished_tree"}
 #: Fixtures that build or run a benchmark or a server (the YCSB bindings, the out-of-core programs, fio's
 #: outputs made for real, a headless browser and its driver): `bench` tests.
 BENCH_FIXTURES = {"ycsb_jar", "binaries", "bench_fio_tree", "browser"}
@@ -162,3 +166,48 @@ def mini_study():
 @pytest.fixture(scope="session")
 def paper_only():
     return paper_study_only
+
+
+@pytest.fixture(scope="session")
+def paper_tree(tmp_path_factory):
+    """A scratch workflow of the paper study alone (:func:`paper_study_only`) run to completion, once a
+    session: no measuring. Not for changing: a module that changes it takes its own copy
+    (:func:`copy_tree`)."""
+    from workflow_util import copy_workflow, edit_config, snakemake
+
+    wd = copy_workflow(tmp_path_factory.mktemp("paper") / "base")
+    edit_config(wd, paper_study_only)
+    snakemake(wd)
+    return wd
+
+
+def paper_and_mini_local(cfg):
+    """The paper study (imported tables, spec cards) beside the cut-down measured one
+    (:func:`mini_local_study`)."""
+    paper = cfg["studies"]["paper"]
+    mini_local_study(cfg)
+    cfg["studies"] = {"paper": paper, **cfg["studies"]}
+
+
+@pytest.fixture(scope="session")
+def finished_tree(tmp_path_factory, ycsb_jar):
+    """A scratch workflow of :func:`paper_and_mini_local` run to completion, once a session: real
+    tmpfs and directory devices, real fio and YCSB. Not for changing: a module takes its own copy
+    (:func:`copy_tree`); a copy of a finished tree measures nothing again (tests/test_precious.py)."""
+    import subprocess
+
+    from workflow_util import measured_tree
+
+    if os.geteuid() != 0:
+        pytest.skip("provisioning tmpfs devices needs root")
+    wd = measured_tree(tmp_path_factory.mktemp("finished") / "base", paper_and_mini_local, ycsb_jar)
+    yield wd
+    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "teardown"], cwd=wd, capture_output=True)
+
+
+def copy_tree(src: Path, dest: Path) -> Path:
+    """``src`` copied to ``dest`` as ``cp -a`` copies (times, modes: the raw outputs stay read-only)."""
+    import subprocess
+
+    subprocess.run(["cp", "-a", str(src), str(dest)], check=True)
+    return dest

@@ -5,8 +5,10 @@ checkout, its default profile) on its own copy of one finished tree of the paper
 measuring: cheap), then asserts the exit code, the one line naming the key or file:line, no
 traceback, and `results/` byte-identical before and after (on a refusal) or byte-identical to the uninterrupted run (after an interruption).
 """
+import inspect
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_util import checksums, copy_workflow, edit_config, snakemake
+from conftest import copy_tree
+from workflow_util import ROOT, checksums, edit_config, planned_jobs
 
 pytestmark = pytest.mark.workflow
 
@@ -26,11 +29,14 @@ ANALYSIS_RULES = ["aggregate", "screen", "predict", "extrapolate", "heldout", "p
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """The paper study, run to completion once (what every case copies)."""
-    wd = copy_workflow(tmp_path_factory.mktemp("consistency") / "base")
+def finished(tmp_path_factory, paper_tree):
+    """The paper study run to completion (what every case copies): a copy of the session's
+    (conftest.paper_tree), its config the project's with the run cut to the paper study, which plans
+    nothing there (the same study, the same outputs)."""
+    wd = copy_tree(paper_tree, tmp_path_factory.mktemp("consistency") / "base")
+    shutil.copy2(ROOT / "config" / "config.yaml", wd / "config" / "config.yaml")
     edit_config(wd, lambda c: c.update(run={"studies": ["paper"]}))
-    snakemake(wd)
+    assert planned_jobs(wd) == {}
     return wd
 
 
@@ -50,6 +56,23 @@ def run(wd: Path, *args):
 def finish(proc, timeout=900) -> tuple[int, str]:
     out, _ = proc.communicate(timeout=timeout)
     return proc.returncode, out
+
+
+#: The tests that run the workflow through once or twice each, on their own copy of the finished
+#: tree (half a minute or so each, most of it one job after another): their bodies (the functions
+#: :func:`scenario` registers, their assertions in them) run beforehand, two at a time (:func:`ran`),
+#: and each test reports its own outcome. Test name -> (function of ``finished`` and ``tree``, its
+#: other arguments).
+SCENARIOS: dict = {}
+
+
+def scenario(name: str, **kwargs):
+    """Register the decorated function as the body of the test ``name``, called with the tree (and
+    the finished tree, if it takes it) and ``kwargs``."""
+    def register(fn):
+        SCENARIOS[name] = (fn, kwargs)
+        return fn
+    return register
 
 
 # --------------------------------------------------------------------------- refusals
@@ -576,12 +599,16 @@ def readme_command(wd: Path, *args, timeout=900) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_refused_in_one_line_and_nothing_changed(name, tree):
-    """Through the README's command: a non-zero exit, the reason in one line of stderr and the last,
-    no Snakemake framing (no `WorkflowError in file ...` header, no `File "..."` frame), and
-    `results/` as it was."""
-    (kind, what), expected = CASES[name]
+def results_state(wd: Path):
+    """What the run must leave as it was: every file under results/ (or results/ itself, a file)."""
+    return checksums(wd / "results") if (wd / "results").is_dir() else (wd / "results").read_bytes()
+
+
+def refuse(tree: Path, name: str) -> tuple[subprocess.CompletedProcess, object, object]:
+    """Case ``name`` of :data:`CASES` made in ``tree`` and run through the README's command: what it
+    printed, and results/ before (after the case's edit: the edited file is the bad input itself)
+    and after the run."""
+    (kind, what), _expected = CASES[name]
     args = []
     if kind == "configfile":
         (tree / "overlay.yaml").write_text(what)
@@ -597,8 +624,44 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
     else:
         path, edit = what
         (tree / path).write_text(edit((tree / path).read_text()))
-    before = checksums(tree / "results") if (tree / "results").is_dir() else (tree / "results").read_bytes()
+    before = results_state(tree)
     proc = readme_command(tree, *args)
+    return proc, before, results_state(tree)
+
+
+@pytest.fixture(scope="module")
+def refused(request, finished, tmp_path_factory):
+    """The cases of :data:`CASES` this session runs (all, or those -k selects), each on its own copy of
+    the finished tree, as many at a time as there are cores: they share nothing (no device, no
+    benchmark; each is mostly the start of two Python processes that refuse). Case name -> what
+    :func:`refuse` returned, or the exception it raised."""
+    names = [item.callspec.params["name"] for item in request.session.items
+             if item.originalname == "test_refused_in_one_line_and_nothing_changed" and item.module is request.module]
+    top = tmp_path_factory.mktemp("refused")
+
+    def one(i: int, name: str):
+        wd = top / f"case{i}"
+        try:
+            subprocess.run(["cp", "-a", str(finished), str(wd)], check=True)
+            return name, refuse(wd, name)
+        except Exception as exc:  # noqa: BLE001 (raised again by the case's own test)
+            return name, exc
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(pool.map(one, range(len(names)), names))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_refused_in_one_line_and_nothing_changed(name, refused):
+    """Through the README's command: a non-zero exit, the reason in one line of stderr and the last,
+    no Snakemake framing (no `WorkflowError in file ...` header, no `File "..."` frame), and
+    `results/` as it was."""
+    if isinstance(refused[name], Exception):
+        raise refused[name]
+    proc, before, after = refused[name]
+    expected = CASES[name][1]
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-3000:]
     # what ./benchcast.sh's setup says where it is not root and a Debian package is missing: no refusal
@@ -608,7 +671,7 @@ def test_refused_in_one_line_and_nothing_changed(name, tree):
     assert lines == hits or name in AFTER_THE_PLAN, f"expected the reason alone:\n{proc.stderr[-3000:]}"
     assert "Traceback" not in out and "WorkflowError" not in out, out[-3000:]
     assert not any(ln.lstrip().startswith('File "') for ln in out.splitlines()), out[-3000:]
-    assert (checksums(tree / "results") if (tree / "results").is_dir() else (tree / "results").read_bytes()) == before
+    assert after == before
 
 
 @pytest.mark.parametrize("sources, files, study", [
@@ -651,7 +714,8 @@ def test_an_overlay_with_an_anchor_and_a_merge_key_is_read(tree):
     assert code == 0 and "predict" in out and "Traceback" not in out, out[-3000:]
 
 
-def test_ycsb_outputs_at_one_data_size_are_a_study(tree):
+@scenario("test_ycsb_outputs_at_one_data_size_are_a_study")
+def ycsb_outputs_at_one_data_size_are_a_study(tree):
     """Three devices' YCSB outputs at one data size: the first stage (device figure -> result) runs
     to the end, the report and Table 12 included; nothing to fit over data size is no error."""
     args = write_again(tree, ycsb_sources(), ycsb_files(), YCSB_FOCUS)
@@ -665,7 +729,8 @@ def test_ycsb_outputs_at_one_data_size_are_a_study(tree):
             "data size (16GB): nothing to extrapolate from, Tables 13 and 14 stay empty") in out[-2000:], out[-3000:]
 
 
-def test_allow_unused_card_is_warned_at_the_end(tree):
+@scenario("test_allow_unused_card_is_warned_at_the_end")
+def allow_unused_card_is_warned_at_the_end(tree):
     """A card and a feature name no source has, each kept with allow_unused: true: warned, one
     implementation for both, in the run's last lines."""
     edit_config(tree, lambda c: c["studies"]["paper"].update(
@@ -695,7 +760,8 @@ def test_a_card_figure_no_device_has_is_warned(tree):
             "uses it (its card's other figures do)") in out, out[-3000:]
 
 
-def test_a_run_in_progress_is_named_in_one_line(tree):
+@scenario("test_a_run_in_progress_is_named_in_one_line")
+def a_run_in_progress_is_named_in_one_line(tree):
     busy = run(tree, "--forcerun", "aggregate")
     try:
         while not job_running(tree, "aggregate") and busy.poll() is None:
@@ -710,7 +776,8 @@ def test_a_run_in_progress_is_named_in_one_line(tree):
     assert code == 0, out[-2000:]
 
 
-def test_a_run_after_a_killed_one_recovers_by_itself(finished, tree):
+@scenario("test_a_run_after_a_killed_one_recovers_by_itself")
+def a_run_after_a_killed_one_recovers_by_itself(finished, tree):
     """Snakemake itself killed (SIGKILL, a power cut of its process) leaves its lock and its job
     running: the same command, run again, stops that job, tears down what the dead run left, clears
     the lock, says so in one line naming the job and the cause, and goes on to the uninterrupted
@@ -769,8 +836,7 @@ def analysis_outputs(wd: Path) -> dict:
     return {p: h for p, h in checksums(wd / "results").items() if not p.startswith("paper/records/")}
 
 
-@pytest.mark.parametrize("rule", ANALYSIS_RULES)
-def test_killed_analysis_job_is_redone_by_the_next_run(rule, finished, tree):
+def killed_analysis_job_is_redone_by_the_next_run(finished, tree, rule):
     proc = run(tree, "--forcerun", rule)
     killed = kill_job(proc, tree, rule)
     code, out = finish(proc)
@@ -786,7 +852,13 @@ def test_killed_analysis_job_is_redone_by_the_next_run(rule, finished, tree):
         env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}).stdout
 
 
-def test_failed_predict_leaves_nothing_that_passes_for_done(finished, tree):
+for _rule in ANALYSIS_RULES:
+    scenario(f"test_killed_analysis_job_is_redone_by_the_next_run[{_rule}]", rule=_rule)(
+        killed_analysis_job_is_redone_by_the_next_run)
+
+
+@scenario("test_failed_predict_leaves_nothing_that_passes_for_done")
+def failed_predict_leaves_nothing_that_passes_for_done(finished, tree):
     """The reported case: a failed predict job (a changed card), then the same command again."""
     edit_config(tree, lambda c: c["studies"]["paper"]["targets"]["S-SCM"]["figures"][0].update(value="40 us"))
     script = tree / "scripts" / "predict.py"
@@ -824,7 +896,8 @@ def test_full_disk_during_the_analysis_then_the_same_command(finished, tmp_path)
         subprocess.run(["umount", str(mnt)], check=True)
 
 
-def test_an_import_replaced_with_its_old_time_kept_is_imported_again(finished, tree):
+@scenario("test_an_import_replaced_with_its_old_time_kept_is_imported_again")
+def an_import_replaced_with_its_old_time_kept_is_imported_again(finished, tree):
     """A paper table replaced by one of other content but an older modification time (`cp -p` or
     `rsync -t` of a file made before the results): Snakemake's time trigger kept the old results
     (exit 0, "Nothing to be done"); the import's content is a param of its rule."""
@@ -851,3 +924,68 @@ def test_a_dry_run_of_the_readme_command_writes_no_report(tree, flag):
     proc = readme_command(tree, flag, timeout=600)
     assert proc.returncode == 0 and "Nothing to be done" in proc.stdout + proc.stderr, proc.stderr[-3000:]
     assert checksums(tree / "results") == before and not (tree / "results" / "report.html").exists()
+
+
+# --------------------------------------------------------------------------- the scenarios above, run beforehand
+
+@pytest.fixture(scope="module")
+def ran(request, finished, tmp_path_factory):
+    """The scenarios (:data:`SCENARIOS`) of the tests this session runs, each on its own copy of the
+    finished tree, as many at a time as there are cores: they share nothing (no device, no benchmark;
+    a job is found and killed by its own tree's path). Returns the check a test calls with its name:
+    it raises what the scenario raised."""
+    names = [item.name for item in request.session.items if item.module is request.module and item.name in SCENARIOS]
+    top = tmp_path_factory.mktemp("ran")
+
+    def one(i: int, name: str):
+        tree = top / f"s{i}" / "wf"  # its own folder: a job is found by the path of its tree
+        try:
+            tree.parent.mkdir()
+            subprocess.run(["cp", "-a", str(finished), str(tree)], check=True)
+            fn, kwargs = SCENARIOS[name]
+            if "finished" in inspect.signature(fn).parameters:
+                kwargs = {**kwargs, "finished": finished}
+            fn(tree=tree, **kwargs)
+            return name, None
+        except (Exception, pytest.fail.Exception, pytest.skip.Exception) as exc:
+            return name, exc
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        outcomes = dict(pool.map(one, range(len(names)), names))
+
+    def check(name: str) -> None:
+        if outcomes[name] is not None:
+            raise outcomes[name]
+
+    return check
+
+
+def test_ycsb_outputs_at_one_data_size_are_a_study(ran, request):
+    ran(request.node.name)
+
+
+def test_allow_unused_card_is_warned_at_the_end(ran, request):
+    ran(request.node.name)
+
+
+def test_a_run_in_progress_is_named_in_one_line(ran, request):
+    ran(request.node.name)
+
+
+def test_a_run_after_a_killed_one_recovers_by_itself(ran, request):
+    ran(request.node.name)
+
+
+@pytest.mark.parametrize("rule", ANALYSIS_RULES)
+def test_killed_analysis_job_is_redone_by_the_next_run(rule, ran, request):
+    ran(request.node.name)
+
+
+def test_failed_predict_leaves_nothing_that_passes_for_done(ran, request):
+    ran(request.node.name)
+
+
+def test_an_import_replaced_with_its_old_time_kept_is_imported_again(ran, request):
+    ran(request.node.name)

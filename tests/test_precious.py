@@ -13,24 +13,14 @@ from pathlib import Path
 import pytest
 
 from benchcast.core import protect
-from conftest import mini_local_study
+from conftest import copy_tree
 from devices_util import benchcast_cgroups, losetup_all, zram_devices
-from workflow_util import checksums, copy_workflow, edit_config, measured_tree, planned_jobs, snakemake
-from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
+from workflow_util import checksums, copy_workflow, edit_config, planned_jobs, snakemake
 
 VENV_BIN = Path(sys.executable).absolute().parent
 
 
 # --------------------------------------------------------------------------- the workflow
-
-
-def small(cfg):
-    """The one cut-down study of the workflow tests (conftest), on two of its devices: a fresh tmpfs
-    and a directory on the project disk, fio and YCSB."""
-    mini_local_study(cfg)
-    local = cfg["studies"]["local"]
-    local["devices"] = {d: local["devices"][d] for d in ("dram", "disk")}
-    local["screen"] = {"min_devices": 2}
 
 
 def bare_env() -> dict:
@@ -45,8 +35,11 @@ def run_bare(wd: Path, *args, timeout=900) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory, ycsb_jar):
-    wd = measured_tree(tmp_path_factory.mktemp("precious") / "first", small, ycsb_jar)
+def finished(tmp_path_factory, finished_tree):
+    """A copy of the session's finished tree (conftest.paper_and_mini_local: the one cut-down study
+    of the workflow tests, its tmpfs and directory devices measured with fio and YCSB, beside the
+    paper study), with the log of the run that measured it."""
+    wd = copy_tree(finished_tree, tmp_path_factory.mktemp("precious") / "first")
     yield wd
     subprocess.run([sys.executable, "-m", "snakemake", "teardown"], cwd=wd, capture_output=True)
 

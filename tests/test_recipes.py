@@ -90,15 +90,16 @@ def test_the_card_recipe_is_answered_from_its_own_figures():
 
 @pytest.mark.workflow
 @pytest.mark.root
-def test_the_dir_recipe_measures_its_directory_with_every_source_and_predicts_it_held_out(tmp_path, mini_study,
-                                                                                          ycsb_jar):
-    """docs/recipes/dir.yaml as written, its path a directory of this test, on the workflow tests'
-    small study with an out-of-core source beside fio and YCSB: the directory is measured by all three
-    (named once, under `devices:`), and the validation holds it out like any other device."""
+def test_the_dir_recipe_measures_its_directory_with_every_source_and_predicts_it_held_out(tmp_path, finished_tree):
+    """docs/recipes/dir.yaml as written, its path a directory of this test, added to a copy of the
+    workflow tests' small study (conftest.finished_tree: measured with fio and YCSB) with an
+    out-of-core source beside them: the directory is measured by all three (named once, under
+    `devices:`), and the validation holds it out like any other device."""
     import pandas as pd
 
     from benchcast.devices import swap
-    from workflow_util import measured_tree
+    from conftest import copy_tree
+    from workflow_util import edit_config, snakemake
 
     if swap.active():
         pytest.skip("swap benchcast did not make is active here")
@@ -107,13 +108,14 @@ def test_the_dir_recipe_measures_its_directory_with_every_source_and_predicts_it
     device = yaml.safe_load((RECIPES / "dir.yaml").read_text())["studies"]["local"]["devices"]["mydrive"]
 
     def mutate(cfg):
-        mini_study(cfg)
         study = cfg["studies"]["local"]
         study["devices"]["mydrive"] = {**device, "path": str(drive)}
         study["sources"]["ooc"] = {"type": "ooc", "programs": ["stream"], "working_sets": ["8M", "32M"],
                                    "memory_limit": "16M", "passes": 1, "repeats": 1}
 
-    wd = measured_tree(tmp_path / "wf", mutate, ycsb_jar)
+    wd = copy_tree(finished_tree, tmp_path / "wf")
+    edit_config(wd, mutate)
+    snakemake(wd)
     recs = pd.concat(pd.read_csv(p) for p in (wd / "results" / "local" / "records").rglob("*.csv"))
     mine = recs[recs["device"] == "mydrive"]
     assert {"fio", "ycsb", "ooc"} <= set(mine["benchmark"])

@@ -10,23 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mini_local_study
 from devices_util import mounts_under
-from workflow_util import checksums, edit_config, measured_tree
-from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
+from workflow_util import checksums, edit_config
 
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory, ycsb_jar):
-    """The finished tree every case starts from (tests marked root: skipped without root)."""
-    def both(c):  # the paper study (imported tables, targets) beside the cut-down measured one
-        paper = c["studies"]["paper"]
-        mini_local_study(c)
-        c["studies"] = {"paper": paper, **c["studies"]}
-
-    return measured_tree(tmp_path_factory.mktemp("refusals") / "base", both, ycsb_jar)
+def base(finished_tree):
+    """The finished tree every case starts from (conftest.paper_and_mini_local, measured once a
+    session; tests marked root: skipped without root). Each case copies it."""
+    return finished_tree
 
 
 # --------------------------------------------------------------------------- the cases
@@ -218,9 +212,19 @@ def scratch(base, tmp_path):
         subprocess.run(cmd, capture_output=True)
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_bad_input_is_refused_in_one_line_and_loses_nothing(name, scratch):
-    wd, prepare, undo = scratch
+#: The cases that need a device or a mount of their own (the `scratch` fixture makes them and undoes
+#: them after the case): run one at a time, in their own test. Every other case runs beforehand, as
+#: many at a time as there are cores (:func:`refused`): each on its own copy, they share nothing.
+MACHINE = {"blockdev not marked disposable", "blockdev that is mounted", "blockdev holding a filesystem",
+           "dir device on a full file system", "read-only results folder"}
+#: What only the `scratch` fixture makes (a case outside :data:`MACHINE` naming one fails, saying so).
+PLACEHOLDERS = ("LOOPDEV", "EXT4DEV", "MOUNTEDDEV", "FULLDIR")
+
+
+def refuse(wd: Path, name: str, prepare, undo: list) -> tuple[str, subprocess.CompletedProcess, dict, dict, list]:
+    """Case ``name`` made in the finished tree ``wd`` and the workflow run there: the line expected,
+    what the run printed, results/ before (after the edit: the edited file is the bad input itself)
+    and after, and the mounts under ``wd`` after it."""
     (kind, what), expected = CASES[name]
     if kind == "config":
         def mutate(c):
@@ -249,15 +253,58 @@ def test_bad_input_is_refused_in_one_line_and_loses_nothing(name, scratch):
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2"], cwd=wd, capture_output=True,
                           text=True, timeout=600,
                           env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    return expected, proc, before, checksums(wd / "results"), mounts_under(wd)
+
+
+@pytest.fixture(scope="module")
+def refused(request, base, tmp_path_factory):
+    """The cases outside :data:`MACHINE` this session runs (all, or those -k selects), each on its own
+    copy of the finished tree, as many at a time as there are cores. Case name -> what
+    :func:`refuse` returned, or the exception it raised."""
+    names = [item.callspec.params["name"] for item in request.session.items
+             if item.originalname == "test_bad_input_is_refused_in_one_line_and_loses_nothing"
+             and item.module is request.module and item.callspec.params["name"] not in MACHINE]
+    top = tmp_path_factory.mktemp("refused")
+    rootdev = root_device()
+
+    def prepare(text: str) -> str:
+        if any(p in text for p in PLACEHOLDERS):
+            raise AssertionError(f"{text!r} names a device or mount of its own: its case belongs in MACHINE")
+        return text.replace("ROOTDEV", rootdev)
+
+    def one(i: int, name: str):
+        wd = top / f"case{i}"
+        try:
+            subprocess.run(["cp", "-a", str(base), str(wd)], check=True)
+            return name, refuse(wd, name, prepare, [])
+        except Exception as exc:  # noqa: BLE001 (raised again by the case's own test)
+            return name, exc
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(pool.map(one, range(len(names)), names))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_bad_input_is_refused_in_one_line_and_loses_nothing(name, base, request):
+    if name in MACHINE:
+        wd, prepare, undo = request.getfixturevalue("scratch")
+        result = refuse(wd, name, prepare, undo)
+    else:
+        wd, result = None, request.getfixturevalue("refused")[name]
+        if isinstance(result, Exception):
+            raise result
+    expected, proc, before, after, mounts = result
+    kind = CASES[name][0][0]
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-3000:]
     hits = [ln for ln in out.splitlines() if expected in ln]
     assert hits, f"expected a line with {expected!r}:\n{out[-3000:]}"
     assert all(len(ln) < 1500 for ln in hits)
-    after = checksums(wd / "results")
     changed = [p for p, h in before.items() if after.get(p) != h]
     assert not changed, f"earlier results changed or lost: {changed[:5]}"
-    assert mounts_under(wd) == [] or kind == "readonly" and mounts_under(wd) == [str(wd / "results")]
+    assert mounts == [] or kind == "readonly" and mounts == [str(wd / "results")]
 
 
 def test_the_table_has_at_least_30_cases():

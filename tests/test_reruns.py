@@ -1,14 +1,13 @@
-"""Partial reruns on a real measured study (conftest.mini_local_study): real fio and YCSB runs first,
-then dry runs after edits."""
-import os
+"""Partial reruns on a real measured study (conftest.mini_local_study, beside the paper study): real fio
+and YCSB runs first (conftest.finished_tree, once a session), then dry runs after edits."""
 import shutil
 import stat
 import subprocess
 
 import pytest
 
-from workflow_util import copy_workflow, edit_config, planned_jobs, snakemake
-from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
+from conftest import copy_tree
+from workflow_util import edit_config, planned_jobs, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.root]
 
@@ -18,16 +17,10 @@ MEASURING = BENCH_RULES - {"teardown_device"}
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory, ycsb_jar, mini_study):
-    if os.geteuid() != 0:
-        pytest.skip("provisioning tmpfs devices needs root")
-    wd = copy_workflow(tmp_path_factory.mktemp("reruns"))
-    edit_config(wd, mini_study)
-    jar = wd / "results" / "ycsb" / "benchcast-ycsb.jar"
-    jar.parent.mkdir(parents=True)
-    shutil.copy2(ycsb_jar, jar)
-    os.utime(jar)  # newer than the sources: reused, not rebuilt
-    snakemake(wd)
+def measured(tmp_path_factory, finished_tree):
+    """This module's copy of the session's finished tree (conftest.paper_and_mini_local): the dry
+    runs below edit it and put it back."""
+    wd = copy_tree(finished_tree, tmp_path_factory.mktemp("reruns") / "wf")
     yield wd
     subprocess.run(["python", "-m", "snakemake", "teardown"], cwd=wd, capture_output=True)
 

@@ -1,5 +1,7 @@
 """The workflow through a real Slurm: a single-node cluster on this machine (tests/slurm_util.py),
-the project's profiles/slurm, and the same results as a local run.
+the project's profiles/slurm, and the same results as a local run. Two runs share the cluster at
+once: a measured study (a round cancelled, then resumed) and the paper study through the Slurm
+recipe (most of a Slurm run is waiting for the plugin's status checks).
 
 Needs root and `.ci/install-slurm.sh` (apt: slurm-wlm, munge); skipped otherwise.
 Run: .venv/bin/python -m pytest tests/test_slurm.py -s   (-s shows the measured wall times)
@@ -17,7 +19,7 @@ import pytest
 
 import slurm_util
 from benchcast.records import correction
-from workflow_util import ROOT, copy_workflow, edit_config, snakemake
+from workflow_util import ROOT, copy_workflow, edit_config, snakemake, terminate
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
 pytestmark = [
@@ -110,57 +112,6 @@ def assert_went_through_slurm(cluster, workdir: Path, proc, cancelled=frozenset(
     states = dict(line.split("|") for line in q.stdout.split())
     assert states == {i: "CANCELLED" if i in cancelled else "COMPLETED" for i in ids}
     return ids
-
-
-@pytest.fixture(scope="module")
-def paper_runs(slurm_cluster, tmp_path_factory, paper_only):
-    local = copy_workflow(tmp_path_factory.mktemp("paper_local"))
-    edit_config(local, paper_only)
-    snakemake(local)
-    wd = copy_workflow(tmp_path_factory.mktemp("paper_slurm"))
-    edit_config(wd, paper_only)
-    proc, wall = run_slurm(slurm_cluster, wd)
-    print(f"\n[slurm] paper study through Slurm: {wall:.1f} s wall, {len(slurm_job_ids(wd))} Slurm jobs")
-    return local, wd, proc
-
-
-def test_paper_jobs_went_through_slurm(slurm_cluster, paper_runs):
-    _local, wd, proc = paper_runs
-    ids = assert_went_through_slurm(slurm_cluster, wd, proc)
-    # every job but the target rule `all` (run locally by Snakemake) was a Slurm job
-    jobs = re.findall(r"^localrule all:|^rule (\w+):", proc.stderr, flags=re.M)
-    assert len(ids) == len([j for j in jobs if j]) > 5
-
-
-def test_paper_results_same_shape_as_local(paper_runs):
-    local, wd, _proc = paper_runs
-    assert_same_shape(local, wd)
-
-
-def test_paper_nothing_to_do_after_slurm_run(slurm_cluster, paper_runs):
-    _local, wd, _proc = paper_runs
-    proc, _ = run_slurm(slurm_cluster, wd, "-n")
-    assert "Nothing to be done" in proc.stdout + proc.stderr
-
-
-def test_the_slurm_recipe_ends_in_the_report_and_the_answers(slurm_cluster, tmp_path, paper_only):
-    """docs/recipes/slurm.sh (./benchcast.sh slurm) on the paper study, as the guide gives it, with the
-    test cluster's options after it: its jobs go through Slurm, and it ends as a local run does, with
-    results/report.html and one line per spec card."""
-    wd = copy_workflow(tmp_path / "wf")
-    edit_config(wd, paper_only)
-    shutil.copy2(ROOT / "benchcast.sh", wd / "benchcast.sh")
-    shutil.copy2(ROOT / "requirements.txt", wd / "requirements.txt")
-    shutil.copytree(ROOT / "docs" / "recipes", wd / "docs" / "recipes")
-    env = dict(slurm_cluster.env)
-    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
-    env["BENCHCAST_VENV"] = str(Path(sys.executable).parent.parent)  # this venv: nothing installed again
-    cmd = ["bash", "docs/recipes/slurm.sh", *TEST_CLUSTER_ARGS]
-    proc = subprocess.run(cmd, cwd=wd, env=env, capture_output=True, text=True, timeout=1200)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-6000:]
-    assert slurm_job_ids(wd) and (wd / "results" / "report.html").is_file()
-    assert re.search(r"^benchcast: paper: S-SCM: 42 of 42 series answered", out, flags=re.M), out[-3000:]
 
 
 # --- a measured fio grid, in rounds per device ------------------------------------------------------
@@ -260,7 +211,9 @@ def node_clean_while_run_goes_on(wd: Path, proc, device: str, within=60) -> floa
 
 
 @pytest.fixture(scope="module")
-def measured_runs(slurm_cluster, tmp_path_factory, ycsb_jar, mini_study):
+def measured_runs(slurm_cluster, recipe, tmp_path_factory, ycsb_jar, mini_study):
+    """The measured study run locally, then through Slurm with a round cancelled and resumed, while
+    the paper study's recipe (:func:`recipe`, started first) goes through the same cluster."""
     if not FIO_RULES.exists():
         pytest.skip("rules/fio.smk not in the tree yet")
     node = slurm_cluster.run("sinfo", "-h", "-N", "-o", "%N").stdout.strip()
@@ -370,6 +323,88 @@ def test_measured_results_same_as_local(measured_runs):
 def test_measured_left_no_device_behind(measured_runs):
     local, wd = measured_runs["local"], measured_runs["wd"]
     assert mounted_under(local) == [] and mounted_under(wd) == []
+
+
+# --- the paper study through the Slurm recipe (started with the measured study above) --------------
+
+
+@pytest.fixture(scope="module")
+def recipe(slurm_cluster, tmp_path_factory, paper_only):
+    """docs/recipes/slurm.sh (./benchcast.sh slurm) on the paper study, as the guide gives it, with the
+    test cluster's options after it, started: it goes on (its jobs mostly wait for the plugin's status
+    checks) while the measured study below goes through the same cluster, and :func:`paper_runs`
+    waits for it. Stopped at the module's end if it still runs."""
+    wd = copy_workflow(tmp_path_factory.mktemp("paper_slurm"))
+    edit_config(wd, paper_only)
+    shutil.copy2(ROOT / "benchcast.sh", wd / "benchcast.sh")
+    shutil.copy2(ROOT / "requirements.txt", wd / "requirements.txt")
+    shutil.copytree(ROOT / "docs" / "recipes", wd / "docs" / "recipes")
+    env = dict(slurm_cluster.env)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    env["BENCHCAST_VENV"] = str(Path(sys.executable).parent.parent)  # this venv: nothing installed again
+    cmd = ["bash", "docs/recipes/slurm.sh", *TEST_CLUSTER_ARGS]
+    out, err = (open(wd.parent / f"recipe.{name}", "w+") for name in ("stdout", "stderr"))
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=wd, env=env, stdout=out, stderr=err, text=True)
+    try:
+        yield {"wd": wd, "cmd": cmd, "proc": proc, "start": start, "out": out, "err": err}
+    finally:
+        terminate(proc, 60)  # bash passes SIGTERM on to Snakemake, which cancels its jobs
+        out.close()
+        err.close()
+
+
+@pytest.fixture(scope="module")
+def paper_runs(slurm_cluster, recipe, paper_tree):
+    """The paper study run locally (conftest.paper_tree) and through Slurm by the recipe, waited for:
+    the run, the report and the answers, one Slurm run for the tests below."""
+    wd, cmd = recipe["wd"], recipe["cmd"]
+    code = recipe["proc"].wait(timeout=1200)
+    wall = time.monotonic() - recipe["start"]
+    recipe["out"].seek(0)
+    recipe["err"].seek(0)
+    proc = subprocess.CompletedProcess(cmd, code, recipe["out"].read(), recipe["err"].read())
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n"
+                             f"{proc.stderr[-6000:]}\n{slurm_cluster.logs()}")
+    print(f"\n[slurm] paper study through Slurm (the recipe): {wall:.1f} s wall from its start, "
+          f"{len(slurm_job_ids(wd))} Slurm jobs")
+    return paper_tree, wd, proc
+
+
+def run_log(workdir: Path) -> str:
+    """The log of the run that submitted the jobs (the recipe's report step writes one of its own)."""
+    logs = [p.read_text() for p in sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))]
+    return next(text for text in logs if SUBMITTED.search(text))
+
+
+def test_the_slurm_recipe_ends_in_the_report_and_the_answers(paper_runs):
+    """docs/recipes/slurm.sh on the paper study: its jobs go through Slurm, and it ends as a local run
+    does, with results/report.html and one line per spec card."""
+    _local, wd, proc = paper_runs
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    assert slurm_job_ids(wd) and (wd / "results" / "report.html").is_file()
+    assert re.search(r"^benchcast: paper: S-SCM: 42 of 42 series answered", out, flags=re.M), out[-3000:]
+
+
+def test_paper_jobs_went_through_slurm(slurm_cluster, paper_runs):
+    _local, wd, proc = paper_runs
+    ids = assert_went_through_slurm(slurm_cluster, wd, proc)
+    # every job but the target rule `all` (run locally by Snakemake) was a Slurm job
+    jobs = re.findall(r"^localrule all:|^rule (\w+):", run_log(wd), flags=re.M)
+    assert len(ids) == len([j for j in jobs if j]) > 5
+
+
+def test_paper_results_same_shape_as_local(paper_runs):
+    local, wd, _proc = paper_runs
+    assert_same_shape(local, wd)
+
+
+def test_paper_nothing_to_do_after_slurm_run(slurm_cluster, paper_runs):
+    _local, wd, _proc = paper_runs
+    proc, _ = run_slurm(slurm_cluster, wd, "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
 def test_cluster_stops_cleanly(slurm_cluster):

@@ -5,17 +5,17 @@ import sys
 import pandas as pd
 import pytest
 
+from conftest import copy_tree
 from workflow_util import ROOT, copy_workflow, edit_config, planned_jobs, snakemake
 
 pytestmark = pytest.mark.workflow
 
 
 @pytest.fixture(scope="module")
-def done(tmp_path_factory, paper_only):
-    wd = copy_workflow(tmp_path_factory.mktemp("wf"))
-    edit_config(wd, paper_only)
-    snakemake(wd)
-    return wd
+def done(tmp_path_factory, paper_tree):
+    """This module's copy of the session's finished paper study (conftest.paper_tree): the tests below
+    add a report to it and change its config."""
+    return copy_tree(paper_tree, tmp_path_factory.mktemp("wf") / "wf")
 
 
 def test_tables_content(done):
