@@ -197,8 +197,7 @@ def predict_one(y: pd.Series, t: pd.Series, train: pd.DataFrame, target: pd.Seri
         return None
     new = pd.DataFrame({"x": [float(target["x"])]})
     if fit is not None:  # a line through devices of very different speeds can miss the fast end
-        fitted = fits.predict_ols(line, free[["x"]].reset_index(drop=True), alpha)["prediction"].to_numpy()
-        if local_miss(free, fitted, float(target["x"])) > fit:
+        if local_miss(free, np.asarray(line.result.fittedvalues), float(target["x"])) > fit:
             return None
     p = fits.predict_ols(line, new, alpha).iloc[0]
     t0 = float(fits.predict_ols(tline, new, alpha)["prediction"].iloc[0])
