@@ -202,7 +202,8 @@ def finished_tree(tmp_path_factory, ycsb_jar):
         pytest.skip("provisioning tmpfs devices needs root")
     wd = measured_tree(tmp_path_factory.mktemp("finished") / "base", paper_and_mini_local, ycsb_jar)
     yield wd
-    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "teardown"], cwd=wd, capture_output=True)
+    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "teardown"], cwd=wd, capture_output=True,
+                   timeout=600)
 
 
 def copy_tree(src: Path, dest: Path) -> Path:
