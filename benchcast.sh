@@ -132,6 +132,40 @@ forward_signals() {
     return "$rc"
 }
 
+names_tests() {  # whether pytest's arguments choose the tests: a path, -k, -m or a node id
+    local arg
+    for arg in "$@"; do
+        case "$arg" in
+            -k | -m | -k* | -m*) return 0 ;;
+            -*) ;;
+            *) return 0 ;;
+        esac
+    done
+    return 1
+}
+
+# The whole suite in two lanes at once (tests/conftest.py LANE): the tests of the workflow on imported
+# results alone (marker `imported`: no device, benchmark or server; they fail if they start one) at
+# nice 19, in the CPU time the other lane leaves idle while it waits on benchmarks, deadlines and
+# Slurm (its measured runs count niced work apart, as they do a user's nice-19 batch job), and the rest.
+# The second lane's report follows the first's; the exit code is the first failing lane's.
+test_in_two_lanes() {
+    local lane pid rc=0 rc_lane=0
+    lane=$(mktemp -d)
+    BENCHCAST_TEST_LANE=imported nice -n 19 "$VENV/bin/python" -m pytest -m "imported and not root and not bench" \
+        -p no:cacheprovider --basetemp "$lane/tmp" "$@" >"$lane/log" 2>&1 &
+    pid=$!
+    trap 'kill -TERM "$pid" 2>/dev/null || true' INT TERM HUP
+    "$VENV/bin/python" -m pytest -m "not (imported and not root and not bench)" "$@" || rc=$?
+    wait "$pid" || rc_lane=$?
+    trap - INT TERM HUP
+    echo "=== the second lane: tests/conftest.py LANE, at nice 19, beside the above ==="
+    cat "$lane/log"
+    rm -rf "$lane"
+    [ "$rc" -ne 0 ] && return "$rc"
+    return "$rc_lane"
+}
+
 # Rules run `python`, `fio`, `java`: the venv's Python first (with --sdm conda, each rule's env).
 export PATH="$VENV/bin:$PATH"
 
@@ -184,7 +218,11 @@ case "$cmd" in
             bash .ci/install-slurm.sh
         fi
         # every tier: plain pytest is the fast one (pyproject.toml), this the whole suite; a -m given wins
-        "$VENV/bin/python" -m pytest -m "" "$@"
+        if names_tests "$@"; then
+            "$VENV/bin/python" -m pytest -m "" "$@"
+        else
+            test_in_two_lanes "$@"
+        fi
         ;;
     teardown)
         # after a killed run: release the locks it left (refused while a run is in progress), then

@@ -25,6 +25,12 @@ BENCH_FIXTURES = {"ycsb_jar", "binaries", "bench_fio_tree", "browser"}
 #: a device or runs a benchmark or a server. `./benchcast.sh test` runs them all.
 SLOW_MARKERS = ("workflow", "root", "bench")
 
+#: The second lane of `./benchcast.sh test`: the workflow on imported results alone, at nice 19 beside
+#: the others (marker `imported`, unless a test of it is also `root` or `bench`). Its run sets
+#: BENCHCAST_TEST_LANE=imported, and every device or benchmark tool it starts fails (:func:`lane_guard`).
+LANE = "imported and not root and not bench"
+LANE_ENV = "BENCHCAST_TEST_LANE"
+
 #: What a test without those markers may not start, and the marker that says it does: the fast tier
 #: touches no workflow, device, benchmark or server (:func:`_fast_tier_guard`).
 GUARDED = {
@@ -50,6 +56,57 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.bench)
         if not is_root and item.get_closest_marker("root"):
             item.add_marker(pytest.mark.skip(reason="needs root (marker `root`)"))
+        if item.get_closest_marker("imported") and not item.get_closest_marker("workflow"):
+            raise pytest.UsageError(f"{item.nodeid}: marker `imported` without `workflow` (pyproject.toml)")
+
+
+def lane_guard(folder: Path) -> Path:
+    """Stand-ins for every device and benchmark tool (:data:`GUARDED` but Snakemake) in ``folder``, to
+    go first on PATH: each only asks the real tool (:data:`ASKING`, e.g. ``fio --version``) and for
+    anything else writes its command line to ``folder/started`` and fails. Returns that file."""
+    import shutil
+
+    started = folder / "started"
+    asking = " | ".join(sorted(a for a in ASKING if a.startswith("-")))
+    for prog in GUARDED:
+        if prog == "snakemake":
+            continue
+        real = shutil.which(prog) or "false"
+        stand_in = folder / prog
+        stand_in.write_text(
+            "#!/bin/sh\n# benchcast's test lane `imported` starts no device or benchmark tool\n"
+            'ask=1\nfor a in "$@"; do case "$a" in ' + asking + ') ;; *) ask=0 ;; esac; done\n'
+            f'if [ "$ask" = 1 ]; then\n    exec {real} "$@"\nfi\n'
+            f'echo "{prog} $*" >> {started}\n'
+            f'echo "benchcast: the test lane imported started {prog} (a test of it may not: tests/conftest.py LANE)" >&2\n'
+            "exit 97\n")
+        stand_in.chmod(0o755)
+    return started
+
+
+def pytest_configure(config):
+    """In the lane run (BENCHCAST_TEST_LANE=imported) the stand-ins of :func:`lane_guard` go first on
+    PATH, for this process and every one it starts."""
+    if os.environ.get(LANE_ENV) != "imported":
+        return
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="benchcast-lane-"))
+    config._lane_started = lane_guard(folder)
+    os.environ["PATH"] = f"{folder}:{os.environ.get('PATH', '')}"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The lane run fails if a test of it started a device or benchmark tool, naming it."""
+    started = getattr(session.config, "_lane_started", None)
+    if started is None:
+        return
+    if started.exists():
+        print(f"\nbenchcast: the lane `imported` started device or benchmark tools:\n{started.read_text()}")
+        session.exitstatus = 1
+    import shutil
+
+    shutil.rmtree(started.parent, ignore_errors=True)
 
 
 #: What only asks: a tool's version, or the devices and mounts there are (nothing made or measured).

@@ -21,7 +21,7 @@ import yaml
 from conftest import copy_tree
 from workflow_util import ROOT, checksums, edit_config, planned_jobs
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.imported]
 
 PAPER_FIO = "resources/soga2018/fio.csv"
 PAPER_APP = "resources/soga2018/ycsb_mysql.csv"

@@ -16,7 +16,7 @@ import pytest
 
 from workflow_util import copy_workflow, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.imported]
 
 DATA = Path(__file__).resolve().parent / "data"
 EXPECTED = DATA / "local_expected"

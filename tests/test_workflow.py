@@ -8,7 +8,7 @@ import pytest
 from conftest import copy_tree
 from workflow_util import ROOT, copy_workflow, edit_config, planned_jobs, snakemake
 
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.imported]
 
 
 @pytest.fixture(scope="module")
