@@ -19,16 +19,18 @@ from ycsb_util import ycsb_jar  # noqa: E402,F401 (fixture: finished_tree's)
 ROOT_FIXTURES = {"tmpfs", "finished_tree"}
 #: Fixtures that build or run a benchmark or a server (the YCSB bindings, the out-of-core programs, fio's
 #: outputs made for real, a headless browser and its driver): `bench` tests.
-BENCH_FIXTURES = {"ycsb_jar", "binaries", "bench_fio_tree", "browser"}
+BENCH_FIXTURES = {"ycsb_jar", "binaries", "bench_fio_tree", "sweep_tree", "browser"}
 
 #: The markers of the tests plain `pytest` leaves out (pyproject.toml): whatever runs Snakemake, mounts
 #: a device or runs a benchmark or a server. `./benchcast.sh test` runs them all.
 SLOW_MARKERS = ("workflow", "root", "bench")
 
-#: The second lane of `./benchcast.sh test`: the workflow on imported results alone, at nice 19 beside
-#: the others (marker `imported`, unless a test of it is also `root` or `bench`). Its run sets
-#: BENCHCAST_TEST_LANE=imported, and every device or benchmark tool it starts fails (:func:`lane_guard`).
-LANE = "imported and not root and not bench"
+#: The second lane of `./benchcast.sh test`, at nice 19 beside the others: the workflow on imported
+#: results alone (marker `imported`) and the fast tier, but for what provisions, runs a benchmark or
+#: times things (`root`, `bench`, `timing`: a niced test may wait for a core, and a spinner it starts
+#: is niced too). Its run sets BENCHCAST_TEST_LANE=imported, and every device or benchmark tool it
+#: starts fails (:func:`lane_guard`).
+LANE = "(imported or not workflow) and not (root or bench or timing)"
 LANE_ENV = "BENCHCAST_TEST_LANE"
 
 #: What a test without those markers may not start, and the marker that says it does: the fast tier
@@ -74,9 +76,9 @@ def lane_guard(folder: Path) -> Path:
         real = shutil.which(prog) or "false"
         stand_in = folder / prog
         stand_in.write_text(
-            "#!/bin/sh\n# benchcast's test lane `imported` starts no device or benchmark tool\n"
+            "#!/bin/bash\n# benchcast's test lane `imported` starts no device or benchmark tool\n"
             'ask=1\nfor a in "$@"; do case "$a" in ' + asking + ') ;; *) ask=0 ;; esac; done\n'
-            f'if [ "$ask" = 1 ]; then\n    exec {real} "$@"\nfi\n'
+            f'if [ "$ask" = 1 ]; then\n    PATH="${{PATH//{folder}:/}}" exec {real} "$@"\nfi\n'
             f'echo "{prog} $*" >> {started}\n'
             f'echo "benchcast: the test lane imported started {prog} (a test of it may not: tests/conftest.py LANE)" >&2\n'
             "exit 97\n")

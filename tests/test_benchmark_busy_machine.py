@@ -10,6 +10,9 @@ import pytest
 from analysis_util import benchmark
 from benchcast import records
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 KEYS = [c for c in records.KEY_COLUMNS if c not in ("study", "source")]
 
 

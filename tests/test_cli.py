@@ -2,6 +2,10 @@
 import subprocess
 import sys
 from pathlib import Path
+import pytest
+
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
 
 SCRIPTS = str(Path(__file__).resolve().parents[1] / "scripts")
 

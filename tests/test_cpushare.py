@@ -19,6 +19,9 @@ from benchcast.sources.parse import fiojson
 from benchcast.devices import benchcg
 from devices_util import needs_root
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 
 def test_fio_share_from_its_own_figures():
     assert fiojson.cpu_share({"usr_cpu": 24.7, "sys_cpu": 75.1}) == pytest.approx(0.998)

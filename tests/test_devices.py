@@ -17,6 +17,9 @@ from benchcast.devices import dir as dir_kind
 from devices_util import (clean, findmnt_target, losetup_all, needs_blkio, needs_fuse, needs_loop,  # noqa: F401
                           needs_root, needs_zram, zram_devices)
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 
 def state_of(path) -> dict:
     return json.loads(Path(path).read_text())

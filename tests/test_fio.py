@@ -16,6 +16,9 @@ from benchcast.sources.parse import fiojson
 from test_fiojson import fio_json
 from devices_util import HAS_ZRAM, clean, needs_blkio, needs_fuse, needs_loop, needs_root  # noqa: F401
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parents[1]
 DEVICES = {
     "paper": {"kind": "imported"},

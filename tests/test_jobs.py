@@ -10,6 +10,9 @@ from benchcast import devices
 from benchcast.sources.run import fio
 from devices_util import HAS_ZRAM, clean, needs_root  # noqa: F401 (fixtures)
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 HOLD = """
 import sys, time
 sys.path.insert(0, {scripts!r})

@@ -8,8 +8,8 @@ from workflow_util import ROOT
 
 
 def run_stand_in(folder, prog, *args):
-    """The stand-in run through sh (the fast tier starts no device tool, not even a stand-in's name)."""
-    return subprocess.run(["sh", str(folder / prog), *args], capture_output=True, text=True)
+    """The stand-in run through bash (the fast tier starts no device tool, not even a stand-in's name)."""
+    return subprocess.run(["bash", str(folder / prog), *args], capture_output=True, text=True)
 
 
 def test_a_stand_in_refuses_and_records_what_the_lane_started(tmp_path):
@@ -36,13 +36,29 @@ def test_the_script_runs_the_lanes_conftest_names():
     assert re.search(rf"{conftest.LANE_ENV}=imported nice -n 19 ", script)
 
 
-def test_every_test_of_the_lane_runs_the_workflow():
-    """What the lane holds, collected: workflow tests (the marker check in conftest refuses an
-    `imported` one without it), none of them root or bench."""
-    proc = subprocess.run(["bash", "-c", f'"$0" -m pytest -m "{conftest.LANE}" --collect-only -q -p no:cacheprovider',
+#: What a test that times something or reads the machine's load uses: its module carries `timing`.
+TIMES = re.compile(r"monotonic\(|time\.time\(|perf_counter|sleep\(|os\.nice|getloadavg|machine_now|getpriority|"
+                   r"setaffinity|timeout=[0-9]{1,2}[,)]")
+
+
+def collected(expr: str) -> list[str]:
+    proc = subprocess.run(["bash", "-c", f'"$0" -m pytest -m "{expr}" --collect-only -q -p no:cacheprovider',
                            conftest.sys.executable], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    ids = [ln for ln in proc.stdout.splitlines() if "::" in ln]
-    assert proc.returncode == 0 and len(ids) > 100, proc.stdout[-2000:]
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    return [ln for ln in proc.stdout.splitlines() if "::" in ln]
+
+
+def test_the_lane_holds_the_imported_workflow_and_the_fast_tier_but_what_times_things():
+    """Collected: the imported-results modules and fast-tier modules; no root, bench or timing test; a
+    module whose tests time something or read the machine's load carries `timing` (so a new one that
+    forgets stays out of the niced lane only once it is marked: this test names it)."""
+    ids = collected(conftest.LANE)
     modules = {i.split("::")[0] for i in ids}
-    assert {"tests/test_consistency.py", "tests/test_stored_local.py", "tests/test_workflow.py"} <= modules
+    assert {"tests/test_consistency.py", "tests/test_stored_local.py", "tests/test_workflow.py",
+            "tests/test_validation.py"} <= modules
     assert "tests/test_consistency.py::test_full_disk_during_the_analysis_then_the_same_command" not in ids
+    assert not modules & {"tests/test_quality.py", "tests/test_stop.py", "tests/test_slurm.py", "tests/test_faults.py"}
+    # (the imported-results modules only poll, with deadlines of minutes: they run in this lane)
+    unmarked = sorted(m for m in modules if TIMES.search(text := (ROOT / m).read_text())
+                      and "pytest.mark.timing" not in text and "pytest.mark.imported" not in text)
+    assert unmarked == [], f"these time things or read the load: give them pytestmark = pytest.mark.timing: {unmarked}"

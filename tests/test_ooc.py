@@ -14,6 +14,9 @@ from benchcast.sources.run import ooc, paging
 from devices_util import clean, needs_root  # noqa: F401
 from test_memlimit import needs_memcg
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 MB = 1 << 20
 
 

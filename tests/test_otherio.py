@@ -18,6 +18,9 @@ from benchcast.sources.run import fio, otherio, quality
 from benchcast.devices import benchcg
 from devices_util import clean, needs_loop, needs_root  # noqa: F401
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 #: A writer of 16 MiB files with fsync, from when its go file appears, for the seconds it is given.
 WRITER = """import os, sys, time
 path, go = sys.argv[1], sys.argv[3]

@@ -3,6 +3,10 @@
 import time
 
 from benchcast.core import progress
+import pytest
+
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
 
 
 def test_lines_and_time_left_by_hand(tmp_path):

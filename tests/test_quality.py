@@ -20,6 +20,9 @@ from benchcast.sources.run import fio, quality
 from benchcast.devices import benchcg, delayed
 from devices_util import clean, needs_root  # noqa: F401
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"type": "fio", "size": "16M", "runtime": 2, "ramp_time": 0, "repeats": 1, "rw": ["randread"],
          "block_sizes": ["4K"], "direct": False}

@@ -14,6 +14,9 @@ from benchcast.sources import plan
 from benchcast.sources.run.fio import expand_grid
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ROOT / "docs" / "recipes"
 INCLUDED = re.compile(r"<!-- recipe: (docs/recipes/[^ ]+) -->\n```\w*\n(.*?)```", re.S)

@@ -12,6 +12,10 @@ from pathlib import Path
 
 from benchcast.sources.run import recover
 from benchcast.core import stop
+import pytest
+
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
 
 JOB = "import signal, subprocess, sys, time\n{trap}p = subprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n"
 

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 
 BASE = Path(__file__).resolve().parents[1]
 PROFILES = ["default", "workstation"]

@@ -7,6 +7,9 @@ import pytest
 from benchcast import BenchcastError
 from benchcast.core import smk
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 
 def fake(tmp_path):
     return SimpleNamespace(log=[str(tmp_path / "rule.log")])

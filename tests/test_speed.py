@@ -19,6 +19,9 @@ from benchcast.sources.parse import fiojson
 from benchcast.core import speed
 from devices_util import clean, needs_root  # noqa: F401
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 #: A spinner that waits for its go file (argv[1]), then spins for a minute at most.
 SPIN = ("import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    time.sleep(0.01)\n"
         "t = time.time() + 60\nwhile time.time() < t:\n    pass\n")

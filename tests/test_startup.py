@@ -11,6 +11,9 @@ import pytest
 
 from workflow_util import copy_workflow, edit_config
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parents[1]
 NAN_CARD = ("studies:\n  paper:\n    targets:\n      S-SCM:\n        figures:\n"
             "          - {workload: randwrite, block_size: 64K, metric: lat_mean, value: \"nan\"}\n")

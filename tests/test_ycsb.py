@@ -10,6 +10,9 @@ from benchcast import BenchcastError, records
 from benchcast.sources.run import ycsb
 from ycsb_util import assert_no_processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+pytestmark = pytest.mark.timing
+
 SHAPE = {"fieldcount": 10, "fieldlength": 100}
 MIXES = ("readproportion", "updateproportion", "insertproportion", "scanproportion", "readmodifywriteproportion")
 
