@@ -62,3 +62,10 @@ def test_the_lane_holds_the_imported_workflow_and_the_fast_tier_but_what_times_t
     unmarked = sorted(m for m in modules if TIMES.search(text := (ROOT / m).read_text())
                       and "pytest.mark.timing" not in text and "pytest.mark.imported" not in text)
     assert unmarked == [], f"these time things or read the load: give them pytestmark = pytest.mark.timing: {unmarked}"
+
+
+def test_what_needs_the_machine_to_itself_runs_last_in_the_other_lane():
+    """`quiet` tests (no niced work beside them) come last in the lane beside the niced one."""
+    ids = collected(f"not ({conftest.LANE})")
+    quiet = collected("quiet")
+    assert quiet and ids[-len(quiet):] == quiet

@@ -79,6 +79,7 @@ def test_guard_settings_from_the_config_and_the_environment(monkeypatch):
     assert quality.guard() == g
 
 
+@pytest.mark.quiet
 def test_our_own_niced_work_is_taken_from_the_nice_bucket_in_every_look():
     """A run started niced (``nice ./benchcast.sh run``): the before-measuring look excludes its
     processes from the nice bucket, where their time is, so a niced spinner of its own is neither
