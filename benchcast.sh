@@ -136,7 +136,7 @@ names_tests() {  # whether pytest's arguments choose the tests: a path, -k, -m o
     local arg
     for arg in "$@"; do
         case "$arg" in
-            -k | -m | -k* | -m*) return 0 ;;
+            -k* | -m*) return 0 ;;
             -*) ;;
             *) return 0 ;;
         esac

@@ -2,6 +2,7 @@
 alone at nice 19 beside the rest, its tests kept from starting a device or benchmark tool."""
 import re
 import subprocess
+import sys
 
 import conftest
 from workflow_util import ROOT
@@ -42,8 +43,9 @@ TIMES = re.compile(r"monotonic\(|time\.time\(|perf_counter|sleep\(|os\.nice|getl
 
 
 def collected(expr: str) -> list[str]:
-    proc = subprocess.run(["bash", "-c", f'"$0" -m pytest -m "{expr}" --collect-only -q -p no:cacheprovider',
-                           conftest.sys.executable], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    """The test ids ``pytest -m expr`` collects, in their order."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-m", expr, "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:]
     return [ln for ln in proc.stdout.splitlines() if "::" in ln]
 
