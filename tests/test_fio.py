@@ -15,6 +15,7 @@ from benchcast.sources.run import fio
 from benchcast.sources.parse import fiojson
 from test_fiojson import fio_json
 from devices_util import HAS_ZRAM, clean, needs_blkio, needs_fuse, needs_loop, needs_root  # noqa: F401
+from ycsb_util import processes_named
 
 #: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
 pytestmark = pytest.mark.timing
@@ -344,7 +345,7 @@ def test_a_run_whose_fio_job_was_killed_is_not_kept(tmp_path):
     def kill_worker():
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            fios = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "fio"]
+            fios = processes_named("fio")
             workers = [p for p in fios if stop.parent(p) in fios]
             if workers:
                 time.sleep(0.5)
@@ -416,7 +417,7 @@ def test_a_fio_that_stops_answering_fails_within_its_deadline_in_one_line(tmp_pa
     def stop_worker():
         until = time.monotonic() + 20
         while time.monotonic() < until:
-            fios = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "fio"]
+            fios = processes_named("fio")
             workers = [p for p in fios if stop.parent(p) in fios]
             if workers:
                 os.kill(workers[0], signal.SIGSTOP)
@@ -458,7 +459,7 @@ def test_killing_fio_s_job_process_never_holds_the_job_past_its_deadline(tmp_pat
         def kill_worker():
             until = time.monotonic() + 20
             while time.monotonic() < until:
-                fios = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "fio"]
+                fios = processes_named("fio")
                 workers = [p for p in fios if stop.parent(p) in fios]
                 if workers:
                     time.sleep(wait)

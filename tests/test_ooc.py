@@ -3,6 +3,7 @@ their JSON line parsed into records; a program killed for want of memory is name
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import time
@@ -13,6 +14,7 @@ from benchcast import BenchcastError, records
 from benchcast.sources.run import ooc, paging
 from devices_util import clean, needs_root  # noqa: F401
 from test_memlimit import needs_memcg
+from ycsb_util import processes_named
 
 #: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
 pytestmark = pytest.mark.timing
@@ -166,15 +168,13 @@ def test_a_program_killed_from_outside_is_said_so_and_runs_again(binaries, clean
     import time
 
     from benchcast import devices
-    from benchcast.core import stop
 
     sp = clean / "d.json"
 
     def kill_first():
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            progs = [p for p in stop.descendants(os.getpid())
-                     if open(f"/proc/{p}/comm").read().strip() == "stream"]
+            progs = processes_named("stream")
             if progs:
                 os.kill(progs[0], signal.SIGKILL)
                 return
@@ -204,14 +204,17 @@ def test_a_program_that_stops_answering_fails_within_its_timeout_in_one_line(bin
     import time
 
     from benchcast import BenchcastError
-    from benchcast.core import stop
+
+    stopped = []
 
     def stop_it():
         until = time.monotonic() + 30
         while time.monotonic() < until:
-            progs = [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "stream"]
+            progs = processes_named("stream")
             if progs:
-                os.kill(progs[0], signal.SIGSTOP)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(progs[0], signal.SIGSTOP)
+                    stopped.append(progs[0])
                 return
             time.sleep(0.005)
 
@@ -219,7 +222,9 @@ def test_a_program_that_stops_answering_fails_within_its_timeout_in_one_line(bin
     t0 = time.monotonic()
     with pytest.raises(BenchcastError, match=r"stream-\d+\.out: stream did not finish within its deadline of 3 s "
                                              r"\(the source's timeout\)"):
-        ooc.run_ooc(["stream"], [4 * MB], "memory", 50,
+        # 4,000 passes: about 0.75 s here unstopped, long enough to be found and stopped on a busy
+        # machine (50 passes took 10 ms and once ended before the look found it), short of the deadline
+        ooc.run_ooc(["stream"], [4 * MB], "memory", 4000,
                     ooc.Place(binaries, tmp_path, tmp_path / "raw", study="s", device="d", run=1, timeout=3))
-    assert time.monotonic() - t0 < 15
-    assert not [p for p in stop.descendants(os.getpid()) if open(f"/proc/{p}/comm").read().strip() == "stream"]
+    assert time.monotonic() - t0 < 15 and stopped
+    assert not processes_named("stream")

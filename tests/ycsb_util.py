@@ -72,6 +72,22 @@ def processes_under(path) -> list[tuple[int, str]]:
     return found
 
 
+def processes_named(name: str) -> list[int]:
+    """Live processes under this one whose command name is ``name``; one that ends while it is looked
+    at is left out (its /proc entry goes between the listing and the read)."""
+    from benchcast.core import stop
+
+    found = []
+    for pid in stop.descendants(os.getpid()):
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if comm == name:
+            found.append(pid)
+    return found
+
+
 def assert_no_processes_under(path, wait: float = 10):
     deadline = time.monotonic() + wait
     while processes_under(path) and time.monotonic() < deadline:
