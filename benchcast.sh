@@ -144,23 +144,24 @@ names_tests() {  # whether pytest's arguments choose the tests: a path, -k, -m o
     return 1
 }
 
-# The whole suite in two lanes at once (tests/conftest.py LANE): the workflow on imported results
-# alone (marker `imported`) and the fast tier, neither touching a device, benchmark or server (they
-# fail if they start one) nor timing anything (marker `timing`), at nice 19, in the CPU time the other
-# lane leaves idle while it waits on benchmarks, deadlines and Slurm (its measured runs count niced
-# work apart, as they do a user's nice-19 batch job), and the rest.
+# The whole suite in two lanes at once, each named to pytest by BENCHCAST_TEST_LANE (which tests a
+# lane holds: tests/conftest.py in_lane): the workflow on imported results alone (marker `imported`)
+# and the fast tier, neither touching a device, benchmark or server (they fail if they start one)
+# nor timing anything (marker `timing`), at nice 19, in the CPU time the other lane leaves idle while
+# it waits on benchmarks, deadlines and Slurm (its measured runs count niced work apart, as they do a
+# user's nice-19 batch job), and the rest. `-m ""`: every tier, the lane chooses.
 # The second lane's report follows the first's; the exit code is the first failing lane's.
 test_in_two_lanes() {
     local lane pid rc=0 rc_lane=0
     lane=$(mktemp -d)
-    BENCHCAST_TEST_LANE=imported nice -n 19 "$VENV/bin/python" -m pytest -m "(imported or not workflow) and not (root or bench or timing)" \
+    BENCHCAST_TEST_LANE=imported nice -n 19 "$VENV/bin/python" -m pytest -m "" \
         -p no:cacheprovider --basetemp "$lane/tmp" "$@" >"$lane/log" 2>&1 &
     pid=$!
     trap 'kill -TERM "$pid" 2>/dev/null || true' INT TERM HUP
-    "$VENV/bin/python" -m pytest -m "not ((imported or not workflow) and not (root or bench or timing))" "$@" || rc=$?
+    BENCHCAST_TEST_LANE=rest "$VENV/bin/python" -m pytest -m "" "$@" || rc=$?
     wait "$pid" || rc_lane=$?
     trap - INT TERM HUP
-    echo "=== the second lane: tests/conftest.py LANE, at nice 19, beside the above ==="
+    echo "=== the second lane: imported (tests/conftest.py in_lane), at nice 19, beside the above ==="
     cat "$lane/log"
     rm -rf "$lane"
     [ "$rc" -ne 0 ] && return "$rc"

@@ -25,13 +25,20 @@ BENCH_FIXTURES = {"ycsb_jar", "binaries", "bench_fio_tree", "sweep_tree", "brows
 #: a device or runs a benchmark or a server. `./benchcast.sh test` runs them all.
 SLOW_MARKERS = ("workflow", "root", "bench")
 
-#: The second lane of `./benchcast.sh test`, at nice 19 beside the others: the workflow on imported
-#: results alone (marker `imported`) and the fast tier, but for what provisions, runs a benchmark or
-#: times things (`root`, `bench`, `timing`: a niced test may wait for a core, and a spinner it starts
-#: is niced too). Its run sets BENCHCAST_TEST_LANE=imported, and every device or benchmark tool it
-#: starts fails (:func:`lane_guard`).
-LANE = "(imported or not workflow) and not (root or bench or timing)"
+#: The two lanes of `./benchcast.sh test`, run at once: the environment variable names the lane a
+#: pytest run keeps (:func:`in_lane`); without it a run keeps every test its `-m` selects.
 LANE_ENV = "BENCHCAST_TEST_LANE"
+LANES = ("imported", "rest")
+
+
+def in_lane(item) -> bool:
+    """Whether a test belongs to the lane `imported`, run at nice 19 beside the other: the workflow on
+    imported results alone (marker `imported`) and the fast tier, but for what provisions, runs a
+    benchmark or times things (`root`, `bench`, `timing`: a niced test may wait for a core, and a
+    spinner it starts is niced too). Its run sets BENCHCAST_TEST_LANE=imported, and every device or
+    benchmark tool it starts fails (:func:`lane_guard`); every other test is in the lane `rest`."""
+    has = lambda name: item.get_closest_marker(name) is not None  # noqa: E731
+    return (has("imported") or not has("workflow")) and not (has("root") or has("bench") or has("timing"))
 
 #: What a test without those markers may not start, and the marker that says it does: the fast tier
 #: touches no workflow, device, benchmark or server (:func:`_fast_tier_guard`).
@@ -60,6 +67,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs root (marker `root`)"))
         if item.get_closest_marker("imported") and not item.get_closest_marker("workflow"):
             raise pytest.UsageError(f"{item.nodeid}: marker `imported` without `workflow` (pyproject.toml)")
+    lane = os.environ.get(LANE_ENV)
+    if lane:
+        if lane not in LANES:
+            raise pytest.UsageError(f"{LANE_ENV}={lane!r}: a lane is one of {', '.join(LANES)}")
+        keep = [i for i in items if in_lane(i) == (lane == "imported")]
+        kept = set(map(id, keep))
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+        items[:] = keep
     # what needs the machine to itself runs last: in ./benchcast.sh test, once the niced lane is done
     items[:] = [i for i in items if not i.get_closest_marker("quiet")] + [i for i in items if i.get_closest_marker("quiet")]
 
@@ -82,7 +97,7 @@ def lane_guard(folder: Path) -> Path:
             'ask=1\nfor a in "$@"; do case "$a" in ' + asking + ') ;; *) ask=0 ;; esac; done\n'
             f'if [ "$ask" = 1 ]; then\n    PATH="${{PATH//{folder}:/}}" exec {real} "$@"\nfi\n'
             f'echo "{prog} $*" >> {started}\n'
-            f'echo "benchcast: the test lane imported started {prog} (a test of it may not: tests/conftest.py LANE)" >&2\n'
+            f'echo "benchcast: the test lane imported started {prog} (a test of it may not: tests/conftest.py in_lane)" >&2\n'
             "exit 97\n")
         stand_in.chmod(0o755)
     return started

@@ -10,7 +10,7 @@ import pytest
 from analysis_util import benchmark
 from benchcast import records
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 KEYS = [c for c in records.KEY_COLUMNS if c not in ("study", "source")]

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 import pytest
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 SCRIPTS = str(Path(__file__).resolve().parents[1] / "scripts")

@@ -19,7 +19,7 @@ from benchcast.sources.parse import fiojson
 from benchcast.devices import benchcg
 from devices_util import needs_root
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 

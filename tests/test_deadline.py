@@ -7,7 +7,7 @@ import pytest
 from benchcast import config
 from benchcast.sources.run import deadline, quality
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 P = {"factor": 5, "margin_s": 120, "layout_mb_s": 1, "ops_per_s": 50}

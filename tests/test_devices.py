@@ -17,7 +17,7 @@ from benchcast.devices import dir as dir_kind
 from devices_util import (clean, findmnt_target, losetup_all, needs_blkio, needs_fuse, needs_loop,  # noqa: F401
                           needs_root, needs_zram, zram_devices)
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 

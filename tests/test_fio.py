@@ -17,7 +17,7 @@ from test_fiojson import fio_json
 from devices_util import HAS_ZRAM, clean, needs_blkio, needs_fuse, needs_loop, needs_root  # noqa: F401
 from ycsb_util import processes_named
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 ROOT = Path(__file__).resolve().parents[1]

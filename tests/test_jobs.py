@@ -10,7 +10,7 @@ from benchcast import devices
 from benchcast.sources.run import fio
 from devices_util import HAS_ZRAM, clean, needs_root  # noqa: F401 (fixtures)
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 HOLD = """

@@ -1,5 +1,7 @@
-"""The two lanes of `./benchcast.sh test` (tests/conftest.py LANE): the workflow on imported results
+"""The two lanes of `./benchcast.sh test` (tests/conftest.py in_lane): the workflow on imported results
 alone at nice 19 beside the rest, its tests kept from starting a device or benchmark tool."""
+import functools
+import os
 import re
 import subprocess
 import sys
@@ -31,10 +33,16 @@ def test_a_stand_in_lets_a_question_through(tmp_path):
 
 
 def test_the_script_runs_the_lanes_conftest_names():
-    """benchcast.sh selects the lane with conftest.LANE and the rest with its negation."""
+    """benchcast.sh names each lane to pytest (conftest.in_lane chooses its tests), every tier
+    selected (`-m ""`), the lane `imported` at nice 19."""
     script = (ROOT / "benchcast.sh").read_text()
-    assert f'-m "{conftest.LANE}"' in script and f'-m "not ({conftest.LANE})"' in script
-    assert re.search(rf"{conftest.LANE_ENV}=imported nice -n 19 ", script)
+    runs = re.findall(rf'{conftest.LANE_ENV}=(\w+) (nice -n 19 )?"\$VENV/bin/python" -m pytest -m "" ', script)
+    assert sorted(runs) == [("imported", "nice -n 19 "), ("rest", "")], runs
+
+
+def test_a_lane_not_known_is_a_usage_error():
+    proc = run_pytest("--collect-only", lane="nowhere")
+    assert proc.returncode == 4 and "BENCHCAST_TEST_LANE='nowhere': a lane is one of imported, rest" in proc.stderr
 
 
 #: What a test that times something or reads the machine's load uses: its module carries `timing`.
@@ -42,24 +50,40 @@ TIMES = re.compile(r"monotonic\(|time\.time\(|perf_counter|sleep\(|os\.nice|getl
                    r"setaffinity|timeout=[0-9]{1,2}[,)]")
 
 
-def collected(expr: str) -> list[str]:
-    """The test ids ``pytest -m expr`` collects, in their order."""
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-m", expr, "--collect-only", "-q", "-p", "no:cacheprovider"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:]
+def run_pytest(*args, lane: str | None = None) -> subprocess.CompletedProcess:
+    """``pytest -m "" ARGS`` with BENCHCAST_TEST_LANE set to ``lane`` (unset without one)."""
+    env = {k: v for k, v in os.environ.items() if k != conftest.LANE_ENV}
+    if lane:
+        env[conftest.LANE_ENV] = lane
+    return subprocess.run([sys.executable, "-m", "pytest", "-m", "", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+@functools.lru_cache
+def collected(lane: str | None = None, *args) -> list[str]:
+    """The test ids a run of ``lane`` (every test without one) with ``args`` collects, in their order."""
+    proc = run_pytest("--collect-only", *args, lane=lane)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return [ln for ln in proc.stdout.splitlines() if "::" in ln]
+
+
+def test_the_two_lanes_hold_every_test_once():
+    imported, rest, every = collected("imported"), collected("rest"), collected()
+    assert imported and rest and not set(imported) & set(rest)
+    assert sorted(imported + rest) == sorted(every)
 
 
 def test_the_lane_holds_the_imported_workflow_and_the_fast_tier_but_what_times_things():
     """Collected: the imported-results modules and fast-tier modules; no root, bench or timing test; a
     module whose tests time something or read the machine's load carries `timing` (so a new one that
     forgets stays out of the niced lane only once it is marked: this test names it)."""
-    ids = collected(conftest.LANE)
+    ids = collected("imported")
     modules = {i.split("::")[0] for i in ids}
     assert {"tests/test_consistency.py", "tests/test_stored_local.py", "tests/test_workflow.py",
             "tests/test_validation.py"} <= modules
     assert "tests/test_consistency.py::test_full_disk_during_the_analysis_then_the_same_command" not in ids
     assert not modules & {"tests/test_quality.py", "tests/test_stop.py", "tests/test_slurm.py", "tests/test_faults.py"}
+    assert not set(ids) & set(collected(None, "-m", "root or bench or timing"))
     # (the imported-results modules only poll, with deadlines of minutes: they run in this lane)
     unmarked = sorted(m for m in modules if TIMES.search(text := (ROOT / m).read_text())
                       and "pytest.mark.timing" not in text and "pytest.mark.imported" not in text)
@@ -68,6 +92,6 @@ def test_the_lane_holds_the_imported_workflow_and_the_fast_tier_but_what_times_t
 
 def test_what_needs_the_machine_to_itself_runs_last_in_the_other_lane():
     """`quiet` tests (no niced work beside them) come last in the lane beside the niced one."""
-    ids = collected(f"not ({conftest.LANE})")
-    quiet = collected("quiet")
+    ids = collected("rest")
+    quiet = collected(None, "-m", "quiet")
     assert quiet and ids[-len(quiet):] == quiet

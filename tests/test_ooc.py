@@ -16,7 +16,7 @@ from devices_util import clean, needs_root  # noqa: F401
 from test_memlimit import needs_memcg
 from ycsb_util import processes_named
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 MB = 1 << 20

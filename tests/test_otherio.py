@@ -18,7 +18,7 @@ from benchcast.sources.run import fio, otherio, quality
 from benchcast.devices import benchcg
 from devices_util import clean, needs_loop, needs_root  # noqa: F401
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 #: A writer of 16 MiB files with fsync, from when its go file appears, for the seconds it is given.

@@ -20,7 +20,7 @@ from benchcast.sources.run import fio, quality
 from benchcast.devices import benchcg, delayed
 from devices_util import clean, needs_root  # noqa: F401
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from benchcast.sources import plan
 from benchcast.sources.run.fio import expand_grid
 from ycsb_util import ycsb_jar  # noqa: F401 (fixture)
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from benchcast.sources.run import recover
 from benchcast.core import stop
 import pytest
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 JOB = "import signal, subprocess, sys, time\n{trap}p = subprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n"

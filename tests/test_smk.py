@@ -7,7 +7,7 @@ import pytest
 from benchcast import BenchcastError
 from benchcast.core import smk
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 

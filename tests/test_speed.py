@@ -19,7 +19,7 @@ from benchcast.sources.parse import fiojson
 from benchcast.core import speed
 from devices_util import clean, needs_root  # noqa: F401
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 #: A spinner that waits for its go file (argv[1]), then spins for a minute at most.

@@ -11,7 +11,7 @@ import pytest
 
 from workflow_util import copy_workflow, edit_config
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,7 +30,7 @@ from devices_util import HAS_FUSE, HAS_LOOP, losetup_all, mounts_under, needs_ro
 from workflow_util import ROOT, checksums, copy_workflow, edit_config, planned_jobs, snakemake, terminate
 from ycsb_util import need_mariadb, processes_under, ycsb_jar  # noqa: F401 (fixture)
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 SCRIPTS = str(ROOT / "scripts")

@@ -10,7 +10,7 @@ from benchcast import BenchcastError, records
 from benchcast.sources.run import ycsb
 from ycsb_util import assert_no_processes_under, run_ycsb, tmpfs, ycsb_jar  # noqa: F401 (fixtures)
 
-#: times things or reads the machine's load: never in the niced lane (tests/conftest.py LANE)
+#: times things or reads the machine's load: never in the niced lane (tests/conftest.py in_lane)
 pytestmark = pytest.mark.timing
 
 SHAPE = {"fieldcount": 10, "fieldlength": 100}
