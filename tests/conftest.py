@@ -110,7 +110,12 @@ def pytest_configure(config):
         return
     import tempfile
 
-    folder = Path(tempfile.mkdtemp(prefix="benchcast-lane-"))
+    # beside the run's --basetemp (./benchcast.sh removes its folder even after a signal, when this
+    # run's own end below never comes), else a folder of its own
+    beside = Path(config.option.basetemp).resolve().parent if config.option.basetemp else None
+    if beside:
+        beside.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="benchcast-lane-", dir=beside))
     config._lane_started = lane_guard(folder)
     os.environ["PATH"] = f"{folder}:{os.environ.get('PATH', '')}"
 
