@@ -67,3 +67,49 @@ def test_axes_carry_their_unit_on_every_tick(tmp_path):
     for label in ("2MB", "16MB", "128MiB", "1GiB", "150µs", "2ms", "10s"):
         assert f">{label}</text>" in text, label
     assert charts.measured_ticks(range(20), most=5) == [0.0, 4.0, 8.0, 12.0, 16.0]
+
+
+@pytest.fixture
+def made_bundles(monkeypatch, tmp_path):
+    """vl-convert's bundle maker counted (a small stand-in script), the cache under tmp_path, and
+    the per-process memo cleared before and after."""
+    import vl_convert as vlc
+
+    calls = []
+    monkeypatch.setattr(vlc, "javascript_bundle", lambda vl_version: calls.append(vl_version) or "var made = 1;")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    charts._bundle.cache_clear()
+    yield calls
+    charts._bundle.cache_clear()
+
+
+def unpacked(b64: str) -> str:
+    import base64
+    import gzip
+
+    return gzip.decompress(base64.b64decode(b64)).decode()
+
+
+def test_the_bundle_is_made_once_and_read_by_the_next_job(made_bundles, tmp_path):
+    first = charts._bundle()
+    kept = list((tmp_path / "cache" / "benchcast" / "vega").iterdir())
+    assert len(made_bundles) == 1 and len(kept) == 1 and kept[0].read_text() == first
+    charts._bundle.cache_clear()  # the next job: a new process
+    assert charts._bundle() == first and len(made_bundles) == 1
+    assert unpacked(first) == "var made = 1;"
+
+
+def test_a_damaged_cached_bundle_is_made_again(made_bundles, tmp_path):
+    charts._bundle()
+    (kept,) = (tmp_path / "cache" / "benchcast" / "vega").iterdir()
+    kept.write_text(kept.read_text()[:-8])  # cut short, as a full disk might leave it
+    charts._bundle.cache_clear()
+    assert unpacked(charts._bundle()) == "var made = 1;" and len(made_bundles) == 2
+    assert unpacked(kept.read_text()) == "var made = 1;"
+    assert [p.name for p in kept.parent.iterdir()] == [kept.name]  # no temporary copy left
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_page(made_bundles, monkeypatch, tmp_path):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # a file where the folder would go
+    assert "const bundle" in charts.to_html(charts.placeholder("x")) and len(made_bundles) == 1

@@ -1,4 +1,4 @@
-"""Tests of benchcast.core.host: the machine's provenance."""
+"""Tests of benchcast.core.host: the machine's provenance and where it keeps its caches."""
 import platform
 import shutil
 import subprocess
@@ -21,3 +21,12 @@ def test_fio_version_is_the_fio_on_path():
                                                              text=True).stdout.strip()
     else:
         assert v == ""
+
+
+def test_the_cache_follows_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert host.cache_dir("vega") == tmp_path / "benchcast" / "vega"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert host.cache_dir("mariadb") == tmp_path / "home" / ".cache" / "benchcast" / "mariadb"
+    assert not (tmp_path / "benchcast").exists()  # named, not made

@@ -1,11 +1,20 @@
-"""The machine measurements run on: hostname, kernel, CPU model, fio version (provenance). Light: no
-pandas."""
+"""The machine measurements run on: hostname, kernel, CPU model, fio version (provenance), and where
+it keeps what the package makes once and reuses (:func:`cache_dir`). Light: no pandas."""
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import subprocess
+from pathlib import Path
+
+
+def cache_dir(name: str) -> Path:
+    """``$XDG_CACHE_HOME/benchcast/<name>`` (``~/.cache`` without it): what is made once per machine
+    and user and reused by every run and tree (MariaDB's pristine datadirs, the charts' JavaScript).
+    Not created here."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchcast" / name
 
 
 def machine() -> dict:

@@ -28,8 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
+from statsmodels.regression.linear_model import OLS, WLS
 
 from .. import BenchcastError
 
@@ -277,7 +277,7 @@ def fit_ols(X: pd.DataFrame, y, relative: bool = False) -> OLSFit:
         raise BenchcastError(f"fit_ols: design of {len(X)} rows x {X.shape[1]} columns is rank-deficient")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zero-df fits warn about division by zero
-        res = (sm.WLS(y, X.to_numpy(), weights=relative_weights(y)) if relative else sm.OLS(y, X.to_numpy())).fit()
+        res = (WLS(y, X.to_numpy(), weights=relative_weights(y)) if relative else OLS(y, X.to_numpy())).fit()
         r2 = float(res.rsquared) if res.df_resid >= 0 else np.nan
         r2a = float(res.rsquared_adj) if res.df_resid > 0 else np.nan
     return OLSFit(res, list(X.columns), len(y), float(res.df_resid), r2, r2a,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import BenchcastError
-from ...core import stop
+from ...core import host, stop
 from ...records import parse_size
 
 PID_FILE = "mariadbd.pid"
@@ -221,8 +221,7 @@ def _default(key: str):
 
 #: Where pristine datadirs are kept, one per server version, redo log size and user
 #: (:func:`install_db`); ``BENCHCAST_MARIADB_TEMPLATES`` overrides it.
-TEMPLATES = Path(os.environ.get("BENCHCAST_MARIADB_TEMPLATES")
-                 or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchcast" / "mariadb")
+TEMPLATES = Path(os.environ.get("BENCHCAST_MARIADB_TEMPLATES") or host.cache_dir("mariadb"))
 
 
 def install_db(datadir, log, *, log_file_size=None, timeout: float = 300) -> None:
