@@ -28,8 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.regression.linear_model import OLS, WLS
+from scipy import special
 
 from .. import BenchcastError
 
@@ -269,6 +268,10 @@ def fit_ols(X: pd.DataFrame, y, relative: bool = False) -> OLSFit:
 
     Raises :class:`BenchcastError` if ``X`` is rank-deficient or has fewer rows than columns.
     """
+    # here, not at the top: statsmodels and the scipy.stats it loads cost a job about 0.6 s of CPU,
+    # and most of the jobs that import this module fit no multiple model
+    from statsmodels.regression.linear_model import OLS, WLS
+
     X = pd.DataFrame(X).astype(float)
     y = np.asarray(y, dtype=float)
     if len(y) != len(X):
@@ -334,8 +337,9 @@ class LooPredictions(NamedTuple):
 
 @functools.lru_cache(maxsize=None)
 def _t_quantile(p: float, df: int) -> float:
-    """Student's t quantile, remembered: folds repeat the same few (p, df)."""
-    return float(stats.t.ppf(p, df))
+    """Student's t quantile, remembered: folds repeat the same few (p, df). scipy.special's
+    (what ``scipy.stats.t.ppf`` computes): a job that fits no OLS never imports scipy.stats."""
+    return float(special.stdtrit(df, p))
 
 
 def _t_quantiles(p: float, df) -> np.ndarray:

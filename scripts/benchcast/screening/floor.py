@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy import special
 
 #: Draws of the Monte Carlo estimate of a trimmed mean's standard error (fixed seed: deterministic).
 DRAWS = 200_000
@@ -62,7 +62,7 @@ def miss_probability(se, limit) -> np.ndarray:
     than ``limit`` %: ``2 * Phi(-limit / se)``. NaN where ``se`` is NaN; 0 where ``se`` is 0."""
     se, limit = np.asarray(se, dtype=float), np.asarray(limit, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(se > 0, 2 * norm.sf(limit / se), np.where(se == 0, 0.0, np.nan))
+        return np.where(se > 0, 2 * special.ndtr(-limit / se), np.where(se == 0, 0.0, np.nan))
 
 
 def scatter_pct(draws: list[pd.Series]) -> pd.Series:
