@@ -1,6 +1,6 @@
 """The documentation holds together: every link in README.md, config/README.md and docs/ (relative
 files, images, #anchors of headings as GitHub makes them, reference-style links) leads somewhere,
-and the README stays short enough to read on two screens."""
+the README stays short enough to read on two screens, and benchmarks/README.md lists every script."""
 import re
 from pathlib import Path
 
@@ -73,3 +73,10 @@ def test_the_checker_finds_a_broken_link_and_anchor(tmp_path):
 
 def test_the_readme_fits_on_two_screens():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 150
+
+
+def test_every_benchmark_script_has_its_row_in_the_benchmarks_readme():
+    """benchmarks/README.md names each script (first column of its tables: what it prints, how long)."""
+    listed = set(re.findall(r"^\| `([\w.]+\.py)\b", (ROOT / "benchmarks" / "README.md").read_text(), flags=re.M))
+    scripts = {p.name for p in (ROOT / "benchmarks").glob("*.py")}
+    assert scripts == listed, (sorted(scripts - listed), sorted(listed - scripts))

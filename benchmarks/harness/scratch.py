@@ -11,11 +11,12 @@ ROOT = Path(__file__).resolve().parents[2]
 PARTS = ["Snakefile", "rules", "scripts", "config", "resources", "envs", "report", "profiles", "ycsb", "ooc"]
 
 
-def copy_workflow(dest: Path) -> Path:
-    """The workflow's parts (:data:`PARTS`) copied to ``dest``, its config made :func:`quiet`."""
+def copy_workflow(dest: Path, root: Path = ROOT) -> Path:
+    """The workflow's parts (:data:`PARTS`) of the checkout ``root`` (this one) copied to ``dest``,
+    its config made :func:`quiet`."""
     dest.mkdir(parents=True, exist_ok=True)
     for part in PARTS:
-        src = ROOT / part
+        src = root / part
         if src.is_dir():
             shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", "target"))
         elif src.exists():

@@ -268,9 +268,7 @@ def fit_ols(X: pd.DataFrame, y, relative: bool = False) -> OLSFit:
 
     Raises :class:`BenchcastError` if ``X`` is rank-deficient or has fewer rows than columns.
     """
-    # here, not at the top: statsmodels and the scipy.stats it loads cost a job about 0.6 s of CPU,
-    # and most of the jobs that import this module fit no multiple model
-    from statsmodels.regression.linear_model import OLS, WLS
+    from statsmodels.regression.linear_model import OLS, WLS  # here: 0.6 s most jobs never need
 
     X = pd.DataFrame(X).astype(float)
     y = np.asarray(y, dtype=float)
@@ -337,8 +335,7 @@ class LooPredictions(NamedTuple):
 
 @functools.lru_cache(maxsize=None)
 def _t_quantile(p: float, df: int) -> float:
-    """Student's t quantile, remembered: folds repeat the same few (p, df). scipy.special's
-    (what ``scipy.stats.t.ppf`` computes): a job that fits no OLS never imports scipy.stats."""
+    """Student's t quantile (``scipy.stats.t.ppf``'s function), remembered: folds repeat a few."""
     return float(special.stdtrit(df, p))
 
 
