@@ -99,10 +99,20 @@ def test_the_bundle_is_made_once_and_read_by_the_next_job(made_bundles, tmp_path
     assert unpacked(first) == "var made = 1;"
 
 
-def test_a_damaged_cached_bundle_is_made_again(made_bundles, tmp_path):
+def flipped(text: str) -> str:
+    """One byte of the gzip stream's middle changed (its base64 text rewritten)."""
+    import base64
+
+    raw = bytearray(base64.b64decode(text))
+    raw[len(raw) // 2] ^= 0xFF
+    return base64.b64encode(bytes(raw)).decode()
+
+
+@pytest.mark.parametrize("damage", [lambda t: t[:-8], flipped, lambda t: ""], ids=["cut short", "a byte changed", "empty"])
+def test_a_damaged_cached_bundle_is_made_again(made_bundles, tmp_path, damage):
     charts._bundle()
     (kept,) = (tmp_path / "cache" / "benchcast" / "vega").iterdir()
-    kept.write_text(kept.read_text()[:-8])  # cut short, as a full disk might leave it
+    kept.write_text(damage(kept.read_text()))
     charts._bundle.cache_clear()
     assert unpacked(charts._bundle()) == "var made = 1;" and len(made_bundles) == 2
     assert unpacked(kept.read_text()) == "var made = 1;"

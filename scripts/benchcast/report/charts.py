@@ -12,6 +12,7 @@ import html
 import json
 import os
 import tempfile
+import zlib
 from pathlib import Path
 
 import altair as alt
@@ -80,9 +81,9 @@ def _bundle() -> str:
     path = host.cache_dir("vega") / f"vega-embed-vl{version}-vlc{vlc.__version__}.js.gz.b64"
     try:
         cached = path.read_text()
-        gzip.decompress(base64.b64decode(cached, validate=True))
-        return cached
-    except (OSError, ValueError, EOFError, gzip.BadGzipFile):
+        if gzip.decompress(base64.b64decode(cached, validate=True)):
+            return cached
+    except (OSError, ValueError, EOFError, zlib.error):  # none kept, or not whole: made again
         pass
     js = vlc.javascript_bundle(vl_version=version).encode()
     made = base64.b64encode(gzip.compress(js, mtime=0)).decode()
