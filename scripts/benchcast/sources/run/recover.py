@@ -105,9 +105,11 @@ def _has_ancestor_in(pid: int, pids) -> bool:
 
 
 def stop_orphans(jobs: list[tuple[int, str]], grace: float = stop.GRACE_S) -> list[str]:
-    """SIGTERM each job (it tears down its device and what it owns), SIGKILL it and what it started
-    when it is still running after ``grace`` seconds; returns their labels."""
+    """SIGTERM each job (it tears down its device and what it owns; with SIGCONT, so that a job left
+    stopped acts on it too), SIGKILL it and what it started when it is still running after
+    ``grace`` seconds; returns their labels."""
     stop.send([p for p, _ in jobs], signal.SIGTERM)
+    stop.send([p for p, _ in jobs], signal.SIGCONT)
     deadline = time.monotonic() + grace
     left = [p for p, _ in jobs]
     while left and time.monotonic() < deadline:
