@@ -782,17 +782,25 @@ def a_run_after_a_killed_one_recovers_by_itself(finished, tree):
     running: the same command, run again, stops that job, tears down what the dead run left, clears
     the lock, says so in one line naming the job and the cause, and goes on to the uninterrupted
     run's results (it refused before, naming `./benchcast.sh teardown`)."""
+    from benchcast.sources.run import recover
+
     busy = run(tree, "--forcerun", "aggregate")
-    while not job_running(tree, "aggregate") and busy.poll() is None:
+    # the job runs and Snakemake has marked its output incomplete (both, in either order)
+    while not (job_running(tree, "aggregate") and "results/paper/aggregated.csv" in recover._markers(tree)):
+        assert busy.poll() is None, "the run ended before its aggregate job was seen"
         time.sleep(0.05)
+    for pid in job_pids(tree, "aggregate"):  # held, so that it is still there when the next run starts
+        os.kill(pid, signal.SIGSTOP)
     os.kill(busy.pid, signal.SIGKILL)
-    finish(busy)
+    busy.wait(timeout=60)
+    busy.stdout.close()  # not read to its end: the held job keeps the pipe open
     assert list((tree / ".snakemake" / "locks").glob("*.lock"))
     code, out = finish(run(tree))
     assert code == 0, out[-3000:]
     hits = [ln for ln in out.splitlines() if "a previous run in this folder was killed" in ln]
     assert len(hits) == 1 and "its lock cleared, going on" in hits[0], out[-2000:]
-    assert "rule aggregate" in hits[0] or "results/paper/aggregated.csv" in hits[0], hits[0]
+    assert "stopped 1 job(s) it left running (rule aggregate)" in hits[0], hits[0]
+    assert "cut short, run again: results/paper/aggregated.csv" in hits[0], hits[0]
     assert "Traceback" not in out and "LockException" not in out and "cannot be locked" not in out, out[-2000:]
     assert not job_running(tree, "aggregate") and not list((tree / ".snakemake" / "locks").glob("*.lock"))
     assert analysis_outputs(tree) == analysis_outputs(finished)
