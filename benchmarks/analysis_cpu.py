@@ -24,12 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.scratch import ROOT, copy_workflow, edit_config  # noqa: E402
-
-
-def paper_only(cfg: dict) -> None:
-    cfg["studies"] = {"paper": cfg["studies"]["paper"]}
-    cfg.pop("run", None)
+from harness.scratch import ROOT, copy_workflow, edit_config, paper_study_only  # noqa: E402
 
 
 def children_cpu() -> float:
@@ -39,7 +34,7 @@ def children_cpu() -> float:
 
 def one_run(root: Path, scratch: Path, cold: bool) -> dict:
     wd = copy_workflow(scratch / "tree", root)
-    edit_config(wd, paper_only)
+    edit_config(wd, paper_study_only)
     env = dict(os.environ)
     if cold:
         env["XDG_CACHE_HOME"] = str(scratch / "cache")

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from workflow_util import paper_study_only  # noqa: E402 (benchmarks/harness/scratch.py's)
 from ycsb_util import ycsb_jar  # noqa: E402,F401 (fixture: finished_tree's)
 
 
@@ -231,12 +232,6 @@ def mini_local_study(cfg):
                        "focus_data_size": "2MB"}
     local["extrapolate"] = {"data_sizes": ["8MB"]}
     cfg["studies"] = {"local": local}
-    cfg.pop("run", None)
-
-
-def paper_study_only(cfg):
-    """The config cut to the paper study (no measurement at all)."""
-    cfg["studies"] = {"paper": cfg["studies"]["paper"]}
     cfg.pop("run", None)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from harness.scratch import PARTS, copy_workflow, edit_config, quiet  # noqa: E402,F401 (the benchmarks' too)
+from harness.scratch import PARTS, copy_workflow, edit_config, paper_study_only, quiet  # noqa: E402,F401 (the benchmarks' too)
 
 
 def snakemake(workdir: Path, *args, check=True, timeout=900):

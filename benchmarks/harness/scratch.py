@@ -36,6 +36,12 @@ def quiet(cfg: dict) -> None:
     inter.setdefault("wait_run", 0)
 
 
+def paper_study_only(cfg: dict) -> None:
+    """The config cut to the paper study (no measurement at all)."""
+    cfg["studies"] = {"paper": cfg["studies"]["paper"]}
+    cfg.pop("run", None)
+
+
 def edit_config(workdir: Path, mutate) -> None:
     """The copy's config.yaml changed by ``mutate(cfg)``, then made :func:`quiet`."""
     path = workdir / "config" / "config.yaml"
