@@ -11,7 +11,6 @@ import gzip
 import html
 import json
 import os
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -92,20 +91,16 @@ def _bundle() -> str:
 
 
 def _keep(path: Path, text: str) -> None:
-    """``text`` written to ``path`` whole (a unique sibling renamed over it); a cache that cannot be
-    written is left alone: the chart is made all the same."""
+    """``text`` written to ``path`` whole (this process's sibling renamed over it); a cache that
+    cannot be written is left alone: the chart is made all the same."""
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        protect.commit_as(tmp, path)
+        part.write_text(text)
+        protect.commit_as(part, path)
     except OSError:
         with contextlib.suppress(OSError):
-            protect.remove(tmp)
+            part.unlink(missing_ok=True)
 
 
 def to_html(chart: alt.TopLevelMixin, title: str = "benchcast chart") -> str:
